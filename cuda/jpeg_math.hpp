@@ -1,0 +1,175 @@
+// The per-pixel and per-block arithmetic of baseline JPEG, compiled by both g++ (the CPU
+// reference path) and nvcc (the GPU kernels), so the two cannot drift apart.
+//
+// Every function reproduces libjpeg-turbo's integer arithmetic exactly (facts taken from its
+// documentation and sources; the code is our own):
+//  - RGB -> YCbCr: 16 fractional bits, ONE_HALF rounding for Y, ONE_HALF-1 plus the 128 offset
+//    for Cb/Cr (jccolor.c);
+//  - downsampling: h2v1 averages pairs with a bias alternating 0,1 along the row; h2v2 averages
+//    2x2 quads with a bias alternating 1,2 (jcsample.c);
+//  - forward DCT: the LL&M "islow" integer DCT, 13 constant bits, 2 pass-1 bits, output scaled
+//    up by 8 (jfdctint.c);
+//  - quantization: round half away from zero of coef / (8 * q) (jcdctmgr.c), computed here with
+//    an exact 32-bit reciprocal.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define MJPEG_HD __host__ __device__ __forceinline__
+#else
+#define MJPEG_HD inline
+#endif
+
+namespace mjpeg::math {
+
+// ---------------------------------------------------------------------------------------------
+// Colour conversion
+// ---------------------------------------------------------------------------------------------
+constexpr int kScaleBits = 16;
+constexpr std::int32_t kOneHalf = std::int32_t{1} << (kScaleBits - 1);
+constexpr std::int32_t kCbCrOffset = std::int32_t{128} << kScaleBits;
+// FIX(x) = round(x * 2^16)
+constexpr std::int32_t kFix0_29900 = 19595;
+constexpr std::int32_t kFix0_58700 = 38470;
+constexpr std::int32_t kFix0_11400 = 7471;
+constexpr std::int32_t kFix0_16874 = 11059;
+constexpr std::int32_t kFix0_33126 = 21709;
+constexpr std::int32_t kFix0_50000 = 32768;
+constexpr std::int32_t kFix0_41869 = 27439;
+constexpr std::int32_t kFix0_08131 = 5329;
+
+/// Luma of one RGB pixel (also libjpeg's RGB -> grayscale conversion).
+MJPEG_HD int rgb_to_y(int r, int g, int b) {
+  return (kFix0_29900 * r + kFix0_58700 * g + kFix0_11400 * b + kOneHalf) >> kScaleBits;
+}
+MJPEG_HD int rgb_to_cb(int r, int g, int b) {
+  return (-kFix0_16874 * r - kFix0_33126 * g + kFix0_50000 * b + kCbCrOffset + kOneHalf - 1) >>
+         kScaleBits;
+}
+MJPEG_HD int rgb_to_cr(int r, int g, int b) {
+  return (kFix0_50000 * r - kFix0_41869 * g - kFix0_08131 * b + kCbCrOffset + kOneHalf - 1) >>
+         kScaleBits;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Downsampling. `x` is the output column: the bias alternates along each output row.
+// ---------------------------------------------------------------------------------------------
+MJPEG_HD int downsample_h2v1(int a, int b, int x) { return (a + b + (x & 1)) >> 1; }
+MJPEG_HD int downsample_h2v2(int a, int b, int c, int d, int x) {
+  return (a + b + c + d + 1 + (x & 1)) >> 2;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward DCT ("islow"): in place on 64 centred samples (sample - 128), row-major.
+// Output is the 2-D DCT scaled up by 8.
+// ---------------------------------------------------------------------------------------------
+constexpr int kConstBits = 13;
+constexpr int kPass1Bits = 2;
+constexpr std::int32_t kFix0_298631336 = 2446;
+constexpr std::int32_t kFix0_390180644 = 3196;
+constexpr std::int32_t kFix0_541196100 = 4433;
+constexpr std::int32_t kFix0_765366865 = 6270;
+constexpr std::int32_t kFix0_899976223 = 7373;
+constexpr std::int32_t kFix1_175875602 = 9633;
+constexpr std::int32_t kFix1_501321110 = 12299;
+constexpr std::int32_t kFix1_847759065 = 15137;
+constexpr std::int32_t kFix1_961570560 = 16069;
+constexpr std::int32_t kFix2_053119869 = 16819;
+constexpr std::int32_t kFix2_562915447 = 20995;
+constexpr std::int32_t kFix3_072711026 = 25172;
+
+MJPEG_HD std::int32_t descale(std::int32_t x, int n) { return (x + (std::int32_t{1} << (n - 1))) >> n; }
+
+/// One 8-point pass over d[0], d[step], ..., d[7*step].
+/// Pass 1 (rows) keeps kPass1Bits of extra precision; pass 2 (columns) removes it.
+template <bool kPass1>
+MJPEG_HD void fdct_8(std::int32_t* d, int step) {
+  const std::int32_t tmp0 = d[0 * step] + d[7 * step];
+  std::int32_t tmp7 = d[0 * step] - d[7 * step];
+  const std::int32_t tmp1 = d[1 * step] + d[6 * step];
+  std::int32_t tmp6 = d[1 * step] - d[6 * step];
+  const std::int32_t tmp2 = d[2 * step] + d[5 * step];
+  std::int32_t tmp5 = d[2 * step] - d[5 * step];
+  const std::int32_t tmp3 = d[3 * step] + d[4 * step];
+  std::int32_t tmp4 = d[3 * step] - d[4 * step];
+
+  // Even part.
+  const std::int32_t tmp10 = tmp0 + tmp3;
+  const std::int32_t tmp13 = tmp0 - tmp3;
+  const std::int32_t tmp11 = tmp1 + tmp2;
+  const std::int32_t tmp12 = tmp1 - tmp2;
+  constexpr int kEvenShift = kPass1 ? 0 : kPass1Bits;           // for outputs 0 and 4
+  constexpr int kOddShift = kPass1 ? kConstBits - kPass1Bits : kConstBits + kPass1Bits;
+  if (kPass1) {
+    d[0 * step] = (tmp10 + tmp11) * (1 << kPass1Bits);
+    d[4 * step] = (tmp10 - tmp11) * (1 << kPass1Bits);
+  } else {
+    d[0 * step] = descale(tmp10 + tmp11, kEvenShift);
+    d[4 * step] = descale(tmp10 - tmp11, kEvenShift);
+  }
+  std::int32_t z1 = (tmp12 + tmp13) * kFix0_541196100;
+  d[2 * step] = descale(z1 + tmp13 * kFix0_765366865, kOddShift);
+  d[6 * step] = descale(z1 + tmp12 * -kFix1_847759065, kOddShift);
+
+  // Odd part.
+  z1 = tmp4 + tmp7;
+  std::int32_t z2 = tmp5 + tmp6;
+  std::int32_t z3 = tmp4 + tmp6;
+  std::int32_t z4 = tmp5 + tmp7;
+  const std::int32_t z5 = (z3 + z4) * kFix1_175875602;
+  tmp4 *= kFix0_298631336;
+  tmp5 *= kFix2_053119869;
+  tmp6 *= kFix3_072711026;
+  tmp7 *= kFix1_501321110;
+  z1 *= -kFix0_899976223;
+  z2 *= -kFix2_562915447;
+  z3 = z3 * -kFix1_961570560 + z5;
+  z4 = z4 * -kFix0_390180644 + z5;
+  d[7 * step] = descale(tmp4 + z1 + z3, kOddShift);
+  d[5 * step] = descale(tmp5 + z2 + z4, kOddShift);
+  d[3 * step] = descale(tmp6 + z2 + z3, kOddShift);
+  d[1 * step] = descale(tmp7 + z1 + z4, kOddShift);
+}
+
+/// Full 2-D islow FDCT in place on a row-major 8x8 block.
+MJPEG_HD void fdct_islow(std::int32_t* block) {
+  for (int row = 0; row < 8; ++row) fdct_8<true>(block + row * 8, 1);
+  for (int col = 0; col < 8; ++col) fdct_8<false>(block + col, 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantization. divisor = 8 * q (the islow DCT's output scale), q in 1..255 for baseline.
+// recip = ceil(2^32 / divisor) makes ((n * recip) >> 32) == n / divisor exact for all
+// n < 2^16 (DCT outputs stay below 2^14 in magnitude), so host and device agree with libjpeg's
+// division without dividing.
+// ---------------------------------------------------------------------------------------------
+struct QuantDivisor {
+  std::uint32_t recip;  ///< ceil(2^32 / divisor)
+  std::int32_t half;    ///< divisor / 2
+};
+
+MJPEG_HD QuantDivisor make_divisor(int q) {
+  const std::uint32_t divisor = static_cast<std::uint32_t>(q) * 8u;
+  const std::uint64_t one = std::uint64_t{1} << 32;
+  return QuantDivisor{static_cast<std::uint32_t>((one + divisor - 1) / divisor),
+                      static_cast<std::int32_t>(divisor / 2)};
+}
+
+MJPEG_HD std::int16_t quantize(std::int32_t coef, QuantDivisor d) {
+  const std::uint32_t mag = static_cast<std::uint32_t>((coef < 0 ? -coef : coef) + d.half);
+  const auto q = static_cast<std::int32_t>((static_cast<std::uint64_t>(mag) * d.recip) >> 32);
+  return static_cast<std::int16_t>(coef < 0 ? -q : q);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Zigzag order: kZigzagToNatural[k] is the row-major index of the k-th coefficient in zigzag
+// order. Coefficient buffers hold each block in zigzag order.
+// ---------------------------------------------------------------------------------------------
+inline constexpr std::uint8_t kZigzagToNatural[64] = {
+    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
+    12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
+    35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+    58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+}  // namespace mjpeg::math

@@ -1,0 +1,20 @@
+// The entropy stage: quantized coefficients of one frame -> a complete JFIF file.
+// Shared by the CPU path (encode_jpeg) and every GPU path, which hand over coefficients.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "jpeg/quant.hpp"
+#include "jpeg_geometry.hpp"
+#include "mjpeg/options.hpp"
+
+namespace mjpeg {
+
+/// Replaces `out` with the JPEG file for `coeffs` (layout of jpeg_geometry.hpp).
+/// Uses options.restart_interval and options.optimize; quality is already in `tables`.
+void encode_coefficients(const FrameGeometry& g, const QuantTables& tables,
+                         const std::int16_t* coeffs, const EncodeOptions& options,
+                         std::vector<std::uint8_t>& out);
+
+}  // namespace mjpeg

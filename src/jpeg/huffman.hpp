@@ -1,0 +1,46 @@
+// Huffman coding of quantized coefficients (zigzag order, layout of jpeg_geometry.hpp) into
+// the entropy-coded segment of a baseline JPEG scan, with restart markers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "jpeg_geometry.hpp"
+
+namespace mjpeg {
+
+/// A Huffman table as it appears in a DHT segment.
+struct HuffmanSpec {
+  std::uint8_t bits[17] = {};     ///< bits[n] = number of codes of length n (1..16); bits[0] unused
+  std::uint8_t values[256] = {};  ///< symbols in order of increasing code length
+  int count() const;
+};
+
+/// Annex K tables: index 0 luma, 1 chroma.
+const HuffmanSpec& standard_dc_spec(int index);
+const HuffmanSpec& standard_ac_spec(int index);
+
+/// Symbol frequencies of one frame, per table index, gathered as libjpeg's first pass does.
+struct HuffmanStats {
+  std::uint32_t dc[2][257] = {};
+  std::uint32_t ac[2][257] = {};
+};
+void gather_stats(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
+                  HuffmanStats& stats);
+
+/// libjpeg's jpeg_gen_optimal_table: a length-limited (16-bit) Huffman code for `freq`
+/// (257 entries; entry 256 is reserved so no code is all ones). `freq` is consumed.
+HuffmanSpec optimal_spec(std::uint32_t freq[257]);
+
+/// The four tables a frame is coded with (dc/ac x luma/chroma).
+struct HuffmanTables {
+  HuffmanSpec dc[2], ac[2];
+};
+
+/// Appends the entropy-coded data of the whole scan (restart markers included, final byte
+/// padded with 1-bits) to `out`.
+void encode_scan(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
+                 const HuffmanTables& tables, std::vector<std::uint8_t>& out);
+
+}  // namespace mjpeg

@@ -1,0 +1,20 @@
+// JFIF marker segments in libjpeg's order: SOI, APP0 (JFIF 1.01), DQT, SOF0, DHT, DRI, SOS ... EOI.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "jpeg/huffman.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg_geometry.hpp"
+
+namespace mjpeg {
+
+/// Appends SOI .. SOS (everything before the entropy-coded data) to `out`.
+void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTables& h,
+                   int restart_interval, std::vector<std::uint8_t>& out);
+
+/// Appends EOI.
+void write_trailer(std::vector<std::uint8_t>& out);
+
+}  // namespace mjpeg
