@@ -139,26 +139,30 @@ MJPEG_HD void fdct_islow(std::int32_t* block) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Quantization. divisor = 8 * q (the islow DCT's output scale), q in 1..255 for baseline.
-// recip = ceil(2^32 / divisor) makes ((n * recip) >> 32) == n / divisor exact for all
-// n < 2^16 (DCT outputs stay below 2^14 in magnitude), so host and device agree with libjpeg's
-// division without dividing.
+// Quantization: round half away from zero of coef / divisor, divisor = 8 * q (the islow DCT's
+// output scale), q in 1..32767 (values above 255 need 16-bit DQT tables, as libjpeg writes for
+// qualities below 24 without force_baseline).
+// recip = ceil(2^40 / divisor) makes ((n * recip) >> 40) == n / divisor exact for all
+// n < 2^19 (DCT outputs stay below 2^14 in magnitude, divisor / 2 below 2^17): the error term
+// n / 2^40 is under 2^-21, smaller than 1 / divisor >= 2^-18. So host and device agree with
+// libjpeg's division without dividing.
 // ---------------------------------------------------------------------------------------------
+constexpr int kRecipShift = 40;
+
 struct QuantDivisor {
-  std::uint32_t recip;  ///< ceil(2^32 / divisor)
+  std::uint64_t recip;  ///< ceil(2^40 / divisor)
   std::int32_t half;    ///< divisor / 2
 };
 
 MJPEG_HD QuantDivisor make_divisor(int q) {
-  const std::uint32_t divisor = static_cast<std::uint32_t>(q) * 8u;
-  const std::uint64_t one = std::uint64_t{1} << 32;
-  return QuantDivisor{static_cast<std::uint32_t>((one + divisor - 1) / divisor),
-                      static_cast<std::int32_t>(divisor / 2)};
+  const std::uint64_t divisor = static_cast<std::uint64_t>(q) * 8u;
+  const std::uint64_t one = std::uint64_t{1} << kRecipShift;
+  return QuantDivisor{(one + divisor - 1) / divisor, static_cast<std::int32_t>(divisor / 2)};
 }
 
 MJPEG_HD std::int16_t quantize(std::int32_t coef, QuantDivisor d) {
-  const std::uint32_t mag = static_cast<std::uint32_t>((coef < 0 ? -coef : coef) + d.half);
-  const auto q = static_cast<std::int32_t>((static_cast<std::uint64_t>(mag) * d.recip) >> 32);
+  const std::uint64_t mag = static_cast<std::uint64_t>((coef < 0 ? -coef : coef) + d.half);
+  const auto q = static_cast<std::int32_t>((mag * d.recip) >> kRecipShift);
   return static_cast<std::int16_t>(coef < 0 ? -q : q);
 }
 

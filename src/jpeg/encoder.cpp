@@ -1,0 +1,56 @@
+#include "mjpeg/encoder.hpp"
+
+#include <memory>
+#include <string>
+
+#include "jpeg/entropy.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
+#include "mjpeg/error.hpp"
+
+namespace mjpeg {
+
+std::string to_string(Subsampling s) {
+  switch (s) {
+    case Subsampling::s444: return "444";
+    case Subsampling::s422: return "422";
+    case Subsampling::s420: return "420";
+    case Subsampling::gray: return "gray";
+  }
+  return "?";
+}
+
+Subsampling parse_subsampling(const std::string& text) {
+  if (text == "444") return Subsampling::s444;
+  if (text == "422") return Subsampling::s422;
+  if (text == "420") return Subsampling::s420;
+  if (text == "gray") return Subsampling::gray;
+  throw UsageError("unknown subsampling '" + text + "' (expected 444, 422, 420 or gray)");
+}
+
+void validate(const EncodeOptions& o) {
+  if (o.quality < 1 || o.quality > 100)
+    throw UsageError("quality " + std::to_string(o.quality) + " is outside 1..100");
+  if (o.restart_interval < 0 || o.restart_interval > kMaxRestartInterval)
+    throw UsageError("restart interval " + std::to_string(o.restart_interval) +
+                     " is outside 0.." + std::to_string(kMaxRestartInterval));
+}
+
+std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options) {
+  validate(options);
+  if (!image.data) throw UsageError("encode_jpeg: image has no pixels");
+  const Subsampling sampling =
+      image.format == PixelFormat::gray8 ? Subsampling::gray : options.subsampling;
+  const FrameGeometry g = make_geometry(image.width, image.height, sampling);
+  if (image.stride < static_cast<std::size_t>(image.width) * channels(image.format))
+    throw UsageError("encode_jpeg: row stride is smaller than a row");
+  const QuantTables tables = make_quant_tables(options.quality, g.num_components == 1 ? 1 : 2);
+  std::unique_ptr<std::int16_t[]> coeffs(new std::int16_t[g.coefficient_count()]);
+  transform_cpu(image, g, tables, coeffs.get());
+  std::vector<std::uint8_t> out;
+  encode_coefficients(g, tables, coeffs.get(), options, out);
+  return out;
+}
+
+}  // namespace mjpeg

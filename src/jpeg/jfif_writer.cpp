@@ -1,0 +1,111 @@
+#include "jpeg/jfif_writer.hpp"
+
+#include "jpeg_math.hpp"
+
+namespace mjpeg {
+namespace {
+
+class SegmentWriter {
+ public:
+  explicit SegmentWriter(std::vector<std::uint8_t>& out) : out_(out) {}
+  void byte(int b) { out_.push_back(static_cast<std::uint8_t>(b)); }
+  void word(int w) {
+    byte(w >> 8);
+    byte(w & 0xFF);
+  }
+  void marker(int code) {
+    byte(0xFF);
+    byte(code);
+  }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+};
+
+void write_dqt(SegmentWriter& w, const QuantTables& q, int index) {
+  const bool wide = q.needs_16bit(index);
+  w.marker(0xDB);
+  w.word(2 + 1 + (wide ? 128 : 64));
+  w.byte((wide ? 0x10 : 0x00) | index);  // precision, table id
+  for (int k = 0; k < 64; ++k) {
+    const int value = q.natural[index][math::kZigzagToNatural[k]];
+    if (wide) w.byte(value >> 8);
+    w.byte(value & 0xFF);
+  }
+}
+
+void write_dht(SegmentWriter& w, const HuffmanSpec& spec, int class_and_id) {
+  const int n = spec.count();
+  w.marker(0xC4);
+  w.word(2 + 1 + 16 + n);
+  w.byte(class_and_id);
+  for (int i = 1; i <= 16; ++i) w.byte(spec.bits[i]);
+  for (int i = 0; i < n; ++i) w.byte(spec.values[i]);
+}
+
+}  // namespace
+
+void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTables& h,
+                   int restart_interval, std::vector<std::uint8_t>& out) {
+  SegmentWriter w(out);
+  const int nc = g.num_components;
+  const int tables = nc == 1 ? 1 : 2;
+  w.marker(0xD8);  // SOI
+
+  w.marker(0xE0);  // APP0: JFIF 1.01, no density units, 1:1 aspect, no thumbnail
+  w.word(16);
+  for (char ch : {'J', 'F', 'I', 'F', '\0'}) w.byte(ch);
+  w.byte(1);
+  w.byte(1);
+  w.byte(0);
+  w.word(1);
+  w.word(1);
+  w.byte(0);
+  w.byte(0);
+
+  for (int t = 0; t < tables; ++t) write_dqt(w, q, t);
+
+  bool wide = false;
+  for (int t = 0; t < tables; ++t) wide = wide || q.needs_16bit(t);
+  w.marker(wide ? 0xC1 : 0xC0);  // SOF0 baseline, or SOF1 when a table needs 16 bits
+  w.word(8 + 3 * nc);
+  w.byte(8);
+  w.word(g.height);
+  w.word(g.width);
+  w.byte(nc);
+  for (int c = 0; c < nc; ++c) {
+    w.byte(c + 1);
+    w.byte((g.comp[c].h << 4) | g.comp[c].v);
+    w.byte(c == 0 ? 0 : 1);
+  }
+
+  // libjpeg emits each table once, in scan order: DC0, AC0, DC1, AC1.
+  for (int t = 0; t < tables; ++t) {
+    write_dht(w, h.dc[t], t);
+    write_dht(w, h.ac[t], 0x10 | t);
+  }
+
+  if (restart_interval > 0) {
+    w.marker(0xDD);  // DRI
+    w.word(4);
+    w.word(restart_interval);
+  }
+
+  w.marker(0xDA);  // SOS
+  w.word(6 + 2 * nc);
+  w.byte(nc);
+  for (int c = 0; c < nc; ++c) {
+    w.byte(c + 1);
+    w.byte(c == 0 ? 0x00 : 0x11);
+  }
+  w.byte(0);   // Ss
+  w.byte(63);  // Se
+  w.byte(0);   // Ah/Al
+}
+
+void write_trailer(std::vector<std::uint8_t>& out) {
+  out.push_back(0xFF);
+  out.push_back(0xD9);
+}
+
+}  // namespace mjpeg

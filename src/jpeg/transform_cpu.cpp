@@ -1,0 +1,175 @@
+#include "jpeg/transform_cpu.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "jpeg_math.hpp"
+#include "mjpeg/error.hpp"
+
+namespace mjpeg {
+namespace {
+
+// The frame is processed one band at a time: a band is one MCU row (max_v * 8 pixel rows; for
+// a grayscale frame one block row). For each band we
+//   1. colour-convert the band's full-resolution rows into Y/Cb/Cr rows, replicating the last
+//      column and the last row of the image (libjpeg's expand_right_edge / expand_bottom_edge);
+//   2. build each component's samples for the band (downsampling chroma; component rows past
+//      the component's height repeat its last row, as libjpeg pads after downsampling);
+//   3. transform and quantize every real block of the band.
+// Dummy blocks are filled at the end.
+class BandTransformer {
+ public:
+  BandTransformer(const ImageView& image, const FrameGeometry& g, const QuantTables& tables,
+                  std::int16_t* coeffs)
+      : image_(image), g_(g), tables_(tables), coeffs_(coeffs) {
+    band_rows_ = 8 * g.max_v;
+    full_width_ = g.num_components == 1 ? g.comp[0].blocks_w * 8 : g.mcus_x * g.max_h * 8;
+    for (int c = 0; c < g.num_components; ++c) {
+      full_[c].resize(static_cast<std::size_t>(band_rows_) * full_width_);
+      const ComponentGeometry& cg = g.comp[c];
+      plane_[c].resize(static_cast<std::size_t>(cg.v * 8) * cg.width_in_blocks * 8);
+    }
+  }
+
+  void run() {
+    const int bands = g_.num_components == 1 ? g_.comp[0].blocks_h : g_.mcus_y;
+    for (int band = 0; band < bands; ++band) {
+      convert_band(band);
+      for (int c = 0; c < g_.num_components; ++c) {
+        sample_component(c, band);
+        transform_component(c, band);
+      }
+    }
+  }
+
+ private:
+  // Step 1: rows y0 .. y0 + band_rows_ - 1 of the frame (clamped) into full_[c].
+  void convert_band(int band) {
+    const int y0 = band * band_rows_;
+    const bool rgb = image_.format == PixelFormat::rgb24;
+    for (int r = 0; r < band_rows_; ++r) {
+      const int y = std::min(y0 + r, g_.height - 1);
+      const std::uint8_t* src = image_.data + static_cast<std::size_t>(y) * image_.stride;
+      std::uint8_t* out_y = &full_[0][static_cast<std::size_t>(r) * full_width_];
+      if (!rgb) {
+        for (int x = 0; x < full_width_; ++x) out_y[x] = src[std::min(x, g_.width - 1)];
+        continue;
+      }
+      if (g_.num_components == 1) {
+        for (int x = 0; x < full_width_; ++x) {
+          const std::uint8_t* p = src + 3 * std::min(x, g_.width - 1);
+          out_y[x] = static_cast<std::uint8_t>(math::rgb_to_y(p[0], p[1], p[2]));
+        }
+        continue;
+      }
+      std::uint8_t* out_cb = &full_[1][static_cast<std::size_t>(r) * full_width_];
+      std::uint8_t* out_cr = &full_[2][static_cast<std::size_t>(r) * full_width_];
+      for (int x = 0; x < full_width_; ++x) {
+        const std::uint8_t* p = src + 3 * std::min(x, g_.width - 1);
+        out_y[x] = static_cast<std::uint8_t>(math::rgb_to_y(p[0], p[1], p[2]));
+        out_cb[x] = static_cast<std::uint8_t>(math::rgb_to_cb(p[0], p[1], p[2]));
+        out_cr[x] = static_cast<std::uint8_t>(math::rgb_to_cr(p[0], p[1], p[2]));
+      }
+    }
+  }
+
+  // Step 2: the component's v*8 sample rows of this band into plane_[c].
+  void sample_component(int c, int band) {
+    const ComponentGeometry& cg = g_.comp[c];
+    const int fh = g_.max_h / cg.h;  // full-res columns per sample
+    const int fv = g_.max_v / cg.v;  // full-res rows per sample
+    const int width = cg.width_in_blocks * 8;
+    const int y0 = band * band_rows_;
+    for (int r = 0; r < cg.v * 8; ++r) {
+      const int cy = std::min(band * cg.v * 8 + r, cg.height - 1);
+      const int row_a = std::min(cy * fv, g_.height - 1) - y0;
+      const int row_b = std::min(cy * fv + fv - 1, g_.height - 1) - y0;
+      const std::uint8_t* a = &full_[c][static_cast<std::size_t>(row_a) * full_width_];
+      const std::uint8_t* b = &full_[c][static_cast<std::size_t>(row_b) * full_width_];
+      std::uint8_t* out = &plane_[c][static_cast<std::size_t>(r) * width];
+      if (fh == 1 && fv == 1) {
+        std::copy(a, a + width, out);
+      } else if (fv == 1) {
+        for (int x = 0; x < width; ++x)
+          out[x] = static_cast<std::uint8_t>(math::downsample_h2v1(a[2 * x], a[2 * x + 1], x));
+      } else {
+        for (int x = 0; x < width; ++x)
+          out[x] = static_cast<std::uint8_t>(
+              math::downsample_h2v2(a[2 * x], a[2 * x + 1], b[2 * x], b[2 * x + 1], x));
+      }
+    }
+  }
+
+  // Step 3: FDCT + quantization of the band's real blocks of component c.
+  void transform_component(int c, int band) {
+    const ComponentGeometry& cg = g_.comp[c];
+    const int table = c == 0 ? 0 : 1;
+    const int width = cg.width_in_blocks * 8;
+    std::int32_t block[64];
+    for (int bl = 0; bl < cg.v; ++bl) {
+      const int by = band * cg.v + bl;
+      if (by >= cg.height_in_blocks) break;
+      for (int bx = 0; bx < cg.width_in_blocks; ++bx) {
+        for (int r = 0; r < 8; ++r) {
+          const std::uint8_t* src =
+              &plane_[c][static_cast<std::size_t>(bl * 8 + r) * width + bx * 8];
+          for (int x = 0; x < 8; ++x) block[r * 8 + x] = src[x] - 128;
+        }
+        math::fdct_islow(block);
+        std::int16_t* out = coeffs_ + g_.block_index(c, by, bx) * kBlockSize;
+        for (int k = 0; k < 64; ++k) {
+          const int n = math::kZigzagToNatural[k];
+          out[k] = math::quantize(block[n], tables_.divisor[table][n]);
+        }
+      }
+    }
+  }
+
+  const ImageView& image_;
+  const FrameGeometry& g_;
+  const QuantTables& tables_;
+  std::int16_t* coeffs_;
+  int band_rows_ = 0;
+  int full_width_ = 0;
+  std::vector<std::uint8_t> full_[kMaxComponents];   // colour-converted band, full resolution
+  std::vector<std::uint8_t> plane_[kMaxComponents];  // component samples of the band
+};
+
+}  // namespace
+
+void fill_dummy_blocks(const FrameGeometry& g, std::int16_t* coeffs) {
+  if (g.num_components == 1) return;  // non-interleaved scan: no MCU padding
+  for (int c = 0; c < g.num_components; ++c) {
+    const ComponentGeometry& cg = g.comp[c];
+    auto block = [&](int by, int bx) { return coeffs + g.block_index(c, by, bx) * kBlockSize; };
+    for (int by = 0; by < cg.blocks_h; ++by) {
+      for (int bx = 0; bx < cg.blocks_w; ++bx) {
+        if (by < cg.height_in_blocks && bx < cg.width_in_blocks) continue;
+        std::int16_t* out = block(by, bx);
+        std::int16_t dc;
+        if (by < cg.height_in_blocks) {
+          dc = block(by, bx - 1)[0];  // right edge: the block to the left (filled already)
+        } else {
+          const int mcu_col = bx / cg.h;
+          dc = block(by - 1, mcu_col * cg.h + cg.h - 1)[0];  // bottom: last of the row above
+        }
+        std::fill(out, out + kBlockSize, std::int16_t{0});
+        out[0] = dc;
+      }
+    }
+  }
+}
+
+void transform_cpu(const ImageView& image, const FrameGeometry& g, const QuantTables& tables,
+                   std::int16_t* coeffs) {
+  if (image.width != g.width || image.height != g.height)
+    throw Error("transform_cpu: image size does not match the frame geometry");
+  if (image.format == PixelFormat::gray8 && g.num_components != 1)
+    throw Error("transform_cpu: grayscale input needs a grayscale geometry");
+  if (tables.count < (g.num_components == 1 ? 1 : 2))
+    throw Error("transform_cpu: missing quantization table");
+  BandTransformer(image, g, tables, coeffs).run();
+  fill_dummy_blocks(g, coeffs);
+}
+
+}  // namespace mjpeg
