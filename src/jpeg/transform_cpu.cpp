@@ -46,29 +46,30 @@ class BandTransformer {
   // Step 1: rows y0 .. y0 + band_rows_ - 1 of the frame (clamped) into full_[c].
   void convert_band(int band) {
     const int y0 = band * band_rows_;
-    const bool rgb = image_.format == PixelFormat::rgb24;
+    const int w = g_.width;
     for (int r = 0; r < band_rows_; ++r) {
       const int y = std::min(y0 + r, g_.height - 1);
       const std::uint8_t* src = image_.data + static_cast<std::size_t>(y) * image_.stride;
-      std::uint8_t* out_y = &full_[0][static_cast<std::size_t>(r) * full_width_];
-      if (!rgb) {
-        for (int x = 0; x < full_width_; ++x) out_y[x] = src[std::min(x, g_.width - 1)];
-        continue;
-      }
-      if (g_.num_components == 1) {
-        for (int x = 0; x < full_width_; ++x) {
-          const std::uint8_t* p = src + 3 * std::min(x, g_.width - 1);
-          out_y[x] = static_cast<std::uint8_t>(math::rgb_to_y(p[0], p[1], p[2]));
+      const std::size_t row = static_cast<std::size_t>(r) * full_width_;
+      std::uint8_t* out_y = &full_[0][row];
+      if (image_.format == PixelFormat::gray8) {
+        std::copy(src, src + w, out_y);
+      } else if (g_.num_components == 1) {
+        for (int x = 0; x < w; ++x, src += 3)
+          out_y[x] = static_cast<std::uint8_t>(math::rgb_to_y(src[0], src[1], src[2]));
+      } else {
+        std::uint8_t* out_cb = &full_[1][row];
+        std::uint8_t* out_cr = &full_[2][row];
+        for (int x = 0; x < w; ++x, src += 3) {
+          out_y[x] = static_cast<std::uint8_t>(math::rgb_to_y(src[0], src[1], src[2]));
+          out_cb[x] = static_cast<std::uint8_t>(math::rgb_to_cb(src[0], src[1], src[2]));
+          out_cr[x] = static_cast<std::uint8_t>(math::rgb_to_cr(src[0], src[1], src[2]));
         }
-        continue;
       }
-      std::uint8_t* out_cb = &full_[1][static_cast<std::size_t>(r) * full_width_];
-      std::uint8_t* out_cr = &full_[2][static_cast<std::size_t>(r) * full_width_];
-      for (int x = 0; x < full_width_; ++x) {
-        const std::uint8_t* p = src + 3 * std::min(x, g_.width - 1);
-        out_y[x] = static_cast<std::uint8_t>(math::rgb_to_y(p[0], p[1], p[2]));
-        out_cb[x] = static_cast<std::uint8_t>(math::rgb_to_cb(p[0], p[1], p[2]));
-        out_cr[x] = static_cast<std::uint8_t>(math::rgb_to_cr(p[0], p[1], p[2]));
+      // Replicate the last column into the padding (libjpeg's expand_right_edge).
+      for (int c = 0; c < g_.num_components; ++c) {
+        std::uint8_t* out = &full_[c][row];
+        std::fill(out + w, out + full_width_, out[w - 1]);
       }
     }
   }
