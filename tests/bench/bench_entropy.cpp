@@ -1,0 +1,223 @@
+// mjpeg_bench_entropy: the CPU Huffman stage against libjpeg-turbo's, on the kHD frame
+// (1920x1080 mosaic of Kodak images at native scale, as ../shared/tools/make-bench-frames.sh
+// makes it), q90 4:2:0, one thread:
+//   ours/entropy        encode_coefficients on ready coefficients (transform_cpu done once)
+//   ours/encode_jpeg    the whole CPU encode
+//   libjpeg/tjCompress2 libjpeg-turbo's whole compression (TurboJPEG, TJSAMP_420, TJFLAG_ACCURATEDCT)
+//   libjpeg/entropy     libjpeg-turbo's Huffman coding alone: jpeg_write_coefficients of the
+//                       coefficients that jpeg_read_coefficients got from its own output (as
+//                       jpegtran does; includes the small per-frame header/setup cost)
+// Each reports frames/s (items_per_second) and JPEG output bytes/s (bytes_per_second); a summary
+// with the ours/libjpeg-turbo ratios follows. Frames are checked byte-identical first.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <jpeglib.h>
+#include <turbojpeg.h>
+
+#include "common/test_media.hpp"
+#include "jpeg/entropy.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
+#include "mjpeg/encoder.hpp"
+
+namespace {
+
+constexpr int kQuality = 90;
+// libjpeg-turbo 2.x's TurboJPEG uses the fast (ifast) DCT unless TJFLAG_ACCURATEDCT is given
+// (checked here with 2.1.5: flags 0 gives cjpeg -dct fast's bytes); 3.x defaults to islow.
+// The flag asks for islow in both, so the peer computes what we compute.
+constexpr int kTjFlags = TJFLAG_ACCURATEDCT;
+
+struct Frame {
+  mjpeg::test::Image image;
+  mjpeg::EncodeOptions options{kQuality, mjpeg::Subsampling::s420, 0, false};
+  mjpeg::FrameGeometry geometry;
+  mjpeg::QuantTables tables;
+  std::vector<std::int16_t> coeffs;
+  std::vector<std::uint8_t> reference;  // tjCompress2 output
+};
+
+Frame* g_frame = nullptr;
+
+std::vector<std::uint8_t> tj_compress(tjhandle tj, const mjpeg::test::Image& img) {
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  if (tjCompress2(tj, img.pixels.data(), img.width, static_cast<int>(img.stride()), img.height,
+                  TJPF_RGB, &buf, &size, TJSAMP_420, kQuality, kTjFlags) != 0) {
+    std::fprintf(stderr, "tjCompress2: %s\n", tjGetErrorStr2(tj));
+    std::exit(1);
+  }
+  std::vector<std::uint8_t> out(buf, buf + size);
+  tjFree(buf);
+  return out;
+}
+
+void BM_ours_entropy(benchmark::State& state) {
+  Frame& f = *g_frame;
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  for (auto _ : state) {
+    mjpeg::encode_coefficients(f.geometry, f.tables, f.coeffs.data(), f.options, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+void BM_ours_encode_jpeg(benchmark::State& state) {
+  Frame& f = *g_frame;
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    auto out = mjpeg::encode_jpeg(f.image.view(), f.options);
+    bytes = out.size();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+}
+
+void BM_libjpeg_tjCompress2(benchmark::State& state) {
+  Frame& f = *g_frame;
+  tjhandle tj = tjInitCompress();
+  // A preallocated buffer (TJFLAG_NOREALLOC) so the loop times compression, not malloc.
+  const unsigned long cap = tjBufSize(f.image.width, f.image.height, TJSAMP_420);
+  unsigned char* buf = tjAlloc(static_cast<int>(cap));
+  unsigned long size = 0;
+  for (auto _ : state) {
+    size = cap;
+    if (tjCompress2(tj, f.image.pixels.data(), f.image.width, static_cast<int>(f.image.stride()),
+                    f.image.height, TJPF_RGB, &buf, &size, TJSAMP_420, kQuality,
+                    kTjFlags | TJFLAG_NOREALLOC) != 0) {
+      state.SkipWithError(tjGetErrorStr2(tj));
+      break;
+    }
+    benchmark::DoNotOptimize(buf);
+  }
+  tjFree(buf);
+  tjDestroy(tj);
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+}
+
+void BM_libjpeg_entropy(benchmark::State& state) {
+  Frame& f = *g_frame;
+  // Decompressor holding the quantized coefficients of libjpeg-turbo's own output. Default
+  // (exit on error) error handling: no longjmp here.
+  jpeg_decompress_struct src;
+  jpeg_error_mgr src_err;
+  src.err = jpeg_std_error(&src_err);
+  jpeg_create_decompress(&src);
+  jpeg_mem_src(&src, f.reference.data(), static_cast<unsigned long>(f.reference.size()));
+  jpeg_read_header(&src, TRUE);
+  jvirt_barray_ptr* coef_arrays = jpeg_read_coefficients(&src);
+
+  jpeg_compress_struct dst;
+  jpeg_error_mgr dst_err;
+  dst.err = jpeg_std_error(&dst_err);
+  jpeg_create_compress(&dst);
+  const unsigned long cap = static_cast<unsigned long>(f.reference.size() * 2 + 65536);
+  std::vector<unsigned char> storage(cap);
+  unsigned long size = 0;
+  for (auto _ : state) {
+    unsigned char* out = storage.data();
+    size = cap;  // jpeg_mem_dest writes into our buffer while it is large enough
+    jpeg_mem_dest(&dst, &out, &size);
+    jpeg_copy_critical_parameters(&src, &dst);
+    dst.optimize_coding = FALSE;
+    jpeg_write_coefficients(&dst, coef_arrays);
+    jpeg_finish_compress(&dst);
+    if (out != storage.data()) {  // it had to grow: never expected; keep the result honest
+      std::free(out);
+      state.SkipWithError("jpeg_mem_dest reallocated");
+      break;
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  jpeg_destroy_compress(&dst);
+  jpeg_finish_decompress(&src);
+  jpeg_destroy_decompress(&src);
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+}
+
+// Console output as usual, and the adjusted real time per iteration of each benchmark kept for
+// the summary.
+class RecordingReporter : public benchmark::ConsoleReporter {
+ public:
+  // Colour only on a terminal (the library's --benchmark_color applies to its own reporter).
+  RecordingReporter()
+      : ConsoleReporter(isatty(fileno(stdout)) ? OO_ColorTabular : OO_Tabular) {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Iteration && !r.error_occurred)
+        seconds[r.benchmark_name()] = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, double> seconds;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  Frame frame;
+  try {
+    frame.image = mjpeg::test::kodak_mosaic(1920, 1080);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mjpeg_bench_entropy: cannot build the kHD frame: %s\n", e.what());
+    return 1;
+  }
+  frame.geometry = mjpeg::make_geometry(1920, 1080, frame.options.subsampling);
+  frame.tables = mjpeg::make_quant_tables(kQuality, 2);
+  frame.coeffs.resize(frame.geometry.coefficient_count());
+  mjpeg::transform_cpu(frame.image.view(), frame.geometry, frame.tables, frame.coeffs.data());
+  tjhandle tj = tjInitCompress();
+  frame.reference = tj_compress(tj, frame.image);
+  tjDestroy(tj);
+  g_frame = &frame;
+
+  // Same bytes first: a speed comparison of different outputs would mean nothing.
+  std::vector<std::uint8_t> ours;
+  mjpeg::encode_coefficients(frame.geometry, frame.tables, frame.coeffs.data(), frame.options, ours);
+  const bool same = ours == frame.reference && mjpeg::encode_jpeg(frame.image.view(), frame.options) == ours;
+  std::printf("kHD frame 1920x1080 q%d 4:2:0: JPEG %zu bytes; ours %s tjCompress2\n", kQuality,
+              frame.reference.size(), same ? "byte-identical to" : "DIFFERS FROM");
+
+  benchmark::RegisterBenchmark("ours/entropy", BM_ours_entropy)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("libjpeg/tjCompress2", BM_libjpeg_tjCompress2)->Unit(benchmark::kMillisecond);
+
+  RecordingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+
+  auto& s = reporter.seconds;
+  auto line = [&](const char* what, const char* a, const char* b) {
+    if (s.count(a) && s.count(b) && s[a] > 0 && s[b] > 0)
+      std::printf("  %-34s ours %8.2f ms  libjpeg-turbo %8.2f ms  speed ours/libjpeg-turbo = %.2fx\n",
+                  what, s[a] * 1e3, s[b] * 1e3, s[b] / s[a]);
+  };
+  std::printf("\nSummary (kHD, q%d 4:2:0, one thread; >1 means ours is faster):\n", kQuality);
+  line("Huffman coding of ready coeffs:", "ours/entropy", "libjpeg/entropy");
+  line("whole encode:", "ours/encode_jpeg", "libjpeg/tjCompress2");
+  if (s.count("libjpeg/entropy") && s.count("libjpeg/tjCompress2"))
+    std::printf("  libjpeg-turbo's Huffman share of its whole compression: %.0f%%\n",
+                100.0 * s["libjpeg/entropy"] / s["libjpeg/tjCompress2"]);
+  return same ? 0 : 2;
+}

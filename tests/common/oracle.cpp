@@ -1,0 +1,302 @@
+#include "common/oracle.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+
+// jpeglib.h needs size_t and FILE declared first.
+#include <jerror.h>
+#include <jpeglib.h>
+
+namespace mjpeg::test {
+
+namespace {
+
+struct ErrorManager {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+extern "C" void oracle_error_exit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+extern "C" void oracle_silent_output(j_common_ptr) {}  // warnings (e.g. "too coarse") are fine
+
+// The only function that uses libjpeg's setjmp/longjmp error handling. It holds no C++
+// objects with destructors: output is a malloc'd buffer (jpeg_mem_dest), errors a C string.
+// Returns true on success; on failure `err.message` says why and *out is freed.
+bool compress_with_libjpeg(const ImageView& image, const EncodeOptions& options,
+                           bool force_baseline, ErrorManager& err, unsigned char** out,
+                           unsigned long* out_size) {
+  jpeg_compress_struct cinfo;
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = oracle_error_exit;
+  err.pub.output_message = oracle_silent_output;
+  err.message[0] = '\0';
+  *out = nullptr;
+  *out_size = 0;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    std::free(*out);
+    *out = nullptr;
+    return false;
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, out, out_size);
+
+  const bool gray_input = image.format == PixelFormat::gray8;
+  cinfo.image_width = static_cast<JDIMENSION>(image.width);
+  cinfo.image_height = static_cast<JDIMENSION>(image.height);
+  cinfo.input_components = gray_input ? 1 : 3;
+  cinfo.in_color_space = gray_input ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  if (!gray_input && options.subsampling == Subsampling::gray)
+    jpeg_set_colorspace(&cinfo, JCS_GRAYSCALE);
+  jpeg_set_quality(&cinfo, options.quality, force_baseline ? TRUE : FALSE);
+  if (cinfo.num_components == 3) {
+    int h = 1, v = 1;
+    if (options.subsampling == Subsampling::s420) h = v = 2;
+    if (options.subsampling == Subsampling::s422) h = 2;
+    cinfo.comp_info[0].h_samp_factor = h;
+    cinfo.comp_info[0].v_samp_factor = v;
+    for (int c = 1; c < 3; ++c) cinfo.comp_info[c].h_samp_factor = cinfo.comp_info[c].v_samp_factor = 1;
+  }
+  cinfo.restart_in_rows = 0;
+  cinfo.restart_interval = static_cast<unsigned int>(options.restart_interval);
+  cinfo.optimize_coding = options.optimize ? TRUE : FALSE;
+  cinfo.dct_method = JDCT_ISLOW;
+
+  jpeg_start_compress(&cinfo, TRUE);
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(image.data + image.stride * cinfo.next_scanline);
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  return true;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/mjpeg-oracle-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()) == nullptr)
+      throw std::runtime_error("mkdtemp failed for " + pattern + ": " + std::strerror(errno));
+    path_ = buf.data();
+  }
+  ~TempDir() {
+    for (const char* name : {"in.ppm", "in.pgm", "out.jpg", "stderr.txt"})
+      ::unlink((path_ + "/" + name).c_str());
+    ::rmdir(path_.c_str());
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read '" + path + "'");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs argv[0] with stdout/stderr redirected to `log`; returns the wait status.
+int run_process(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    std::FILE* f = std::fopen(log.c_str(), "wb");
+    if (f != nullptr) {
+      ::dup2(::fileno(f), 1);
+      ::dup2(::fileno(f), 2);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  }
+  return status;
+}
+
+const char* marker_name(int m) {
+  switch (m) {
+    case 0xD8: return "SOI";
+    case 0xE0: return "APP0";
+    case 0xDB: return "DQT";
+    case 0xC0: return "SOF0";
+    case 0xC1: return "SOF1";
+    case 0xC4: return "DHT";
+    case 0xDD: return "DRI";
+    case 0xDA: return "SOS";
+    case 0xD9: return "EOI";
+    default: return "marker";
+  }
+}
+
+// Names the segment of `jpeg` that contains byte `offset`.
+std::string segment_at(const std::vector<std::uint8_t>& jpeg, std::size_t offset) {
+  std::ostringstream os;
+  std::size_t pos = 0;
+  if (jpeg.size() < 2) return "a truncated file";
+  if (offset < 2) return "SOI";
+  pos = 2;
+  while (pos + 4 <= jpeg.size()) {
+    if (jpeg[pos] != 0xFF) return "unparseable data";
+    const int m = jpeg[pos + 1];
+    if (m == 0xD9) return "EOI";
+    const std::size_t len = (static_cast<std::size_t>(jpeg[pos + 2]) << 8) | jpeg[pos + 3];
+    const std::size_t end = pos + 2 + len;
+    if (offset < end) {
+      os << marker_name(m) << " (0xFF" << std::hex << m << std::dec << ") segment at " << pos
+         << ", byte " << (offset - pos) << " of it";
+      return os.str();
+    }
+    pos = end;
+    if (m == 0xDA) {
+      // Entropy-coded data up to EOI; count restart markers before `offset`.
+      int rst = 0;
+      std::size_t last_rst = pos;
+      for (std::size_t i = pos; i + 1 < jpeg.size() && i < offset; ++i) {
+        if (jpeg[i] == 0xFF && jpeg[i + 1] >= 0xD0 && jpeg[i + 1] <= 0xD7) {
+          ++rst;
+          last_rst = i + 2;
+        }
+      }
+      os << "entropy-coded data, " << (offset - pos) << " bytes after the SOS header";
+      if (rst > 0)
+        os << ", after " << rst << " restart markers (" << (offset - last_rst)
+           << " bytes into restart interval " << rst << ")";
+      return os.str();
+    }
+  }
+  return "past the last segment";
+}
+
+std::string hex_window(const std::vector<std::uint8_t>& v, std::size_t at) {
+  std::ostringstream os;
+  const std::size_t from = at >= 8 ? at - 8 : 0;
+  const std::size_t to = std::min(v.size(), at + 8);
+  char buf[8];
+  for (std::size_t i = from; i < to; ++i) {
+    std::snprintf(buf, sizeof buf, i == at ? "[%02x]" : "%02x", v[i]);
+    os << buf << (i + 1 < to ? " " : "");
+  }
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> libjpeg_encode(const ImageView& image, const EncodeOptions& options,
+                                         bool force_baseline) {
+  ErrorManager err;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  if (!compress_with_libjpeg(image, options, force_baseline, err, &buffer, &size))
+    throw std::runtime_error(std::string("libjpeg: ") + err.message);
+  std::vector<std::uint8_t> out(buffer, buffer + size);
+  std::free(buffer);
+  return out;
+}
+
+std::optional<std::string> find_cjpeg() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/cjpeg";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray_input) {
+  std::vector<std::string> args = {"-quality", std::to_string(options.quality), "-dct", "int"};
+  if (!gray_input) {
+    switch (options.subsampling) {
+      case Subsampling::s444: args.insert(args.end(), {"-sample", "1x1"}); break;
+      case Subsampling::s422: args.insert(args.end(), {"-sample", "2x1"}); break;
+      case Subsampling::s420: args.insert(args.end(), {"-sample", "2x2"}); break;
+      case Subsampling::gray: args.push_back("-grayscale"); break;
+    }
+  }
+  if (options.restart_interval > 0)
+    args.insert(args.end(), {"-restart", std::to_string(options.restart_interval) + "B"});
+  if (options.optimize) args.push_back("-optimize");
+  return args;
+}
+
+std::vector<std::uint8_t> cjpeg_encode(const std::string& cjpeg, const Image& img,
+                                       const EncodeOptions& options) {
+  TempDir dir;
+  const std::string input = dir.path() + (img.channels == 3 ? "/in.ppm" : "/in.pgm");
+  const std::string output = dir.path() + "/out.jpg";
+  const std::string log = dir.path() + "/stderr.txt";
+  write_pnm(img, input);
+  std::vector<std::string> args = {cjpeg};
+  for (auto& a : cjpeg_arguments(options, img.channels == 1)) args.push_back(std::move(a));
+  args.insert(args.end(), {"-outfile", output, input});
+  const int status = run_process(args, log);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string cmd;
+    for (const auto& a : args) cmd += (cmd.empty() ? "" : " ") + a;
+    std::string msg;
+    try {
+      const auto text = read_file(log);
+      msg.assign(text.begin(), text.end());
+    } catch (const std::exception&) {
+    }
+    throw std::runtime_error("'" + cmd + "' failed (status " + std::to_string(status) + "): " + msg);
+  }
+  return read_file(output);
+}
+
+std::string describe_difference(const std::vector<std::uint8_t>& ours,
+                                const std::vector<std::uint8_t>& reference) {
+  if (ours == reference) return {};
+  const std::size_t n = std::min(ours.size(), reference.size());
+  std::size_t first = 0;
+  while (first < n && ours[first] == reference[first]) ++first;
+  std::ostringstream os;
+  os << "sizes: ours " << ours.size() << ", reference " << reference.size() << "; ";
+  if (first == n) {
+    os << "one is a prefix of the other (first " << n << " bytes equal)";
+  } else {
+    os << "first difference at offset " << first << " (0x" << std::hex << first << std::dec
+       << ") in the reference's " << segment_at(reference, first) << "\n  ours:      "
+       << hex_window(ours, first) << "\n  reference: " << hex_window(reference, first);
+  }
+  return os.str();
+}
+
+}  // namespace mjpeg::test
