@@ -1,1 +1,395 @@
-// Placeholder: being written (issue 4 foundations).
+// YUV4MPEG2 reader and YCbCr -> RGB converter (see y4m.hpp for the format).
+#include "io/y4m.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::io {
+namespace {
+
+constexpr char kMagic[] = "YUV4MPEG2";
+constexpr std::size_t kMaxHeaderLine = 65536;  // no sane header is anywhere near this
+constexpr int kMaxY4mDimension = 65535;         // keeps every size computation far from overflow
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw Error(name + ": " + what);
+}
+
+/// Parses a non-negative decimal integer that fills all of `s`; -1 when it is not one.
+long long parse_uint(const std::string& s) {
+  if (s.empty() || s.size() > 12) return -1;
+  long long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+/// Parses "<num>:<den>" (both non-negative); false when malformed.
+bool parse_ratio(const std::string& s, long long& num, long long& den) {
+  const auto colon = s.find(':');
+  if (colon == std::string::npos) return false;
+  num = parse_uint(s.substr(0, colon));
+  den = parse_uint(s.substr(colon + 1));
+  return num >= 0 && den >= 0 && num <= std::numeric_limits<int>::max() &&
+         den <= std::numeric_limits<int>::max();
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// True for high-bit-depth chroma tags: 420p10, 422p12, 444p16, mono10, mono16, ...
+bool is_high_bit_depth_tag(const std::string& tag) {
+  const auto p = tag.find('p');
+  if (p != std::string::npos && p > 0 && parse_uint(tag.substr(p + 1)) > 8) return true;
+  if (tag.rfind("mono", 0) == 0 && tag.size() > 4 && parse_uint(tag.substr(4)) > 8) return true;
+  return false;
+}
+
+void parse_chroma(const std::string& tag, const std::string& name, Y4mInfo& info) {
+  info.chroma_tag = tag;
+  if (tag == "420jpeg" || tag == "420paldv" || tag == "420mpeg2" || tag == "420") {
+    info.chroma = Y4mChroma::c420;
+  } else if (tag == "422") {
+    info.chroma = Y4mChroma::c422;
+  } else if (tag == "444") {
+    info.chroma = Y4mChroma::c444;
+  } else if (tag == "mono") {
+    info.chroma = Y4mChroma::mono;
+  } else if (is_high_bit_depth_tag(tag)) {
+    fail(name, "Y4M chroma 'C" + tag + "' has more than 8 bits per sample, which is not "
+               "supported; convert to 8-bit first (e.g. ffmpeg -i IN -pix_fmt yuv420p -f "
+               "yuv4mpegpipe OUT.y4m)");
+  } else {
+    fail(name, "unsupported Y4M chroma 'C" + tag + "' (supported: 420jpeg, 420paldv, "
+               "420mpeg2, 420, 422, 444, mono)");
+  }
+}
+
+/// X tags: FFmpeg's XCOLORRANGE=FULL|LIMITED, our XCOLORMATRIX=BT601|BT709 (a few aliases).
+/// Other extensions (e.g. XYSCSS=420JPEG) are ignored as the format allows.
+void parse_extension(const std::string& value, const std::string& name, Y4mInfo& info) {
+  const auto eq = value.find('=');
+  if (eq == std::string::npos) return;
+  const std::string key = upper(value.substr(0, eq));
+  const std::string val = upper(value.substr(eq + 1));
+  if (key == "COLORRANGE") {
+    if (val == "FULL") info.range = ColorRange::full;
+    else if (val == "LIMITED") info.range = ColorRange::limited;
+    else fail(name, "invalid Y4M XCOLORRANGE value '" + value.substr(eq + 1) +
+                    "' (expected FULL or LIMITED)");
+  } else if (key == "COLORMATRIX" || key == "MATRIX" || key == "COLORSPACE") {
+    if (val == "BT709" || val == "BT.709" || val == "709") {
+      info.matrix = ColorMatrix::bt709;
+    } else if (val == "BT601" || val == "BT.601" || val == "601" || val == "BT470BG" ||
+               val == "SMPTE170M") {
+      info.matrix = ColorMatrix::bt601;
+    } else {
+      info.notices.push_back("unknown Y4M matrix hint '" + value + "', using BT.601");
+    }
+  }
+}
+
+std::string ratio_string(int num, int den) {
+  return std::to_string(num) + "/" + std::to_string(den);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Y4mInfo
+// ---------------------------------------------------------------------------------------------
+
+int Y4mInfo::chroma_width() const {
+  switch (chroma) {
+    case Y4mChroma::c420:
+    case Y4mChroma::c422: return (width + 1) / 2;
+    case Y4mChroma::c444: return width;
+    case Y4mChroma::mono: return 0;
+  }
+  return 0;
+}
+
+int Y4mInfo::chroma_height() const {
+  switch (chroma) {
+    case Y4mChroma::c420: return (height + 1) / 2;
+    case Y4mChroma::c422:
+    case Y4mChroma::c444: return height;
+    case Y4mChroma::mono: return 0;
+  }
+  return 0;
+}
+
+std::string Y4mInfo::describe() const {
+  std::ostringstream s;
+  s << width << "x" << height << " " << ratio_string(fps_num, fps_den) << " fps Y4M "
+    << chroma_tag << ", " << (range == ColorRange::full ? "full" : "limited") << " range, "
+    << (matrix == ColorMatrix::bt709 ? "BT.709" : "BT.601") << ", "
+    << (interlace == 'p' || interlace == '?' ? "progressive" : "interlaced");
+  return s.str();
+}
+
+Y4mPlanes planes_of(const std::uint8_t* data, const Y4mInfo& info) {
+  Y4mPlanes p;
+  p.y = data;
+  p.y_stride = std::size_t(info.width);
+  if (info.chroma != Y4mChroma::mono) {
+    p.cb = data + info.luma_bytes();
+    p.cr = p.cb + info.chroma_bytes();
+    p.c_stride = std::size_t(info.chroma_width());
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Header parsing
+// ---------------------------------------------------------------------------------------------
+
+Y4mInfo parse_y4m_header(const std::string& line_in, const std::string& name) {
+  std::string line = line_in;
+  if (!line.empty() && line.back() == '\n') line.pop_back();
+  if (line.rfind(kMagic, 0) == 0) line.erase(0, sizeof(kMagic) - 1);
+
+  Y4mInfo info;
+  long long width = -1, height = -1;
+  bool have_rate = false;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    if (line[pos] == ' ') { ++pos; continue; }  // separators (tolerate repeated spaces)
+    std::size_t end = line.find(' ', pos);
+    if (end == std::string::npos) end = line.size();
+    const char tag = line[pos];
+    const std::string value = line.substr(pos + 1, end - pos - 1);
+    pos = end;
+    switch (tag) {
+      case 'W': width = parse_uint(value); if (width <= 0) fail(name, "invalid Y4M width 'W" + value + "'"); break;
+      case 'H': height = parse_uint(value); if (height <= 0) fail(name, "invalid Y4M height 'H" + value + "'"); break;
+      case 'F': {
+        long long n, d;
+        if (!parse_ratio(value, n, d)) fail(name, "invalid Y4M frame rate 'F" + value + "'");
+        if (n > 0 && d > 0) { info.fps_num = int(n); info.fps_den = int(d); have_rate = true; }
+        break;
+      }
+      case 'I':
+        if (value.size() != 1 || std::strchr("ptbm?", value[0]) == nullptr)
+          fail(name, "invalid Y4M interlacing 'I" + value + "' (expected p, t, b, m or ?)");
+        info.interlace = value[0];
+        break;
+      case 'A': {
+        long long n, d;
+        if (!parse_ratio(value, n, d)) fail(name, "invalid Y4M aspect ratio 'A" + value + "'");
+        info.aspect_num = int(n);
+        info.aspect_den = int(d);
+        break;
+      }
+      case 'C': parse_chroma(value, name, info); break;
+      case 'X': parse_extension(value, name, info); break;
+      default: break;  // unknown tags are ignored, as the format asks readers to do
+    }
+  }
+  if (width < 0 || height < 0) fail(name, "Y4M header has no W (width) or H (height)");
+  if (width > kMaxY4mDimension || height > kMaxY4mDimension)
+    fail(name, "Y4M frame size " + std::to_string(width) + "x" + std::to_string(height) +
+               " is too large");
+  info.width = int(width);
+  info.height = int(height);
+  if (!have_rate) info.notices.push_back("Y4M header gives no frame rate; assuming 25/1 fps");
+  if (info.interlace == 't' || info.interlace == 'b' || info.interlace == 'm')
+    info.notices.push_back(std::string("interlaced Y4M source (I") + info.interlace +
+                           "): fields are encoded together as progressive frames");
+  return info;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Y4mReader
+// ---------------------------------------------------------------------------------------------
+
+Y4mReader::Y4mReader(const std::string& path) : name_(path == "-" ? "<stdin>" : path) {
+  if (path == "-") {
+    file_ = stdin;
+  } else {
+    file_ = std::fopen(path.c_str(), "rb");
+    if (file_ == nullptr) fail(name_, std::string("cannot open: ") + std::strerror(errno));
+    owns_file_ = true;
+  }
+  // A large stdio buffer: frame payloads are read with one fread each (which bypasses it),
+  // the buffer serves the small header reads.
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  try {
+    parse_stream_header();
+  } catch (...) {
+    if (owns_file_) std::fclose(file_);
+    throw;
+  }
+}
+
+Y4mReader::Y4mReader(std::FILE* stream, std::string name) : file_(stream), name_(std::move(name)) {
+  if (file_ == nullptr) throw UsageError("Y4mReader: null stream");
+  parse_stream_header();
+}
+
+Y4mReader::~Y4mReader() {
+  if (owns_file_ && file_ != nullptr) std::fclose(file_);
+}
+
+void Y4mReader::parse_stream_header() {
+  char magic[sizeof(kMagic)] = {};
+  const std::size_t got = std::fread(magic, 1, sizeof(kMagic) - 1, file_);
+  if (got == 0) fail(name_, "empty input (expected a YUV4MPEG2 stream)");
+  if (got < sizeof(kMagic) - 1 || std::memcmp(magic, kMagic, sizeof(kMagic) - 1) != 0)
+    fail(name_, "not a YUV4MPEG2 (.y4m) stream (missing 'YUV4MPEG2' signature)");
+  std::string line;
+  for (;;) {
+    const int c = std::getc(file_);
+    if (c == EOF) fail(name_, "truncated Y4M stream header (no end of line)");
+    if (c == '\n') break;
+    if (line.size() >= kMaxHeaderLine) fail(name_, "Y4M stream header too long");
+    line.push_back(char(c));
+  }
+  if (!line.empty() && line[0] != ' ')
+    fail(name_, "malformed Y4M signature 'YUV4MPEG2" + line.substr(0, 8) + "'");
+  info_ = parse_y4m_header(line, name_);
+}
+
+bool Y4mReader::read_frame_header() {
+  char word[5];
+  const std::size_t got = std::fread(word, 1, 5, file_);
+  const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
+  if (got == 0) {
+    if (std::ferror(file_)) fail(name_, "read error before " + frame_name + ": " + std::strerror(errno));
+    return false;  // clean end of stream
+  }
+  if (got < 5) fail(name_, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
+  if (std::memcmp(word, "FRAME", 5) != 0)
+    fail(name_, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
+  // Optional frame parameters up to the newline; none of them changes the frame size.
+  std::size_t length = 0;
+  for (bool first = true;; first = false) {
+    const int c = std::getc(file_);
+    if (c == EOF) fail(name_, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
+    if (c == '\n') break;
+    if (first && c != ' ') fail(name_, frame_name + ": malformed FRAME header");
+    if (++length > kMaxHeaderLine) fail(name_, frame_name + ": FRAME header too long");
+  }
+  return true;
+}
+
+bool Y4mReader::read_frame(std::uint8_t* dst, std::size_t capacity) {
+  const std::size_t need = info_.frame_bytes();
+  if (dst == nullptr || capacity < need)
+    throw UsageError(name_ + ": read_frame buffer of " + std::to_string(capacity) +
+                     " bytes is smaller than a frame (" + std::to_string(need) + ")");
+  if (!read_frame_header()) return false;
+  const std::size_t got = std::fread(dst, 1, need, file_);
+  if (got != need) {
+    const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
+    if (std::ferror(file_)) fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
+    fail(name_, "truncated " + frame_name + ": got " + std::to_string(got) + " of " +
+                    std::to_string(need) + " bytes");
+  }
+  ++frames_read_;
+  return true;
+}
+
+bool Y4mReader::read_frame(Y4mFrame& frame) {
+  if (frame.data.size() != info_.frame_bytes()) frame.data.resize(info_.frame_bytes());
+  return read_frame(frame.data.data(), frame.data.size());
+}
+
+// ---------------------------------------------------------------------------------------------
+// YCbCr -> RGB
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+constexpr int kFracBits = 16;
+constexpr int kHalf = 1 << (kFracBits - 1);
+
+/// Fixed-point coefficients for one (matrix, range) pair:
+///   R = cy*(Y - y0) +            cr_r*(Cr - 128)
+///   G = cy*(Y - y0) - cb_g*(Cb - 128) - cr_g*(Cr - 128)
+///   B = cy*(Y - y0) + cb_b*(Cb - 128)
+/// from Kr, Kb of the matrix (Kg = 1 - Kr - Kb): cr_r = 2(1-Kr), cb_b = 2(1-Kb),
+/// cb_g = 2Kb(1-Kb)/Kg, cr_g = 2Kr(1-Kr)/Kg; limited range scales Y by 255/219 after
+/// subtracting 16 and chroma by 255/224.
+struct Coefficients {
+  int y0, cy, cr_r, cb_g, cr_g, cb_b;
+};
+
+Coefficients coefficients(ColorMatrix matrix, ColorRange range) {
+  const double kr = matrix == ColorMatrix::bt709 ? 0.2126 : 0.299;
+  const double kb = matrix == ColorMatrix::bt709 ? 0.0722 : 0.114;
+  const double kg = 1.0 - kr - kb;
+  const bool limited = range == ColorRange::limited;
+  const double ys = limited ? 255.0 / 219.0 : 1.0;
+  const double cs = limited ? 255.0 / 224.0 : 1.0;
+  const double one = double(1 << kFracBits);
+  auto fix = [&](double v) { return int(std::lround(v * one)); };
+  return Coefficients{limited ? 16 : 0,
+                      fix(ys),
+                      fix(2.0 * (1.0 - kr) * cs),
+                      fix(2.0 * kb * (1.0 - kb) / kg * cs),
+                      fix(2.0 * kr * (1.0 - kr) / kg * cs),
+                      fix(2.0 * (1.0 - kb) * cs)};
+}
+
+inline std::uint8_t clamp_shift(int v) {
+  v = (v + kHalf) >> kFracBits;  // arithmetic shift: floor, so +half rounds to nearest
+  return std::uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
+/// One output row; `csx` is log2 of the horizontal chroma subsampling (0 or 1).
+inline void convert_row(const Coefficients& k, const std::uint8_t* y, const std::uint8_t* cb,
+                        const std::uint8_t* cr, int width, int csx, std::uint8_t* out) {
+  for (int x = 0; x < width; ++x) {
+    const int cx = x >> csx;
+    const int yy = k.cy * (int(y[x]) - k.y0);
+    const int u = int(cb[cx]) - 128;
+    const int v = int(cr[cx]) - 128;
+    out[3 * x + 0] = clamp_shift(yy + k.cr_r * v);
+    out[3 * x + 1] = clamp_shift(yy - k.cb_g * u - k.cr_g * v);
+    out[3 * x + 2] = clamp_shift(yy + k.cb_b * u);
+  }
+}
+
+inline void gray_row(const Coefficients& k, const std::uint8_t* y, int width, std::uint8_t* out) {
+  for (int x = 0; x < width; ++x) {
+    const std::uint8_t g = clamp_shift(k.cy * (int(y[x]) - k.y0));
+    out[3 * x + 0] = g;
+    out[3 * x + 1] = g;
+    out[3 * x + 2] = g;
+  }
+}
+
+}  // namespace
+
+void yuv_to_rgb24(const Y4mPlanes& planes, const Y4mInfo& info, std::uint8_t* rgb,
+                  std::size_t stride) {
+  if (rgb == nullptr || planes.y == nullptr || stride < std::size_t(info.width) * 3)
+    throw UsageError("yuv_to_rgb24: null buffer or stride smaller than width*3");
+  const Coefficients k = coefficients(info.matrix, info.range);
+  if (info.chroma == Y4mChroma::mono) {
+    for (int row = 0; row < info.height; ++row)
+      gray_row(k, planes.y + row * planes.y_stride, info.width, rgb + row * stride);
+    return;
+  }
+  if (planes.cb == nullptr || planes.cr == nullptr)
+    throw UsageError("yuv_to_rgb24: missing chroma planes");
+  const int csx = info.chroma == Y4mChroma::c444 ? 0 : 1;
+  const int csy = info.chroma == Y4mChroma::c420 ? 1 : 0;
+  for (int row = 0; row < info.height; ++row) {
+    const std::size_t crow = std::size_t(row >> csy) * planes.c_stride;
+    convert_row(k, planes.y + row * planes.y_stride, planes.cb + crow, planes.cr + crow,
+                info.width, csx, rgb + row * stride);
+  }
+}
+
+}  // namespace mjpeg::io

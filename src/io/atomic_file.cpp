@@ -1,0 +1,176 @@
+// Buffered, atomically published output file (see atomic_file.hpp).
+#include "io/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::io {
+namespace {
+
+[[noreturn]] void fail_errno(const std::string& path, const std::string& what, int err) {
+  throw Error(path + ": " + what + ": " + std::strerror(err));
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// Creates ".<base>.tmp-<pid>-<n><random>" beside `path` with O_EXCL, so the mode follows
+/// the umask like any new file, and two writers never share a temporary file.
+int create_temp(const std::string& path, std::string& temp_path) {
+  static std::atomic<unsigned> counter{0};
+  std::random_device rd;
+  const std::string prefix =
+      directory_of(path) + "/." + base_of(path) + ".tmp-" + std::to_string(::getpid()) + "-";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "%u%06x", counter++, rd() & 0xFFFFFFu);
+    temp_path = prefix + suffix;
+    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) fail_errno(path, "cannot create output file", errno);
+  }
+  throw Error(path + ": cannot create a temporary output file (too many name collisions)");
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(const std::string& path, std::size_t buffer_size)
+    : path_(path), buffer_(buffer_size < 4096 ? 4096 : buffer_size) {
+  if (path.empty()) throw UsageError("empty output path");
+  if (path == "-") {
+    fd_ = STDOUT_FILENO;
+    owns_fd_ = false;
+    return;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw UsageError(path + ": output is a directory");
+    // A device or FIFO (/dev/null, /dev/full, a pipe): write in place, nothing to rename.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) fail_errno(path, "cannot open output", errno);
+    return;
+  }
+  fd_ = create_temp(path, temp_path_);
+}
+
+AtomicFile::~AtomicFile() { abandon(); }
+
+void AtomicFile::write_all(const void* data, std::size_t size) {
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_errno(path_, "write failed", errno);
+    }
+    if (n == 0) fail_errno(path_, "write failed", EIO);
+    p += n;
+    size -= std::size_t(n);
+    flushed_ += std::uint64_t(n);
+  }
+}
+
+void AtomicFile::flush() {
+  if (buffered_ == 0) return;
+  const std::size_t n = buffered_;
+  buffered_ = 0;  // on error the buffer is dropped: the file is abandoned anyway
+  write_all(buffer_.data(), n);
+}
+
+void AtomicFile::write(const void* data, std::size_t size) {
+  if (fd_ < 0) throw Error(path_ + ": write after close");
+  if (buffered_ + size > buffer_.size()) {
+    flush();
+    if (size >= buffer_.size()) {  // large payload: straight to the OS, no copy
+      write_all(data, size);
+      position_ += size;
+      return;
+    }
+  }
+  std::memcpy(buffer_.data() + buffered_, data, size);
+  buffered_ += size;
+  position_ += size;
+}
+
+void AtomicFile::write_zeros(std::size_t count) {
+  static const std::uint8_t zeros[64] = {};
+  while (count > 0) {
+    const std::size_t n = count < sizeof zeros ? count : sizeof zeros;
+    write(zeros, n);
+    count -= n;
+  }
+}
+
+void AtomicFile::patch(std::uint64_t offset, const void* data, std::size_t size) {
+  if (fd_ < 0) throw Error(path_ + ": patch after close");
+  if (offset + size > position_) throw Error(path_ + ": internal error: patch past end of file");
+  if (offset >= flushed_) {  // still in the buffer
+    std::memcpy(buffer_.data() + (offset - flushed_), data, size);
+    return;
+  }
+  if (offset + size > flushed_) flush();  // straddles the flushed boundary
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd_, p, size, off_t(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ESPIPE)
+        throw Error(path_ + ": this output format needs a seekable file (not a pipe)");
+      fail_errno(path_, "write failed", errno);
+    }
+    p += n;
+    size -= std::size_t(n);
+    offset += std::uint64_t(n);
+  }
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) throw Error(path_ + ": commit after close");
+  try {
+    flush();
+    if (owns_fd_) {
+      const int fd = fd_;
+      fd_ = -1;
+      if (::close(fd) != 0) fail_errno(path_, "close failed", errno);  // NFS reports late errors here
+    } else {
+      fd_ = -1;
+    }
+    if (!temp_path_.empty()) {
+      if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
+        fail_errno(path_, "cannot rename temporary file into place", errno);
+      temp_path_.clear();
+    }
+  } catch (...) {
+    abandon();
+    throw;
+  }
+}
+
+void AtomicFile::abandon() noexcept {
+  if (fd_ >= 0 && owns_fd_) ::close(fd_);
+  fd_ = -1;
+  if (!temp_path_.empty()) {
+    ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+  }
+}
+
+}  // namespace mjpeg::io

@@ -1,0 +1,60 @@
+// An output file written through a large buffer and published atomically.
+//
+// Regular files are written to a temporary file in the target's directory
+// (".<name>.tmp-XXXXXX") and renamed over the final name by commit(); if the writer is
+// abandoned (destroyed without commit, or an error was thrown) the temporary file is removed,
+// so a failed or interrupted run never leaves a file under the final name.
+// "-" writes to standard output, and an existing non-regular target (/dev/null, a FIFO, a
+// character device) is written in place: neither can be renamed over.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mjpeg::io {
+
+class AtomicFile {
+ public:
+  static constexpr std::size_t kDefaultBuffer = std::size_t(4) << 20;
+
+  /// Opens the output (creates the temporary file). Throws Error when that fails.
+  explicit AtomicFile(const std::string& path, std::size_t buffer_size = kDefaultBuffer);
+  ~AtomicFile();  ///< abandons (removes the temporary file) unless committed; never throws
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  /// Appends bytes. Throws Error (with strerror) when the system refuses them.
+  void write(const void* data, std::size_t size);
+  /// Appends `count` zero bytes (padding).
+  void write_zeros(std::size_t count);
+  /// Overwrites bytes already written at absolute `offset` (header fields patched at the end).
+  /// Needs a seekable output unless the bytes are still in the buffer.
+  void patch(std::uint64_t offset, const void* data, std::size_t size);
+  /// Bytes written so far (the offset the next write lands at).
+  std::uint64_t position() const { return position_; }
+
+  /// Flushes, closes and renames the temporary file to the final name.
+  void commit();
+  /// Closes and removes the temporary file (no-op after commit). Never throws.
+  void abandon() noexcept;
+
+  const std::string& path() const { return path_; }
+  bool is_open() const { return fd_ >= 0; }
+
+ private:
+  void flush();
+  void write_all(const void* data, std::size_t size);
+
+  std::string path_;       // final name
+  std::string temp_path_;  // empty when writing in place
+  int fd_ = -1;
+  bool owns_fd_ = true;
+  std::vector<std::uint8_t> buffer_;
+  std::size_t buffered_ = 0;
+  std::uint64_t position_ = 0;  // logical size of the output
+  std::uint64_t flushed_ = 0;   // bytes already handed to the OS
+};
+
+}  // namespace mjpeg::io

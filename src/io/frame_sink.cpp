@@ -1,0 +1,145 @@
+// Output selection by name, the raw .mjpeg stream writer and the image-sequence writer.
+#include "io/frame_sink.hpp"
+
+#include <cctype>
+
+#include "io/atomic_file.hpp"
+#include "io/avi_writer.hpp"
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::io {
+namespace {
+
+std::string lower_extension(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const auto dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+/// Splits "prefix%[0][width]dsuffix" (with "%%" as a literal '%'); false unless there is
+/// exactly one integer conversion and no other conversion.
+bool split_pattern(const std::string& pattern, std::string& prefix, std::string& suffix,
+                   int& width, bool& zero_pad) {
+  std::string* out = &prefix;
+  int conversions = 0;
+  prefix.clear();
+  suffix.clear();
+  width = 0;
+  zero_pad = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') { out->push_back(pattern[i]); continue; }
+    if (i + 1 < pattern.size() && pattern[i + 1] == '%') { out->push_back('%'); ++i; continue; }
+    std::size_t j = i + 1;
+    if (j < pattern.size() && pattern[j] == '0') { zero_pad = true; ++j; }
+    int w = 0;
+    while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j])) && w < 100)
+      w = w * 10 + (pattern[j++] - '0');
+    if (j >= pattern.size() || pattern[j] != 'd' || w >= 100) return false;
+    width = w;
+    ++conversions;
+    out = &suffix;
+    i = j;
+  }
+  return conversions == 1;
+}
+
+}  // namespace
+
+bool is_sequence_pattern(const std::string& path) {
+  std::string p, s;
+  int w;
+  bool z;
+  return split_pattern(path, p, s, w, z);
+}
+
+OutputKind output_kind(const std::string& path) {
+  if (path == "-") return OutputKind::mjpeg_stream;
+  if (path.find('%') != std::string::npos) {
+    if (!is_sequence_pattern(path))
+      throw UsageError(path + ": an image-sequence output needs exactly one integer "
+                              "conversion such as %05d (use %% for a literal percent sign)");
+    const std::string ext = lower_extension(path);
+    if (ext != "jpg" && ext != "jpeg")
+      throw UsageError(path + ": image-sequence outputs must end in .jpg or .jpeg");
+    return OutputKind::image_sequence;
+  }
+  const std::string ext = lower_extension(path);
+  if (ext == "avi") return OutputKind::avi;
+  if (ext == "mjpeg" || ext == "mjpg") return OutputKind::mjpeg_stream;
+  throw UsageError(path + ": unsupported output type (use .avi, .mjpeg/.mjpg, or a pattern "
+                          "like out/%05d.jpg)");
+}
+
+std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, int height,
+                                           int fps_num, int fps_den, int first_number) {
+  switch (output_kind(path)) {
+    case OutputKind::avi:
+      return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den);
+    case OutputKind::mjpeg_stream:
+      return std::make_unique<MjpegStreamWriter>(path);
+    case OutputKind::image_sequence:
+      return std::make_unique<ImageSequenceWriter>(path, first_number);
+  }
+  throw UsageError(path + ": unsupported output");
+}
+
+// ---------------------------------------------------------------------------------------------
+// MjpegStreamWriter: the frames back to back, nothing in between.
+// ---------------------------------------------------------------------------------------------
+
+struct MjpegStreamWriter::Impl {
+  explicit Impl(const std::string& path) : file(path) {}
+  AtomicFile file;
+  bool closed = false;
+};
+
+MjpegStreamWriter::MjpegStreamWriter(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+
+MjpegStreamWriter::~MjpegStreamWriter() = default;  // AtomicFile abandons if not committed
+
+void MjpegStreamWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
+  if (impl_->closed) throw Error(impl_->file.path() + ": write_frame after close");
+  if (jpeg == nullptr || size == 0) throw UsageError(impl_->file.path() + ": empty frame");
+  impl_->file.write(jpeg, size);
+  ++frames_;
+  bytes_ += size;
+}
+
+void MjpegStreamWriter::close() {
+  if (impl_->closed) return;
+  impl_->closed = true;
+  impl_->file.commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// ImageSequenceWriter
+// ---------------------------------------------------------------------------------------------
+
+ImageSequenceWriter::ImageSequenceWriter(const std::string& pattern, int first_number)
+    : first_number_(first_number) {
+  if (!split_pattern(pattern, prefix_, suffix_, width_, zero_pad_))
+    throw UsageError(pattern + ": an image-sequence output needs exactly one integer "
+                               "conversion such as %05d");
+  if (first_number < 0) throw UsageError(pattern + ": negative first frame number");
+}
+
+std::string ImageSequenceWriter::file_name(std::int64_t n) const {
+  std::string digits = std::to_string(n);
+  if (int(digits.size()) < width_)
+    digits.insert(0, std::size_t(width_) - digits.size(), zero_pad_ ? '0' : ' ');
+  return prefix_ + digits + suffix_;
+}
+
+void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
+  if (jpeg == nullptr || size == 0) throw UsageError(prefix_ + "...: empty frame");
+  AtomicFile file(file_name(first_number_ + frames_), 4096);  // payloads >= 4 KiB bypass the buffer
+  file.write(jpeg, size);
+  file.commit();
+  ++frames_;
+  bytes_ += size;
+}
+
+}  // namespace mjpeg::io

@@ -1,0 +1,83 @@
+// Where encoded JPEG frames go: an AVI file, a raw .mjpeg stream, or one file per frame.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mjpeg::io {
+
+/// Receives complete JPEG frames (SOI..EOI) in display order.
+/// close() finalizes the output and publishes it under its final name; a sink destroyed
+/// without close() (an error or an abort) removes what it wrote and never throws.
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  /// Appends one frame. Throws Error on I/O failure (e.g. disk full, with strerror).
+  virtual void write_frame(const std::uint8_t* jpeg, std::size_t size) = 0;
+  /// Finalizes (indexes, header counts) and renames into place. Throws Error on failure.
+  virtual void close() = 0;
+  virtual std::int64_t frames_written() const = 0;
+  /// Bytes of output so far (container overhead included).
+  virtual std::uint64_t bytes_written() const = 0;
+};
+
+enum class OutputKind {
+  avi,             ///< "*.avi": RIFF AVI, MJPG, idx1 + OpenDML (see avi_writer.hpp)
+  mjpeg_stream,    ///< "*.mjpeg" / "*.mjpg" / "-" (stdout): the JPEGs back to back
+  image_sequence,  ///< a pattern with one %d / %0Nd conversion, e.g. "out/%05d.jpg"
+};
+
+/// Classifies an output path; throws UsageError for anything else (e.g. "out.mp4").
+OutputKind output_kind(const std::string& path);
+
+/// Opens the sink that `output_kind(path)` names. fps is the stream's frame rate as a
+/// rational (used by AVI only). Image sequences number files from `first_number` (1, like
+/// ffmpeg's image2 muxer).
+std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, int height,
+                                           int fps_num, int fps_den, int first_number = 1);
+
+/// Concatenated JPEGs (the "mjpeg" raw format ffmpeg reads with -f mjpeg).
+class MjpegStreamWriter final : public FrameSink {
+ public:
+  explicit MjpegStreamWriter(const std::string& path);
+  ~MjpegStreamWriter() override;
+  void write_frame(const std::uint8_t* jpeg, std::size_t size) override;
+  void close() override;
+  std::int64_t frames_written() const override { return frames_; }
+  std::uint64_t bytes_written() const override { return bytes_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::int64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+/// One JPEG file per frame, named by a printf-style pattern with exactly one integer
+/// conversion (%d, %5d or %05d; "%%" is a literal percent sign). Each file is written
+/// atomically; files already completed stay when a later frame fails.
+class ImageSequenceWriter final : public FrameSink {
+ public:
+  ImageSequenceWriter(const std::string& pattern, int first_number = 1);
+  void write_frame(const std::uint8_t* jpeg, std::size_t size) override;
+  void close() override {}
+  std::int64_t frames_written() const override { return frames_; }
+  std::uint64_t bytes_written() const override { return bytes_; }
+  /// The file name for frame number `n` (e.g. 7 -> "out/00007.jpg").
+  std::string file_name(std::int64_t n) const;
+
+ private:
+  std::string prefix_, suffix_;
+  int width_ = 0;
+  bool zero_pad_ = false;
+  int first_number_ = 1;
+  std::int64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+/// True when `path` contains exactly one printf integer conversion (see ImageSequenceWriter).
+bool is_sequence_pattern(const std::string& path);
+
+}  // namespace mjpeg::io

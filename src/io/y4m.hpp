@@ -1,0 +1,127 @@
+// YUV4MPEG2 (.y4m) reader and the YCbCr -> RGB converter for its frames.
+//
+// Format facts (mjpegtools' yuv4mpeg(5) and FFmpeg's yuv4mpegpipe muxer):
+//   stream header:  "YUV4MPEG2" { ' ' TAG } '\n', where TAG is one letter + value:
+//     W<width> H<height>           (required)
+//     F<num>:<den>                 frame rate (0:0 = unknown)
+//     I<p|t|b|m|?>                 interlacing (progressive, top/bottom first, mixed, unknown)
+//     A<num>:<den>                 pixel aspect ratio (0:0 = unknown)
+//     C<tag>                       chroma: 420jpeg (default), 420paldv, 420mpeg2, 420, 422, 444,
+//                                  mono; 420p10 and friends are >8-bit (rejected here)
+//     X<anything>                  extension; FFmpeg writes XCOLORRANGE=FULL|LIMITED and
+//                                  XYSCSS=<chroma>; we also read XCOLORMATRIX=BT601|BT709
+//   per frame:      "FRAME" { ' ' TAG } '\n' followed by the planes Y, Cb, Cr, 8 bits per
+//                   sample, no padding; chroma planes are ceil(W/2) x ceil(H/2) for 4:2:0,
+//                   ceil(W/2) x H for 4:2:2, W x H for 4:4:4; mono has only Y.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace mjpeg::io {
+
+/// Chroma layout of a Y4M stream. The three 4:2:0 tags differ only in chroma siting
+/// (which our nearest-neighbour upsampling does not use), so they share one value.
+enum class Y4mChroma { c420, c422, c444, mono };
+
+enum class ColorRange { limited, full };    ///< limited: Y 16..235, C 16..240 ("TV")
+enum class ColorMatrix { bt601, bt709 };    ///< YCbCr <-> RGB coefficients
+
+/// What the stream header says, after validation.
+struct Y4mInfo {
+  int width = 0;
+  int height = 0;
+  int fps_num = 25;                 ///< frame rate as a rational; 25/1 when the header has none
+  int fps_den = 1;
+  int aspect_num = 0;               ///< pixel aspect ratio, 0:0 when unknown
+  int aspect_den = 0;
+  char interlace = '?';             ///< 'p', 't', 'b', 'm' or '?'
+  Y4mChroma chroma = Y4mChroma::c420;
+  std::string chroma_tag = "420jpeg";  ///< the C tag as written (or the default)
+  ColorRange range = ColorRange::limited;
+  ColorMatrix matrix = ColorMatrix::bt601;
+  /// Things a user should be told (e.g. "interlaced source ... encoded as progressive",
+  /// "no frame rate in header, assuming 25/1"). One line each; the reader never prints.
+  std::vector<std::string> notices;
+
+  int chroma_width() const;         ///< width of the Cb and Cr planes (0 for mono)
+  int chroma_height() const;        ///< height of the Cb and Cr planes (0 for mono)
+  std::size_t luma_bytes() const { return std::size_t(width) * std::size_t(height); }
+  std::size_t chroma_bytes() const { return std::size_t(chroma_width()) * std::size_t(chroma_height()); }
+  std::size_t frame_bytes() const { return luma_bytes() + 2 * chroma_bytes(); }
+  /// e.g. "1920x1080 25/1 fps yuv 420jpeg, limited range, BT.601, progressive".
+  std::string describe() const;
+};
+
+/// Read-only pointers to the three planes of one frame (cb/cr are null for mono).
+struct Y4mPlanes {
+  const std::uint8_t* y = nullptr;
+  const std::uint8_t* cb = nullptr;
+  const std::uint8_t* cr = nullptr;
+  std::size_t y_stride = 0;
+  std::size_t c_stride = 0;
+};
+
+/// The planes of a frame stored contiguously (Y, Cb, Cr) at `data`, as read_frame writes them.
+Y4mPlanes planes_of(const std::uint8_t* data, const Y4mInfo& info);
+
+/// For mono streams the Y plane is already an 8-bit grayscale image: use planes.y directly
+/// as a gray8 ImageView (stride y_stride), no conversion.
+
+/// A reusable frame buffer: read_frame(Y4mFrame&) sizes it once and then only refills it.
+struct Y4mFrame {
+  std::vector<std::uint8_t> data;
+  Y4mPlanes planes(const Y4mInfo& info) const { return planes_of(data.data(), info); }
+};
+
+class Y4mReader {
+ public:
+  /// Opens a file, or standard input when `path` is "-". Parses the stream header.
+  /// Throws Error when the file cannot be opened or the header is invalid/unsupported.
+  explicit Y4mReader(const std::string& path);
+  /// Reads from an already open stream (not owned, not closed). `name` is used in messages.
+  Y4mReader(std::FILE* stream, std::string name);
+  ~Y4mReader();
+  Y4mReader(const Y4mReader&) = delete;
+  Y4mReader& operator=(const Y4mReader&) = delete;
+
+  const Y4mInfo& info() const { return info_; }
+
+  /// Reads the next frame into `frame` (allocates only the first time). Returns false at a
+  /// clean end of stream; throws Error on a truncated frame or a malformed FRAME header.
+  bool read_frame(Y4mFrame& frame);
+  /// Same, into caller memory (e.g. a pinned slot) of at least info().frame_bytes() bytes,
+  /// planes stored contiguously Y, Cb, Cr (see planes_of).
+  bool read_frame(std::uint8_t* dst, std::size_t capacity);
+
+  /// Frames returned so far.
+  std::int64_t frames_read() const { return frames_read_; }
+
+ private:
+  void parse_stream_header();
+  bool read_frame_header();  // false at clean EOF
+
+  std::FILE* file_ = nullptr;
+  bool owns_file_ = false;
+  std::string name_;
+  Y4mInfo info_;
+  std::int64_t frames_read_ = 0;
+};
+
+/// Parses a stream header line (without "YUV4MPEG2" or with it; no trailing newline needed).
+/// Exposed for tests. Throws Error naming `name` on invalid or unsupported content.
+Y4mInfo parse_y4m_header(const std::string& line, const std::string& name);
+
+/// Converts one frame to interleaved RGB (3 bytes per pixel, `stride` bytes between rows).
+/// Integer fixed point (16 fractional bits), rounded and clamped to 0..255, honouring
+/// info.matrix (BT.601/BT.709) and info.range (limited/full). Chroma is upsampled by
+/// nearest neighbour (each chroma sample covers its 2x2 / 2x1 block), which is what FFmpeg's
+/// default unscaled yuv420p -> rgb24 path does. Mono gives R = G = B = the range-expanded Y.
+/// No allocation.
+void yuv_to_rgb24(const Y4mPlanes& planes, const Y4mInfo& info, std::uint8_t* rgb,
+                  std::size_t stride);
+
+}  // namespace mjpeg::io
