@@ -1,0 +1,124 @@
+#include "cli.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "encode_command.hpp"
+#include "image_input.hpp"
+#include "info_command.hpp"
+#include "mjpeg/encoder.hpp"
+#include "mjpeg/error.hpp"
+#include "paths.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+/// Prints "mjpeg: error: <message>" as exactly one line on stderr.
+void print_error(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  std::fprintf(stderr, "mjpeg: error: %s\n", message.c_str());
+}
+
+/// Accepts only plain decimal integers ("90", "-1", "+5"), and strips leading zeros: CLI11
+/// converts integers with strtoll base 0, which would read "010" as octal 8 and "0x5A" as 90.
+CLI::Validator decimal_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::size_t digits_from = (!text.empty() && (text[0] == '-' || text[0] == '+'));
+        if (digits_from == text.size() ||
+            text.find_first_not_of("0123456789", digits_from) != std::string::npos)
+          return "'" + text + "' is not an integer";
+        const std::size_t first = text.find_first_not_of('0', digits_from);
+        const std::string sign = text[0] == '-' ? "-" : "";
+        text = first == std::string::npos ? "0" : sign + text.substr(first);
+        return {};
+      },
+      "INT", "decimal integer");
+}
+
+/// Adds `mjpeg encode` to `app`; the parsed values land in `args` and `subsampling`.
+CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsampling) {
+  CLI::App* cmd = app.add_subcommand(
+      "encode", "Encode one image to a baseline JPEG file (byte-identical to libjpeg-turbo)");
+  cmd->add_option("input", args.input, "Input image: " + supported_input_formats())
+      ->required();
+  cmd->add_option("-o,--output", args.output,
+                  std::string("Output file; supported: ") + supported_output_extensions())
+      ->required();
+  cmd->add_option("-q,--quality", args.options.quality, "JPEG quality 1..100 (never clamped)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("-s,--subsampling", subsampling, "Chroma subsampling: 444, 422, 420 or gray")
+      ->check(CLI::IsMember({"444", "422", "420", "gray"}))
+      ->capture_default_str();
+  cmd->add_option("-r,--restart", args.options.restart_interval,
+                  fmt::format("Restart interval in MCUs, 0..{} (0 = none)", kMaxRestartInterval))
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, kMaxRestartInterval))
+      ->capture_default_str();
+  cmd->add_flag("--optimize", args.options.optimize,
+                "Optimal Huffman tables (like cjpeg -optimize)");
+  cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
+  cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
+  return cmd;
+}
+
+/// Runs the chosen subcommand; exceptions propagate to run_cli().
+void dispatch(const CLI::App* encode, EncodeArgs& args, const std::string& subsampling,
+              const CLI::App* info) {
+  if (encode->parsed()) {
+    args.options.subsampling = parse_subsampling(subsampling);
+    run_encode(args);
+  } else if (info->parsed()) {
+    run_info(stdout);
+  }
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app("mjpeg: CUDA-accelerated Motion-JPEG encoder", "mjpeg");
+  app.set_version_flag("--version", std::string("mjpeg ") + version());
+  app.require_subcommand(1);
+
+  EncodeArgs encode_args;
+  std::string subsampling = to_string(encode_args.options.subsampling);
+  CLI::App* encode = add_encode_command(app, encode_args, subsampling);
+  CLI::App* info = app.add_subcommand("info", "Print the version and build options");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return app.exit(e);  // --help, --version: printed on stdout
+    print_error(e.what());
+    return kExitUsage;
+  }
+
+  try {
+    dispatch(encode, encode_args, subsampling, info);
+    return kExitOk;
+  } catch (const UsageError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  } catch (const Error& e) {
+    print_error(e.what());
+    return kExitFailure;
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory");
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return kExitFailure;
+  }
+}
+
+}  // namespace mjpeg::app

@@ -1,0 +1,65 @@
+#include "encode_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "image_input.hpp"
+#include "mjpeg/encoder.hpp"
+#include "mjpeg/error.hpp"
+#include "output_file.hpp"
+#include "paths.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// Usage checks that need no I/O on the input, done before anything is read or created.
+void check_request(const EncodeArgs& args) {
+  validate(args.options);
+  output_kind_for(args.output);  // only JPEG for now
+  if (same_file(args.input, args.output))
+    throw UsageError(fmt::format("output '{}' is the input file", args.output));
+}
+
+}  // namespace
+
+void run_encode(const EncodeArgs& args) {
+  const auto t_start = Clock::now();
+  check_request(args);
+  check_output_allowed(args.output, args.overwrite);
+
+  const NoticeSink notice = [&](const std::string& text) {
+    if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
+  };
+  const io::Image image = read_input_image(args.input, notice);
+
+  const auto t_encode = Clock::now();
+  const std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options);
+  const double encode_ms = ms_since(t_encode);
+
+  AtomicOutputFile out(args.output, args.overwrite);
+  out.write(jpeg.data(), jpeg.size());
+  out.commit();
+
+  if (!args.quiet) {
+    const double pixels = static_cast<double>(image.width) * image.height;
+    std::fprintf(stderr, "%s\n",
+                 fmt::format("mjpeg: wrote {}: {} bytes, {}x{} {}, {:.2f} bits/pixel, "
+                             "q{} {}, {:.1f} ms (encode {:.1f} ms)",
+                             args.output, jpeg.size(), image.width, image.height,
+                             image.format == PixelFormat::gray8 ? "gray" : "rgb",
+                             8.0 * static_cast<double>(jpeg.size()) / pixels,
+                             args.options.quality, to_string(args.options.subsampling),
+                             ms_since(t_start), encode_ms)
+                     .c_str());
+  }
+}
+
+}  // namespace mjpeg::app

@@ -1,0 +1,28 @@
+// Reading one input image for `mjpeg encode`: PPM/PGM with the project's own reader (always),
+// other formats (PNG, JPEG, BMP, TIFF, WebP, ...) through OpenCV when the build has it.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "io/image.hpp"
+
+namespace mjpeg::app {
+
+/// Receives one-line notices about lossy conversions (alpha dropped, 16 to 8 bits).
+using NoticeSink = std::function<void(const std::string&)>;
+
+/// A short description of the input formats this build reads, for help and errors.
+std::string supported_input_formats();
+
+/// Reads `path` as an 8-bit RGB or gray image.
+/// - PPM/PGM (recognised by their signature) always use io::read_pnm.
+/// - Otherwise, with OpenCV: cv::imread(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray,
+///   alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
+///   (v * 255 + 32767) / 65535, each reported once through `notice`.
+/// - Without OpenCV, any other file is refused with an error naming the supported formats.
+/// Throws mjpeg::Error naming the file when it is missing, empty, a directory, unreadable or
+/// cannot be decoded.
+io::Image read_input_image(const std::string& path, const NoticeSink& notice);
+
+}  // namespace mjpeg::app

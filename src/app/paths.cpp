@@ -1,0 +1,42 @@
+#include "paths.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <system_error>
+
+#include "mjpeg/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace mjpeg::app {
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+const char* supported_output_extensions() { return ".jpg, .jpeg"; }
+
+OutputKind output_kind_for(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".jpg" || ext == ".jpeg") return OutputKind::jpeg;
+  throw UsageError("unsupported output extension " +
+                   (ext.empty() ? std::string("(none)") : "'" + ext + "'") + " of '" + path +
+                   "'; supported: " + supported_output_extensions());
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec) && !ec) return true;
+  // At least one does not exist (or cannot be inspected): compare normalised paths.
+  const fs::path na = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  if (ec) return false;
+  const fs::path nb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  if (ec) return false;
+  return na == nb;
+}
+
+}  // namespace mjpeg::app
