@@ -66,6 +66,11 @@ void expect_matches_libjpeg(const Image& img, Subsampling s, int quality,
   }
 }
 
+void expect_matches_libjpeg_all_qualities(const Image& img, Subsampling s,
+                                          std::initializer_list<int> restarts) {
+  for (int q : kQualities) expect_matches_libjpeg(img, s, q, restarts);
+}
+
 const char* sampling_name(Subsampling s) {
   switch (s) {
     case Subsampling::s444: return "444";
@@ -79,25 +84,26 @@ const char* sampling_name(Subsampling s) {
 // ---------------------------------------------------------------------------------------------
 // All 24 Kodak images, full product.
 // ---------------------------------------------------------------------------------------------
-using KodakParam = std::tuple<int, Subsampling, int>;  // image, sampling, quality
+// One test per image and sampling (fewer processes under ctest: each loads its image once);
+// it loops over the 7 qualities x 4 restart intervals x 2 Huffman modes.
+using KodakParam = std::tuple<int, Subsampling>;  // image, sampling
 
 class KodakExactness : public ::testing::TestWithParam<KodakParam> {};
 
-TEST_P(KodakExactness, Matches) {
+TEST_P(KodakExactness, MatchesLibjpeg) {
   MJPEG_REQUIRE_MEDIA();
-  const auto [index, s, q] = GetParam();
+  const auto [index, s] = GetParam();
   const Image& img = test::kodak(index);
-  expect_matches_libjpeg(img, s, q, {0, 1, 7, 5000});
+  expect_matches_libjpeg_all_qualities(img, s, {0, 1, 7, 5000});
 }
 
 INSTANTIATE_TEST_SUITE_P(
     AllKodak, KodakExactness,
-    ::testing::Combine(::testing::Range(1, 25), ::testing::ValuesIn(kSamplings),
-                       ::testing::ValuesIn(kQualities)),
+    ::testing::Combine(::testing::Range(1, 25), ::testing::ValuesIn(kSamplings)),
     [](const ::testing::TestParamInfo<KodakParam>& info) {
       char name[64];
-      std::snprintf(name, sizeof name, "kodim%02d_%s_q%d", std::get<0>(info.param),
-                    sampling_name(std::get<1>(info.param)), std::get<2>(info.param));
+      std::snprintf(name, sizeof name, "kodim%02d_%s", std::get<0>(info.param),
+                    sampling_name(std::get<1>(info.param)));
       return std::string(name);
     });
 
@@ -126,56 +132,51 @@ Image awkward_crop(const CropSize& c) {
   return test::crop(test::kodak_mosaic(kCropX + c.w, kCropY + c.h), kCropX, kCropY, c.w, c.h);
 }
 
-using CropParam = std::tuple<CropSize, Subsampling, int>;
+using CropParam = std::tuple<CropSize, Subsampling>;  // loops over the 7 qualities
 
 class CropExactness : public ::testing::TestWithParam<CropParam> {};
 
 TEST_P(CropExactness, MatchesLibjpeg) {
   MJPEG_REQUIRE_MEDIA();
-  const auto [size, s, q] = GetParam();
+  const auto [size, s] = GetParam();
   static CropSize cached_size{0, 0};
   static Image cached;
   if (cached_size.w != size.w || cached_size.h != size.h) {
     cached = awkward_crop(size);
     cached_size = size;
   }
-  expect_matches_libjpeg(cached, s, q, {0, 1, 7, 65535});
+  expect_matches_libjpeg_all_qualities(cached, s, {0, 1, 7, 65535});
 }
 
 INSTANTIATE_TEST_SUITE_P(
     AwkwardSizes, CropExactness,
-    ::testing::Combine(::testing::ValuesIn(kCropSizes), ::testing::ValuesIn(kSamplings),
-                       ::testing::ValuesIn(kQualities)),
+    ::testing::Combine(::testing::ValuesIn(kCropSizes), ::testing::ValuesIn(kSamplings)),
     [](const ::testing::TestParamInfo<CropParam>& info) {
       const CropSize c = std::get<0>(info.param);
       return std::to_string(c.w) + "x" + std::to_string(c.h) + "_" +
-             sampling_name(std::get<1>(info.param)) + "_q" +
-             std::to_string(std::get<2>(info.param));
+             sampling_name(std::get<1>(info.param));
     });
 
 // ---------------------------------------------------------------------------------------------
 // gray8 input: a real grayscale photo (spider_web.png is 8-bit gray) and Kodak's first channel.
 // The requested sampling must not matter for gray8 input (always a 1-component JPEG).
 // ---------------------------------------------------------------------------------------------
-using GrayParam = std::tuple<CropSize, int>;
-
-class Gray8Exactness : public ::testing::TestWithParam<GrayParam> {};
+class Gray8Exactness : public ::testing::TestWithParam<CropSize> {};
 
 TEST_P(Gray8Exactness, SpiderWebMatchesLibjpegWhateverTheSampling) {
   MJPEG_REQUIRE_MEDIA();
-  const auto [size, q] = GetParam();
-  static Image photo;
-  if (photo.pixels.empty()) photo = test::load_png(test::media_dir() + "/images/imagecompression.info/spider_web.png");
+  const CropSize size = GetParam();
+  const Image photo =
+      test::load_png(test::media_dir() + "/images/imagecompression.info/spider_web.png");
   ASSERT_EQ(photo.channels, 1) << "spider_web.png is expected to be 8-bit grayscale";
   const Image img = test::crop(photo, 1001, 777, size.w, size.h);
-  for (Subsampling s : kSamplings) expect_matches_libjpeg(img, s, q, {0, 7});
+  for (Subsampling s : kSamplings) expect_matches_libjpeg_all_qualities(img, s, {0, 7});
 }
 
 TEST_P(Gray8Exactness, KodakLumaChannelMatchesLibjpeg) {
   MJPEG_REQUIRE_MEDIA();
-  const auto [size, q] = GetParam();
-  const Image img = test::first_channel(awkward_crop(size));
-  expect_matches_libjpeg(img, Subsampling::gray, q, {0, 1, 7, 65535});
+  const Image img = test::first_channel(awkward_crop(GetParam()));
+  expect_matches_libjpeg_all_qualities(img, Subsampling::gray, {0, 1, 7, 65535});
 }
 
 constexpr CropSize kGraySizes[] = {{1, 1}, {7, 5}, {9, 9}, {17, 9}, {33, 17}, {31, 1},
@@ -183,11 +184,8 @@ constexpr CropSize kGraySizes[] = {{1, 1}, {7, 5}, {9, 9}, {17, 9}, {33, 17}, {3
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, Gray8Exactness,
-    ::testing::Combine(::testing::ValuesIn(kGraySizes), ::testing::ValuesIn(kQualities)),
-    [](const ::testing::TestParamInfo<GrayParam>& info) {
-      const CropSize c = std::get<0>(info.param);
-      return std::to_string(c.w) + "x" + std::to_string(c.h) + "_q" +
-             std::to_string(std::get<1>(info.param));
+    ::testing::ValuesIn(kGraySizes), [](const ::testing::TestParamInfo<CropSize>& info) {
+      return std::to_string(info.param.w) + "x" + std::to_string(info.param.h);
     });
 
 // ---------------------------------------------------------------------------------------------
@@ -229,14 +227,16 @@ constexpr const char* kPatternNames[] = {"black",   "white", "pixelchecker", "bl
 
 void PrintTo(Pattern p, std::ostream* os) { *os << kPatternNames[static_cast<int>(p)]; }
 
-using ExtremeParam = std::tuple<Pattern, Subsampling, int>;
+using ExtremeParam = std::tuple<Pattern, Subsampling>;  // at q 1, 50, 100
 
 class ExtremeExactness : public ::testing::TestWithParam<ExtremeParam> {};
 
 TEST_P(ExtremeExactness, MatchesLibjpeg) {
-  const auto [p, s, q] = GetParam();
-  expect_matches_libjpeg(pattern_image(p, 67, 45, 3), s, q, {0, 3});
-  expect_matches_libjpeg(pattern_image(p, 64, 48, 1), s, q, {0, 3});
+  const auto [p, s] = GetParam();
+  for (int q : {1, 50, 100}) {
+    expect_matches_libjpeg(pattern_image(p, 67, 45, 3), s, q, {0, 3});
+    expect_matches_libjpeg(pattern_image(p, 64, 48, 1), s, q, {0, 3});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -244,11 +244,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(Pattern::black, Pattern::white, Pattern::pixel_checker,
                                          Pattern::block_checker, Pattern::stripes, Pattern::noise,
                                          Pattern::gradient_noise),
-                       ::testing::ValuesIn(kSamplings), ::testing::Values(1, 50, 100)),
+                       ::testing::ValuesIn(kSamplings)),
     [](const ::testing::TestParamInfo<ExtremeParam>& info) {
       return std::string(kPatternNames[static_cast<int>(std::get<0>(info.param))]) + "_" +
-             sampling_name(std::get<1>(info.param)) + "_q" +
-             std::to_string(std::get<2>(info.param));
+             sampling_name(std::get<1>(info.param));
     });
 
 // ---------------------------------------------------------------------------------------------
