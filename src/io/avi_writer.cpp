@@ -161,7 +161,7 @@ void AviWriter::write_header() {
 
 void AviWriter::begin_segment(bool first) {
   if (!first) {
-    if (int(super_index_.size()) >= kMaxSegments)
+    if (segments_ >= kMaxSegments)
       throw Error(file_->path() + ": AVI output exceeds " + std::to_string(kMaxSegments) +
                   " OpenDML segments (~" + std::to_string(kMaxSegments * (riff_limit_ >> 20) / 1024) +
                   " GiB); split the output");
@@ -171,6 +171,7 @@ void AviWriter::begin_segment(bool first) {
     file_->write(b.data(), b.size());
   }
   first_segment_ = first;
+  ++segments_;
   movi_list_pos_ = file_->position();
   Bytes b;
   b.fourcc("LIST"); b.u32(0); b.fourcc("movi");

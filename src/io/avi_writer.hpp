@@ -54,7 +54,7 @@ class AviWriter final : public FrameSink {
   std::int64_t frames_written() const override { return total_frames_; }
   std::uint64_t bytes_written() const override;
   /// RIFF segments started so far (1 + the number of 'AVIX' segments).
-  int segments() const { return int(super_index_.size()) + 1; }
+  int segments() const { return segments_; }
 
  private:
   struct IndexEntry {   // one frame of the current segment
@@ -85,6 +85,7 @@ class AviWriter final : public FrameSink {
   std::vector<IndexEntry> entries_;
 
   std::vector<SegmentIndex> super_index_;  // finished segments
+  int segments_ = 0;                       // segments begun
   std::int64_t total_frames_ = 0;
   std::uint32_t first_riff_frames_ = 0;
   std::uint32_t max_frame_size_ = 0;

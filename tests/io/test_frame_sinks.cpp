@@ -1,0 +1,416 @@
+// AVI (with OpenDML segments), raw .mjpeg and image-sequence outputs; atomic publication.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <random>
+
+#include "io/avi_writer.hpp"
+#include "io/frame_sink.hpp"
+#include "io_test_util.hpp"
+#include "mjpeg/encoder.hpp"
+#include "mjpeg/error.hpp"
+
+using namespace mjpeg::io;
+using io_test::ScratchDir;
+using Bytes = std::vector<std::uint8_t>;
+
+namespace {
+
+/// `count` distinct JPEG frames of a width x height RGB image. `noise` (0..255) adds random
+/// texture, which makes the frames large (used to fill OpenDML segments quickly).
+std::vector<Bytes> make_frames(int count, int width, int height, int noise, int quality = 90) {
+  std::mt19937 rng(1234);
+  std::vector<Bytes> frames;
+  std::vector<std::uint8_t> rgb(std::size_t(width) * height * 3);
+  for (int i = 0; i < count; ++i) {
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) {
+        std::uint8_t* p = &rgb[(std::size_t(y) * width + x) * 3];
+        const int n = noise ? int(rng() % unsigned(noise)) : 0;
+        p[0] = std::uint8_t((x * 4 + i * 9 + n) & 255);
+        p[1] = std::uint8_t((y * 3 + i * 5 + n) & 255);
+        p[2] = std::uint8_t((x + y + i * 17) & 255);
+      }
+    mjpeg::ImageView view{rgb.data(), width, height, mjpeg::PixelFormat::rgb24, std::size_t(width) * 3};
+    mjpeg::EncodeOptions opt;
+    opt.quality = quality;
+    frames.push_back(mjpeg::encode_jpeg(view, opt));
+  }
+  return frames;
+}
+
+// --- a small RIFF walker, independent of the writer ------------------------------------------
+
+std::uint32_t le32(const Bytes& b, std::size_t at) {
+  return std::uint32_t(b[at]) | std::uint32_t(b[at + 1]) << 8 | std::uint32_t(b[at + 2]) << 16 |
+         std::uint32_t(b[at + 3]) << 24;
+}
+std::uint64_t le64(const Bytes& b, std::size_t at) {
+  return std::uint64_t(le32(b, at)) | std::uint64_t(le32(b, at + 4)) << 32;
+}
+std::string fourcc(const Bytes& b, std::size_t at) { return std::string(b.begin() + at, b.begin() + at + 4); }
+
+struct Chunk {
+  std::string id;        // chunk id, or "LIST:xxxx" / "RIFF:xxxx" for lists
+  std::size_t pos;       // offset of the chunk header
+  std::uint32_t size;    // payload size from the header
+  int riff;              // which RIFF segment (0 = 'AVI ')
+};
+
+/// Flattens every chunk and list of the file, checking that sizes nest exactly.
+void walk(const Bytes& b, std::size_t begin, std::size_t end, int riff, std::vector<Chunk>& out) {
+  std::size_t pos = begin;
+  while (pos < end) {
+    ASSERT_LE(pos + 8, end) << "chunk header past its parent at " << pos;
+    const std::string id = fourcc(b, pos);
+    const std::uint32_t size = le32(b, pos + 4);
+    ASSERT_LE(pos + 8 + size, end) << id << " at " << pos << " overruns its parent";
+    if (id == "LIST" || id == "RIFF") {
+      out.push_back({id + ":" + fourcc(b, pos + 8), pos, size, riff});
+      walk(b, pos + 12, pos + 8 + size, riff, out);
+    } else {
+      out.push_back({id, pos, size, riff});
+    }
+    pos += 8 + size + (size & 1);  // word alignment
+  }
+  ASSERT_EQ(pos, end) << "padding mismatch at the end of a list";
+}
+
+struct AviFacts {
+  std::vector<Bytes> frames;                 // the '00dc' payloads in file order
+  std::vector<std::size_t> riff_sizes;       // 8 + RIFF size of each segment
+  std::uint32_t avih_frames = 0, strh_length = 0, dmlh_frames = 0;
+  std::uint32_t strh_rate = 0, strh_scale = 0;
+};
+
+/// Parses the file and checks every index (idx1, indx, ix00) against the '00dc' chunks.
+AviFacts check_avi(const std::string& path) {
+  AviFacts f;
+  const Bytes b = io_test::read_bytes(path);
+  std::vector<Chunk> chunks;
+  // Top level: a sequence of RIFF segments.
+  for (std::size_t pos = 0, riff = 0; pos < b.size(); ++riff) {
+    EXPECT_EQ(fourcc(b, pos), "RIFF");
+    EXPECT_EQ(fourcc(b, pos + 8), riff == 0 ? "AVI " : "AVIX");
+    const std::uint32_t size = le32(b, pos + 4);
+    f.riff_sizes.push_back(8 + size);
+    chunks.push_back({"RIFF:" + fourcc(b, pos + 8), pos, size, int(riff)});
+    walk(b, pos + 12, pos + 8 + size, int(riff), chunks);
+    pos += 8 + size;
+    if (::testing::Test::HasFatalFailure()) return f;
+  }
+  std::vector<std::size_t> movi_fourcc;        // per segment
+  std::vector<std::size_t> frame_data_pos;     // absolute offset of each frame's payload
+  std::vector<std::size_t> frames_per_riff(f.riff_sizes.size(), 0);
+  std::size_t idx1 = 0, indx = 0;
+  std::vector<std::size_t> ix;
+  for (const Chunk& c : chunks) {
+    const std::size_t data = c.pos + 8;
+    if (c.id == "LIST:movi") movi_fourcc.push_back(data);
+    else if (c.id == "00dc") {
+      f.frames.emplace_back(b.begin() + data, b.begin() + data + c.size);
+      frame_data_pos.push_back(data);
+      ++frames_per_riff[c.riff];
+    } else if (c.id == "avih") f.avih_frames = le32(b, data + 16);
+    else if (c.id == "strh") {
+      EXPECT_EQ(fourcc(b, data), "vids");
+      EXPECT_EQ(fourcc(b, data + 4), "MJPG");
+      f.strh_scale = le32(b, data + 20);
+      f.strh_rate = le32(b, data + 24);
+      f.strh_length = le32(b, data + 32);
+    } else if (c.id == "strf") EXPECT_EQ(fourcc(b, data + 16), "MJPG");
+    else if (c.id == "dmlh") f.dmlh_frames = le32(b, data);
+    else if (c.id == "idx1") { EXPECT_EQ(c.riff, 0); idx1 = c.pos; }
+    else if (c.id == "indx") indx = c.pos;
+    else if (c.id == "ix00") ix.push_back(c.pos);
+  }
+  EXPECT_EQ(movi_fourcc.size(), f.riff_sizes.size());
+  // idx1: the first segment's frames, offsets from the first 'movi' fourcc to chunk headers.
+  EXPECT_NE(idx1, 0u);
+  if (idx1 && !movi_fourcc.empty()) {
+    const std::uint32_t n = le32(b, idx1 + 4) / 16;
+    EXPECT_EQ(n, frames_per_riff[0]);
+    for (std::uint32_t i = 0; i < n && i < frame_data_pos.size(); ++i) {
+      const std::size_t e = idx1 + 8 + 16 * i;
+      EXPECT_EQ(fourcc(b, e), "00dc");
+      EXPECT_EQ(le32(b, e + 4) & 0x10, 0x10u) << "keyframe flag";
+      EXPECT_EQ(movi_fourcc[0] + le32(b, e + 8) + 8, frame_data_pos[i]);
+      EXPECT_EQ(le32(b, e + 12), f.frames[i].size());
+    }
+  }
+  // indx -> ix00 -> frame data, for every segment.
+  EXPECT_NE(indx, 0u);
+  if (indx) {
+    const std::size_t d = indx + 8;
+    EXPECT_EQ(b[d] | b[d + 1] << 8, 4);    // wLongsPerEntry
+    EXPECT_EQ(b[d + 3], 0);                 // AVI_INDEX_OF_INDEXES
+    const std::uint32_t used = le32(b, d + 4);
+    EXPECT_EQ(used, f.riff_sizes.size());
+    EXPECT_EQ(ix.size(), f.riff_sizes.size());
+    std::size_t frame = 0;
+    for (std::uint32_t s = 0; s < used && s < ix.size(); ++s) {
+      const std::size_t e = d + 24 + 16 * s;
+      EXPECT_EQ(le64(b, e), ix[s]);
+      EXPECT_EQ(le32(b, e + 8), 8 + le32(b, ix[s] + 4));
+      const std::uint32_t n = le32(b, ix[s] + 8 + 4);
+      EXPECT_EQ(le32(b, e + 12), n);
+      EXPECT_EQ(b[ix[s] + 8 + 3], 1);       // AVI_INDEX_OF_CHUNKS
+      const std::uint64_t base = le64(b, ix[s] + 8 + 12);
+      for (std::uint32_t i = 0; i < n && frame < frame_data_pos.size(); ++i, ++frame) {
+        const std::size_t e2 = ix[s] + 32 + 8 * i;
+        EXPECT_EQ(base + le32(b, e2), frame_data_pos[frame]);
+        EXPECT_EQ(le32(b, e2 + 4), f.frames[frame].size());
+      }
+    }
+    EXPECT_EQ(frame, f.frames.size());
+  }
+  EXPECT_EQ(f.avih_frames, frames_per_riff[0]);
+  return f;
+}
+
+void write_all(FrameSink& sink, const std::vector<Bytes>& frames) {
+  for (const Bytes& f : frames) sink.write_frame(f.data(), f.size());
+}
+
+/// ffprobe counts, ffmpeg's strict decode, and a byte-exact stream copy back to JPEG files.
+void check_with_ffmpeg(const std::string& path, const std::vector<Bytes>& frames, int w, int h,
+                       const std::string& rate, const ScratchDir& dir, const std::string& fmt = "") {
+  auto kv = io_test::probe_stream(path, fmt);
+  EXPECT_EQ(kv["_error"], "");
+  EXPECT_EQ(kv["codec_name"], "mjpeg");
+  EXPECT_EQ(kv["width"], std::to_string(w));
+  EXPECT_EQ(kv["height"], std::to_string(h));
+  if (!rate.empty()) {
+    EXPECT_EQ(kv["r_frame_rate"], rate);
+  }
+  EXPECT_EQ(kv["nb_read_frames"], std::to_string(frames.size()));
+  if (fmt.empty()) {
+    EXPECT_EQ(kv["nb_frames"], std::to_string(frames.size()));
+  }
+
+  std::string log;
+  EXPECT_EQ(io_test::run("ffmpeg -nostdin -v error -xerror " + fmt + " -i '" + path +
+                         "' -f null - 2>&1", &log), 0);
+  EXPECT_EQ(log, "") << "ffmpeg decode was not silent";
+
+  const std::string out = dir.file("copy");
+  ASSERT_EQ(io_test::run("mkdir -p '" + out + "' && ffmpeg -nostdin -v error " + fmt + " -i '" +
+                         path + "' -c copy -f image2 '" + out + "/f%04d.jpg' 2>&1", &log), 0) << log;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/f%04zu.jpg", i + 1);
+    EXPECT_TRUE(io_test::read_bytes(out + name) == frames[i]) << "frame " << i << " differs";
+  }
+  EXPECT_FALSE(io_test::file_exists(out + "/f" + std::to_string(10000 + frames.size() + 1).substr(1) + ".jpg"));
+}
+
+// --- AVI ----------------------------------------------------------------------------------
+
+TEST(AviWriter, SmallFileStructureAndFfprobe) {
+  ScratchDir dir;
+  const auto frames = make_frames(12, 64, 48, 0);
+  const std::string path = dir.file("out.avi");
+  {
+    AviWriter w(path, 64, 48, 30000, 1001);
+    write_all(w, frames);
+    EXPECT_FALSE(io_test::file_exists(path)) << "nothing under the final name before close()";
+    w.close();
+    EXPECT_EQ(w.frames_written(), 12);
+    EXPECT_EQ(w.segments(), 1);
+  }
+  const AviFacts f = check_avi(path);
+  EXPECT_EQ(f.riff_sizes.size(), 1u);
+  EXPECT_EQ(f.frames, frames);
+  EXPECT_EQ(f.strh_length, 12u);
+  EXPECT_EQ(f.dmlh_frames, 12u);
+  EXPECT_EQ(f.strh_rate, 30000u);
+  EXPECT_EQ(f.strh_scale, 1001u);
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"out.avi"}) << "no temporary file left";
+  if (!io_test::have_tool("ffprobe") || !io_test::have_tool("ffmpeg"))
+    GTEST_SKIP() << "ffprobe/ffmpeg not found on PATH: container checks by ffmpeg skipped";
+  check_with_ffmpeg(path, frames, 64, 48, "30000/1001", dir);
+}
+
+TEST(AviWriter, OddSizedFramesArePadded) {
+  ScratchDir dir;
+  auto frames = make_frames(3, 16, 16, 0);
+  for (Bytes& f : frames)
+    if (f.size() % 2 == 0) { f.insert(f.end() - 2, 0xFF); }  // a fill byte before EOI: still valid JPEG
+  const std::string path = dir.file("odd.avi");
+  AviWriter w(path, 16, 16, 25, 1);
+  write_all(w, frames);
+  w.close();
+  EXPECT_EQ(check_avi(path).frames, frames);
+}
+
+TEST(AviWriter, OpenDmlSegmentsPastTheRiffLimit) {
+  ScratchDir dir;
+  const auto frames = make_frames(48, 320, 240, 250, 95);
+  std::size_t total = 0;
+  for (const Bytes& f : frames) total += f.size();
+  const std::uint64_t limit = 1 << 20;
+  ASSERT_GT(total, 3 * limit) << "frames too small to make several segments";
+  const std::string path = dir.file("big.avi");
+  {
+    AviWriter w(path, 320, 240, 24, 1, limit);
+    write_all(w, frames);
+    w.close();
+    EXPECT_GE(w.segments(), 4);
+  }
+  const AviFacts f = check_avi(path);
+  EXPECT_GE(f.riff_sizes.size(), 4u);
+  for (std::size_t s : f.riff_sizes) EXPECT_LE(s, limit);
+  EXPECT_EQ(f.frames, frames);
+  EXPECT_EQ(f.strh_length, 48u);
+  EXPECT_EQ(f.dmlh_frames, 48u);
+  EXPECT_LT(f.avih_frames, 48u) << "avih counts the first RIFF only";
+  if (!io_test::have_tool("ffprobe") || !io_test::have_tool("ffmpeg"))
+    GTEST_SKIP() << "ffprobe/ffmpeg not found on PATH: container checks by ffmpeg skipped";
+  check_with_ffmpeg(path, frames, 320, 240, "24/1", dir);
+}
+
+TEST(AviWriter, TooManySegmentsIsAClearError) {
+  ScratchDir dir;
+  const auto frames = make_frames(1, 128, 128, 250, 98);  // one ~30+ KiB frame, written repeatedly
+  ASSERT_GT(frames[0].size(), 20000u);
+  const std::string path = dir.file("huge.avi");
+  AviWriter w(path, 128, 128, 25, 1, 64 * 1024);
+  try {
+    for (int i = 0; i < 100000; ++i) w.write_frame(frames[0].data(), frames[0].size());
+    ADD_FAILURE() << "no error after 100000 frames";
+  } catch (const mjpeg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("256"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(w.segments(), AviWriter::kMaxSegments);
+}
+
+TEST(AviWriter, RejectsInvalidArguments) {
+  ScratchDir dir;
+  EXPECT_THROW(AviWriter(dir.file("a.avi"), 0, 10, 25, 1), mjpeg::UsageError);
+  EXPECT_THROW(AviWriter(dir.file("a.avi"), 10, 10, 0, 1), mjpeg::UsageError);
+  EXPECT_THROW(AviWriter(dir.file("a.avi"), 10, 10, 25, 0), mjpeg::UsageError);
+  EXPECT_THROW(AviWriter(dir.file("a.avi"), 10, 10, 25, 1, 1000), mjpeg::UsageError);
+  EXPECT_TRUE(dir.list().empty());
+}
+
+TEST(AviWriter, UnclosedWriterLeavesNothing) {
+  ScratchDir dir;
+  const auto frames = make_frames(3, 32, 32, 0);
+  {
+    AviWriter w(dir.file("gone.avi"), 32, 32, 25, 1);
+    write_all(w, frames);
+  }  // destroyed without close(): abandoned
+  EXPECT_TRUE(dir.list().empty());
+}
+
+TEST(AviWriter, DiskFullIsAnErrorWithStrerror) {
+  if (!io_test::file_exists("/dev/full")) GTEST_SKIP() << "/dev/full not available";
+  const auto frames = make_frames(4, 32, 32, 0);
+  try {
+    AviWriter w("/dev/full", 32, 32, 25, 1);
+    write_all(w, frames);
+    w.close();
+    ADD_FAILURE() << "writing to /dev/full succeeded";
+  } catch (const mjpeg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ENOSPC)), std::string::npos) << e.what();
+  }
+}
+
+/// In a child limited to `limit` bytes per file (RLIMIT_FSIZE, SIGXFSZ ignored, so write()
+/// fails with EFBIG like a full disk), writes `frames` to `path`. Exit code 0: Error thrown.
+int write_in_limited_child(const std::string& path, const std::vector<Bytes>& frames, rlim_t limit) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    rlimit rl{limit, limit};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+    int code = 2;
+    try {
+      auto sink = make_frame_sink(path, 256, 192, 25, 1);
+      for (const Bytes& f : frames) sink->write_frame(f.data(), f.size());
+      sink->close();
+      code = 1;  // no error
+    } catch (const mjpeg::Error& e) {
+      code = std::string(e.what()).find(path) != std::string::npos ? 0 : 3;
+    }
+    std::_Exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(FrameSinks, FailedWriteLeavesNoFileUnderTheFinalName) {
+  ScratchDir dir;
+  const auto frames = make_frames(30, 256, 192, 200, 95);  // a few MiB, past the 4 MiB buffer
+  for (const char* name : {"full.avi", "full.mjpeg"}) {
+    const std::string path = dir.file(name);
+    EXPECT_EQ(write_in_limited_child(path, frames, 1 << 20), 0)
+        << name << ": 1: no error, 2: other exception, 3: message lacks the path";
+    EXPECT_TRUE(dir.list().empty()) << name << ": a file was left behind";
+  }
+}
+
+// --- raw .mjpeg and image sequences -------------------------------------------------------
+
+TEST(MjpegStreamWriter, ConcatenatedFramesReadableByFfprobe) {
+  ScratchDir dir;
+  const auto frames = make_frames(7, 48, 32, 0);
+  const std::string path = dir.file("out.mjpeg");
+  auto sink = make_frame_sink(path, 48, 32, 25, 1);
+  write_all(*sink, frames);
+  EXPECT_FALSE(io_test::file_exists(path));
+  sink->close();
+  Bytes all;
+  for (const Bytes& f : frames) all.insert(all.end(), f.begin(), f.end());
+  EXPECT_TRUE(io_test::read_bytes(path) == all);
+  EXPECT_EQ(sink->frames_written(), 7);
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"out.mjpeg"});
+  if (!io_test::have_tool("ffprobe") || !io_test::have_tool("ffmpeg"))
+    GTEST_SKIP() << "ffprobe/ffmpeg not found on PATH";
+  check_with_ffmpeg(path, frames, 48, 32, "", dir, "-f mjpeg");
+}
+
+TEST(ImageSequenceWriter, OneFilePerFrame) {
+  ScratchDir dir;
+  const auto frames = make_frames(3, 16, 16, 0);
+  ASSERT_EQ(io_test::run("mkdir '" + dir.file("seq") + "'"), 0);
+  auto sink = make_frame_sink(dir.file("seq/%05d.jpg"), 16, 16, 25, 1);
+  write_all(*sink, frames);
+  sink->close();
+  EXPECT_EQ(io_test::ScratchDir::lines("ls -A '" + dir.file("seq") + "'"),
+            (std::vector<std::string>{"00001.jpg", "00002.jpg", "00003.jpg"}));
+  for (int i = 0; i < 3; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "seq/%05d.jpg", i + 1);
+    EXPECT_TRUE(io_test::read_bytes(dir.file(name)) == frames[std::size_t(i)]);
+  }
+  ImageSequenceWriter w("a_%%_%3d.jpg", 0);
+  EXPECT_EQ(w.file_name(7), "a_%_  7.jpg");
+  EXPECT_THROW(make_frame_sink(dir.file("missing/%d.jpg"), 16, 16, 25, 1)->write_frame(frames[0].data(), frames[0].size()),
+               mjpeg::Error);
+}
+
+TEST(FrameSinks, OutputKindByName) {
+  EXPECT_EQ(output_kind("a/b.avi"), OutputKind::avi);
+  EXPECT_EQ(output_kind("B.AVI"), OutputKind::avi);
+  EXPECT_EQ(output_kind("x.mjpeg"), OutputKind::mjpeg_stream);
+  EXPECT_EQ(output_kind("x.mjpg"), OutputKind::mjpeg_stream);
+  EXPECT_EQ(output_kind("-"), OutputKind::mjpeg_stream);
+  EXPECT_EQ(output_kind("out/%05d.jpg"), OutputKind::image_sequence);
+  EXPECT_EQ(output_kind("out/f%d.JPEG"), OutputKind::image_sequence);
+  EXPECT_THROW(output_kind("out.mp4"), mjpeg::UsageError);
+  EXPECT_THROW(output_kind("noext"), mjpeg::UsageError);
+  EXPECT_THROW(output_kind("out/%05d.png"), mjpeg::UsageError);
+  EXPECT_THROW(output_kind("out/%05d_%d.jpg"), mjpeg::UsageError);
+  EXPECT_THROW(output_kind("out/%s.jpg"), mjpeg::UsageError);
+  EXPECT_THROW(output_kind("out.d/file"), mjpeg::UsageError);
+}
+
+}  // namespace
