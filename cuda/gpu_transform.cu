@@ -1,0 +1,205 @@
+// Host side of the GPU transform: device probing, TransformPlan (device tables, kernel
+// attributes, launch shapes) and launch_transform.
+#include "gpu_transform.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "cuda_check.hpp"
+#include "cuda_raii.hpp"
+#include "mjpeg/error.hpp"
+#include "transform_params.hpp"
+
+namespace mjpeg::gpu {
+
+const char* to_string(Variant v) {
+  switch (v) {
+    case Variant::direct: return "direct";
+    case Variant::pipeline: return "pipeline";
+    case Variant::partitioned: return "partitioned";
+    case Variant::primitives: return "primitives";
+  }
+  return "?";
+}
+
+Variant parse_variant(const std::string& text) {
+  for (Variant v : kAllVariants)
+    if (text == to_string(v)) return v;
+  throw UsageError("unknown GPU variant '" + text +
+                   "' (expected direct, pipeline, partitioned or primitives)");
+}
+
+int device_count(std::string* reason) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (reason)
+      *reason = std::string("no usable CUDA device: cudaGetDeviceCount failed with ") +
+                cudaGetErrorName(e);
+    return 0;
+  }
+  if (n == 0 && reason) *reason = "no CUDA device found";
+  return n;
+}
+
+bool usable_device(std::string* reason) {
+  if (device_count(reason) == 0) return false;
+  cudaDeviceProp prop{};
+  const cudaError_t e = cudaGetDeviceProperties(&prop, 0);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (reason)
+      *reason = std::string("CUDA device 0 unusable: cudaGetDeviceProperties failed with ") +
+                cudaGetErrorName(e);
+    return false;
+  }
+  if (prop.major < 8) {
+    if (reason)
+      *reason = std::string("CUDA device 0 (") + prop.name + ") has compute capability " +
+                std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+                "; the kernels need 8.0 or newer";
+    return false;
+  }
+  if (reason) reason->clear();
+  return true;
+}
+
+struct TransformPlan::Impl {
+  FrameGeometry geometry;
+  PixelFormat input = PixelFormat::rgb24;
+  detail::KernelParams base{};
+  detail::KernelTable table{};
+  int grid[4][4] = {};
+  int blocks_per_sm[4][4] = {};
+  DeviceBuffer tables;
+};
+
+namespace {
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, PixelFormat input)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  if (g.num_components != 1 && g.num_components != 3)
+    throw UsageError("TransformPlan: geometry has no components");
+  if (input == PixelFormat::gray8 && g.num_components != 1)
+    throw UsageError("TransformPlan: gray8 input needs a grayscale geometry");
+  if (tables.count < (g.num_components == 1 ? 1 : 2))
+    throw UsageError("TransformPlan: missing quantization table");
+  m.geometry = g;
+  m.input = input;
+
+  if (g.num_components == 1)
+    input == PixelFormat::gray8 ? detail::kernel_table_gray_gray(m.table)
+                                : detail::kernel_table_gray_rgb(m.table);
+  else if (g.max_v == 2)
+    detail::kernel_table_420(m.table);
+  else if (g.max_h == 2)
+    detail::kernel_table_422(m.table);
+  else
+    detail::kernel_table_444(m.table);
+
+  detail::DeviceTables host{};
+  for (int t = 0; t < 2; ++t)
+    for (int n = 0; n < 64; ++n) host.divisor[t][n] = tables.divisor[std::min(t, tables.count - 1)][n];
+  for (int k = 0; k < 64; ++k) host.zigzag_of_natural[math::kZigzagToNatural[k]] = static_cast<std::uint8_t>(k);
+  m.tables = DeviceBuffer(sizeof host);
+  MJPEG_CUDA_CHECK(cudaMemcpy(m.tables.get(), &host, sizeof host, cudaMemcpyHostToDevice));
+
+  const detail::KernelEntry& e0 = m.table.entry[0][0];
+  detail::KernelParams& p = m.base;
+  p.tables = m.tables.as<detail::DeviceTables>();
+  p.width = g.width;
+  p.height = g.height;
+  p.mcus_x = g.mcus_x;
+  const int bands = ceil_div(g.height, e0.tile_h);
+  p.tiles_x = ceil_div(g.width, e0.tile_w);
+  p.num_tiles = p.tiles_x * bands;
+  for (int c = 0; c < g.num_components; ++c) {
+    p.comp[c].height = g.comp[c].height;
+    p.comp[c].width_in_blocks = g.comp[c].width_in_blocks;
+    p.comp[c].height_in_blocks = g.comp[c].height_in_blocks;
+    p.comp[c].blocks_w = g.comp[c].blocks_w;
+    p.comp[c].block_offset = static_cast<long long>(g.comp[c].block_offset);
+  }
+
+  int dev = 0, sms = 0;
+  MJPEG_CUDA_CHECK(cudaGetDevice(&dev));
+  MJPEG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  for (int v = 0; v < 4; ++v) {
+    for (int s = 0; s < 4; ++s) {
+      const detail::KernelEntry& e = m.table.entry[v][s];
+      MJPEG_CUDA_CHECK(cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(e.smem)));
+      int per_sm = 0;
+      MJPEG_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, e.threads, e.smem));
+      if (per_sm < 1) throw Error("TransformPlan: a transform kernel does not fit on the device");
+      m.blocks_per_sm[v][s] = per_sm;
+      m.grid[v][s] = std::max(1, std::min(p.num_tiles, per_sm * sms));
+    }
+  }
+}
+
+TransformPlan::~TransformPlan() = default;
+TransformPlan::TransformPlan(TransformPlan&&) noexcept = default;
+TransformPlan& TransformPlan::operator=(TransformPlan&&) noexcept = default;
+
+const FrameGeometry& TransformPlan::geometry() const { return impl_->geometry; }
+PixelFormat TransformPlan::input_format() const { return impl_->input; }
+
+namespace {
+void check_stages(int stages) {
+  if (stages < 1 || stages > kMaxStages)
+    throw UsageError("GPU pipeline stages must be 1..4, got " + std::to_string(stages));
+}
+}  // namespace
+
+KernelInfo TransformPlan::kernel_info(Variant v, int stages) const {
+  check_stages(stages);
+  const int vi = static_cast<int>(v);
+  const detail::KernelEntry& e = impl_->table.entry[vi][stages - 1];
+  cudaFuncAttributes a{};
+  MJPEG_CUDA_CHECK(cudaFuncGetAttributes(&a, e.fn));
+  KernelInfo k;
+  k.registers = a.numRegs;
+  k.static_smem = a.sharedSizeBytes;
+  k.dynamic_smem = e.smem;
+  k.threads = e.threads;
+  k.grid = impl_->grid[vi][stages - 1];
+  k.blocks_per_sm = impl_->blocks_per_sm[vi][stages - 1];
+  return k;
+}
+
+void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, std::size_t pitch,
+                      std::int16_t* d_coeffs, Variant variant, int stages, void* stream) {
+  check_stages(stages);
+  const TransformPlan::Impl& m = plan.impl();
+  const std::size_t row_bytes =
+      static_cast<std::size_t>(m.geometry.width) * channels(m.input);
+  if (!d_pixels || !d_coeffs) throw UsageError("launch_transform: null device pointer");
+  if (pitch < row_bytes) throw UsageError("launch_transform: pitch is smaller than a row");
+  if (reinterpret_cast<std::uintptr_t>(d_coeffs) % 16 != 0)
+    throw UsageError("launch_transform: coefficient buffer must be 16-byte aligned");
+  const int vi = static_cast<int>(variant);
+  const detail::KernelEntry& e = m.table.entry[vi][stages - 1];
+  detail::KernelParams p = m.base;
+  p.pixels = d_pixels;
+  p.pitch = pitch;
+  p.coeffs = d_coeffs;
+  p.aligned = (reinterpret_cast<std::uintptr_t>(d_pixels) % 16 == 0 && pitch % 16 == 0) ? 1 : 0;
+  void* args[] = {&p};
+  MJPEG_CUDA_CHECK(cudaLaunchKernel(e.fn, dim3(static_cast<unsigned>(m.grid[vi][stages - 1])),
+                                    dim3(static_cast<unsigned>(e.threads)), args, e.smem,
+                                    static_cast<cudaStream_t>(stream)));
+  MJPEG_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mjpeg::gpu

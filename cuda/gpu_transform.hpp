@@ -1,0 +1,81 @@
+// Plain C++ API of the GPU forward transform (no CUDA headers needed to include it).
+//
+//   TransformPlan plan(geometry, tables, PixelFormat::rgb24);   // once per geometry
+//   launch_transform(plan, d_pixels, pitch, d_coeffs, Variant::pipeline, 2, stream);
+//
+// d_pixels: one frame of packed rgb24 (or gray8) in device memory, `pitch` bytes per row.
+// d_coeffs: geometry.coefficient_count() int16 in device memory; on completion it holds exactly
+// what transform_cpu writes (real blocks, dummy blocks, zigzag order).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "jpeg/quant.hpp"
+#include "jpeg_geometry.hpp"
+#include "mjpeg/options.hpp"
+
+namespace mjpeg::gpu {
+
+/// How pixel tiles reach shared memory; all variants give identical output.
+enum class Variant {
+  direct,       ///< no staging: every thread reads its pixels from global memory
+  pipeline,     ///< unified block-scoped cuda::pipeline, S stages, all threads copy and compute
+  partitioned,  ///< block-scoped cuda::pipeline, one producer warp + consumer warps (pipeline_role)
+  primitives,   ///< __pipeline_memcpy_async / __pipeline_commit / __pipeline_wait_prior, S stages
+};
+inline constexpr Variant kAllVariants[] = {Variant::direct, Variant::pipeline,
+                                           Variant::partitioned, Variant::primitives};
+inline constexpr int kMaxStages = 4;
+
+const char* to_string(Variant v);
+/// "direct", "pipeline", "partitioned", "primitives"; throws UsageError otherwise.
+Variant parse_variant(const std::string& text);
+
+/// Number of CUDA devices (0 when none or when the driver is unusable; `reason` says why).
+int device_count(std::string* reason = nullptr);
+/// True when device 0 can run the kernels (present, compute capability >= 8.0 for cp.async);
+/// otherwise false and `reason` holds a sentence for the user.
+bool usable_device(std::string* reason = nullptr);
+
+/// Resource use of one kernel instance (cudaFuncGetAttributes + launch shape).
+struct KernelInfo {
+  int registers = 0;
+  std::size_t static_smem = 0;
+  std::size_t dynamic_smem = 0;
+  int threads = 0;
+  int grid = 0;
+  int blocks_per_sm = 0;
+};
+
+/// Everything fixed for one geometry: the quantization divisors on the device, kernel
+/// attributes, launch shapes. Create once (it allocates), launch many times (nothing allocated).
+class TransformPlan {
+ public:
+  TransformPlan(const FrameGeometry& geometry, const QuantTables& tables, PixelFormat input);
+  ~TransformPlan();
+  TransformPlan(TransformPlan&&) noexcept;
+  TransformPlan& operator=(TransformPlan&&) noexcept;
+  TransformPlan(const TransformPlan&) = delete;
+  TransformPlan& operator=(const TransformPlan&) = delete;
+
+  const FrameGeometry& geometry() const;
+  PixelFormat input_format() const;
+  KernelInfo kernel_info(Variant v, int stages) const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Enqueues the transform of one frame on `stream` (a cudaStream_t; nullptr = default stream).
+/// stages: 1..4 (ignored by Variant::direct). Throws UsageError for bad arguments and
+/// mjpeg::Error for CUDA failures (launch errors are checked right after the launch).
+void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, std::size_t pitch,
+                      std::int16_t* d_coeffs, Variant variant, int stages, void* stream);
+
+}  // namespace mjpeg::gpu

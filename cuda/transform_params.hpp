@@ -1,0 +1,59 @@
+// Kernel parameters of the transform kernels: plain data shared by the launcher (.cu host code)
+// and the kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jpeg_math.hpp"
+
+namespace mjpeg::gpu::detail {
+
+/// Device-resident constant tables, copied into shared memory by every block.
+struct DeviceTables {
+  math::QuantDivisor divisor[2][64];  ///< natural order; [0] luma/gray, [1] chroma
+  std::uint8_t zigzag_of_natural[64];  ///< inverse of kZigzagToNatural
+};
+
+struct CompParams {
+  int height;            ///< component rows (ceil(H*v/max_v))
+  int width_in_blocks;   ///< real block columns
+  int height_in_blocks;  ///< real block rows
+  int blocks_w;          ///< block columns incl. dummies
+  long long block_offset;
+};
+
+struct KernelParams {
+  const std::uint8_t* pixels;
+  std::size_t pitch;
+  std::int16_t* coeffs;
+  const DeviceTables* tables;
+  int width, height;
+  int mcus_x;      ///< MCU columns (gray: block columns)
+  int tiles_x;     ///< tiles per band
+  int num_tiles;   ///< tiles_x * bands
+  int aligned;     ///< pixels and pitch are both multiples of 16
+  CompParams comp[3];
+};
+
+enum Layout : int { kL444 = 0, kL422 = 1, kL420 = 2, kLGray = 3 };
+enum VariantId : int { kDirect = 0, kPipeline = 1, kPartitioned = 2, kPrimitives = 3 };
+
+/// One kernel instance: entry point and launch shape.
+struct KernelEntry {
+  const void* fn = nullptr;
+  int threads = 0;
+  std::size_t smem = 0;  ///< dynamic shared memory bytes
+  int tile_w = 0, tile_h = 0;
+};
+struct KernelTable {
+  KernelEntry entry[4][4];  ///< [variant][stages - 1]
+};
+
+void kernel_table_444(KernelTable& t);
+void kernel_table_422(KernelTable& t);
+void kernel_table_420(KernelTable& t);
+void kernel_table_gray_rgb(KernelTable& t);
+void kernel_table_gray_gray(KernelTable& t);
+
+}  // namespace mjpeg::gpu::detail

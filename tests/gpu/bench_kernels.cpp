@@ -1,0 +1,144 @@
+// mjpeg_bench_kernels: time the GPU transform kernels (4:2:0, q90) at HD, 4K and 8K for every
+// variant and stage count. Per configuration: median ms per frame from CUDA events around each
+// launch (after a warm-up), rotating among enough input/output buffers that the L2 cache
+// (~60 MB) cannot hold a frame between its uses; effective bandwidth = (RGB bytes read +
+// coefficient bytes written) / time, against a large device-to-device cudaMemcpy timed in the
+// same run (bytes read + written); registers and shared memory from cudaFuncGetAttributes.
+//
+// Usage: mjpeg_bench_kernels [--csv] [--quick] [--sizes hd,4k,8k]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_raii.hpp"
+#include "gpu_test_util.hpp"
+#include "gpu_transform.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+
+using namespace mjpeg;
+
+namespace {
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Device-to-device copy bandwidth (read + write), GB/s.
+double copy_bandwidth(gpu::Stream& stream) {
+  const std::size_t bytes = std::size_t{512} << 20;
+  gpu::DeviceBuffer a(bytes), b(bytes);
+  MJPEG_CUDA_CHECK(cudaMemset(a.get(), 1, bytes));
+  MJPEG_CUDA_CHECK(cudaMemset(b.get(), 2, bytes));
+  gpu::Event e0, e1;
+  std::vector<float> t;
+  for (int i = 0; i < 25; ++i) {
+    e0.record(stream.get());
+    MJPEG_CUDA_CHECK(cudaMemcpyAsync(i % 2 ? a.get() : b.get(), i % 2 ? b.get() : a.get(), bytes,
+                                     cudaMemcpyDeviceToDevice, stream.get()));
+    e1.record(stream.get());
+    e1.synchronize();
+    if (i >= 5) t.push_back(e1.elapsed_since(e0));
+  }
+  return 2.0 * bytes / (median(t) * 1e-3) / 1e9;
+}
+
+struct SizeCase {
+  const char* name;
+  int w, h;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool csv = false, quick = false;
+  std::string sizes = "hd,4k,8k";
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--csv")) csv = true;
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--csv] [--quick] [--sizes hd,4k,8k]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::string reason;
+  if (!gpu::usable_device(&reason)) {
+    std::fprintf(stderr, "mjpeg_bench_kernels: %s\n", reason.c_str());
+    return 1;
+  }
+  try {
+    cudaDeviceProp prop{};
+    MJPEG_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    gpu::Stream stream;
+    const double copy_gbs = copy_bandwidth(stream);
+    std::fprintf(csv ? stderr : stdout,
+                 "device: %s, %d SMs, L2 %d MB; D2D copy %.0f GB/s (read + write)\n", prop.name,
+                prop.multiProcessorCount, prop.l2CacheSize >> 20, copy_gbs);
+    if (csv) std::printf("size,variant,stages,ms,gbs,pct_copy,regs,smem,threads,blocks_per_sm\n");
+    else
+      std::printf("%-5s %-12s %2s %9s %8s %7s %5s %7s %4s %3s\n", "size", "variant", "S",
+                  "ms/frame", "GB/s", "%copy", "regs", "smem", "thr", "b/SM");
+    const SizeCase all[] = {{"hd", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
+    for (const SizeCase& sc : all) {
+      if (sizes.find(sc.name) == std::string::npos) continue;
+      const FrameGeometry g = make_geometry(sc.w, sc.h, Subsampling::s420);
+      const QuantTables t = make_quant_tables(90, 2);
+      const gputest::HostFrame f = gputest::synthetic_frame(sc.w, sc.h, 3, 7u);
+      const std::size_t in_bytes = static_cast<std::size_t>(sc.w) * sc.h * 3;
+      const std::size_t out_bytes = g.coefficient_count() * sizeof(std::int16_t);
+      const int nbuf = static_cast<int>(
+          std::max<std::size_t>(2, (std::size_t{256} << 20) / (in_bytes + out_bytes) + 1));
+      std::vector<gputest::DeviceFrame> in;
+      std::vector<gpu::DeviceBuffer> out;
+      for (int i = 0; i < nbuf; ++i) {
+        in.emplace_back(f, f.stride);
+        out.emplace_back(out_bytes);
+      }
+      const gpu::TransformPlan plan(g, t, PixelFormat::rgb24);
+      const int reps = quick ? 30 : (sc.w <= 1920 ? 400 : sc.w <= 3840 ? 200 : 100);
+      for (gpu::Variant v : gpu::kAllVariants) {
+        for (int st = 1; st <= (v == gpu::Variant::direct ? 1 : gpu::kMaxStages); ++st) {
+          std::vector<gpu::Event> ev(2 * reps);
+          for (int i = 0; i < 10; ++i)
+            gpu::launch_transform(plan, in[i % nbuf].data, in[i % nbuf].pitch,
+                                  out[i % nbuf].as<std::int16_t>(), v, st, stream.get());
+          for (int i = 0; i < reps; ++i) {
+            const int b = i % nbuf;
+            ev[2 * i].record(stream.get());
+            gpu::launch_transform(plan, in[b].data, in[b].pitch, out[b].as<std::int16_t>(), v, st,
+                                  stream.get());
+            ev[2 * i + 1].record(stream.get());
+          }
+          stream.synchronize();
+          std::vector<float> ms(reps);
+          for (int i = 0; i < reps; ++i) ms[i] = ev[2 * i + 1].elapsed_since(ev[2 * i]);
+          const double med = median(ms);
+          const double gbs = (in_bytes + out_bytes) / (med * 1e-3) / 1e9;
+          const gpu::KernelInfo k = plan.kernel_info(v, st);
+          const std::size_t smem = k.static_smem + k.dynamic_smem;
+          if (csv)
+            std::printf("%s,%s,%d,%.4f,%.1f,%.1f,%d,%zu,%d,%d\n", sc.name, gpu::to_string(v), st,
+                        med, gbs, 100.0 * gbs / copy_gbs, k.registers, smem, k.threads,
+                        k.blocks_per_sm);
+          else
+            std::printf("%-5s %-12s %2d %9.4f %8.1f %6.1f%% %5d %7zu %4d %3d\n", sc.name,
+                        gpu::to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs, k.registers,
+                        smem, k.threads, k.blocks_per_sm);
+          std::fflush(stdout);
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mjpeg_bench_kernels: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,231 @@
+// GPU transform exactness: every variant x stage count x sampling x quality x size gives the
+// same coefficient buffer as transform_cpu, bit for bit (size check, then memcmp), for packed,
+// padded and unaligned pitches; and the JPEG from GPU coefficients equals encode_jpeg's bytes.
+//
+// Without a usable CUDA device the tests are skipped (GTEST_SKIP); with MJPEG_REQUIRE_GPU=1 they
+// fail instead. MJPEG_GPU_SMALL=1 keeps only small frames (for compute-sanitizer runs).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_raii.hpp"
+#include "gpu_test_util.hpp"
+#include "gpu_transform.hpp"
+#include "jpeg/entropy.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
+#include "mjpeg/encoder.hpp"
+#ifdef MJPEG_GPU_TESTS_WITH_MEDIA
+#include "common/test_media.hpp"
+#endif
+
+namespace mjpeg {
+namespace {
+
+using gpu::Variant;
+using gputest::DeviceFrame;
+using gputest::HostFrame;
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
+bool small_mode() { return env_is("MJPEG_GPU_SMALL", "1"); }
+
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string reason;
+    if (!gpu::usable_device(&reason)) {
+      if (env_is("MJPEG_REQUIRE_GPU", "1")) {
+        FAIL() << "MJPEG_REQUIRE_GPU=1 but no usable GPU: " << reason;
+      }
+      GTEST_SKIP() << reason;
+    }
+  }
+};
+
+const int kQualities[] = {1, 10, 50, 75, 90, 95, 100};
+
+std::vector<std::int16_t> cpu_coeffs(const HostFrame& f, const FrameGeometry& g,
+                                     const QuantTables& t) {
+  std::vector<std::int16_t> out(g.coefficient_count(), std::int16_t{0x7777});
+  transform_cpu(f.view(), g, t, out.data());
+  return out;
+}
+
+std::vector<std::int16_t> gpu_coeffs(const gpu::TransformPlan& plan, const DeviceFrame& d,
+                                     gpu::DeviceBuffer& coeffs, Variant v, int stages) {
+  const FrameGeometry& g = plan.geometry();
+  MJPEG_CUDA_CHECK(cudaMemset(coeffs.get(), 0xA5, coeffs.size()));  // poison
+  gpu::launch_transform(plan, d.data, d.pitch, coeffs.as<std::int16_t>(), v, stages, nullptr);
+  MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::int16_t> out(g.coefficient_count());
+  MJPEG_CUDA_CHECK(cudaMemcpy(out.data(), coeffs.get(), out.size() * sizeof(std::int16_t),
+                              cudaMemcpyDeviceToHost));
+  return out;
+}
+
+std::string first_difference(const std::vector<std::int16_t>& a,
+                              const std::vector<std::int16_t>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return "first difference at coefficient " + std::to_string(i) + " (block " +
+             std::to_string(i / 64) + ", zigzag " + std::to_string(i % 64) +
+             "): cpu " + std::to_string(a[i]) + ", gpu " + std::to_string(b[i]);
+  return "";
+}
+
+// Compares every variant and stage count for one frame, geometry and quality.
+void expect_all_variants_match(const HostFrame& f, Subsampling s, int quality,
+                               std::size_t pitch, std::size_t offset, bool all_stages) {
+  const FrameGeometry g = make_geometry(f.width, f.height, s);
+  const QuantTables t = make_quant_tables(quality, g.num_components == 1 ? 1 : 2);
+  const std::vector<std::int16_t> ref = cpu_coeffs(f, g, t);
+  const DeviceFrame d(f, pitch, offset);
+  gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
+  const gpu::TransformPlan plan(g, t, f.channels == 3 ? PixelFormat::rgb24 : PixelFormat::gray8);
+  const char* only = std::getenv("MJPEG_GPU_ONLY_VARIANT");  // e.g. for synccheck runs
+  for (Variant v : gpu::kAllVariants) {
+    if (only && *only && gpu::parse_variant(only) != v) continue;
+    const int max_s = v == Variant::direct ? 1 : (all_stages ? gpu::kMaxStages : 2);
+    for (int st = 1; st <= max_s; ++st) {
+      const std::vector<std::int16_t> got = gpu_coeffs(plan, d, coeffs, v, st);
+      ASSERT_EQ(got.size(), ref.size());
+      const bool same = std::memcmp(got.data(), ref.data(), ref.size() * sizeof(std::int16_t)) == 0;
+      EXPECT_TRUE(same) << f.width << "x" << f.height << " " << to_string(s) << " q" << quality
+                        << " ch" << f.channels << " pitch " << pitch << " offset " << offset
+                        << " " << gpu::to_string(v) << " S=" << st << ": "
+                        << first_difference(ref, got);
+      if (!same) return;
+    }
+  }
+}
+
+struct Size {
+  int w, h;
+};
+
+using Param = std::tuple<Subsampling, Size>;
+
+class GpuExact : public GpuTest, public ::testing::WithParamInterface<Param> {};
+
+TEST_P(GpuExact, AllVariantsStagesQualitiesPitchesMatchCpu) {
+  const auto [s, size] = GetParam();
+  const bool small = size.w * size.h <= 64 * 64;
+  if (small_mode() && !small) GTEST_SKIP() << "MJPEG_GPU_SMALL=1: large frame skipped";
+  const std::vector<int> channel_sets = s == Subsampling::gray ? std::vector<int>{3, 1}
+                                                               : std::vector<int>{3};
+  for (int ch : channel_sets) {
+    const std::size_t row = static_cast<std::size_t>(size.w) * ch;
+    const HostFrame f = gputest::synthetic_frame(size.w, size.h, ch, 17u + size.w * 31u + size.h);
+    // Packed rows (pitch = row bytes, any alignment), a 16-multiple padded pitch, and an odd
+    // pitch on a misaligned base.
+    const std::size_t padded = (row + 15) / 16 * 16 + 64;
+    const std::size_t odd = row + 5;
+    for (int q : kQualities) {
+      // Small mode (sanitizer runs): one quality, packed and odd pitches only.
+      if (small_mode() && q != 90) continue;
+      const bool all_stages = small || q == 90;
+      expect_all_variants_match(f, s, q, row, 0, all_stages);
+      if (q == 75 || q == 90 || small) {
+        if (!small_mode()) expect_all_variants_match(f, s, q, padded, 0, all_stages);
+        expect_all_variants_match(f, s, q, odd, 3, all_stages);
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
+const Size kSizes[] = {{1, 1},     {7, 5},       {8, 8},       {17, 9},      {33, 17},
+                       {16, 16},   {40, 24},     {4001, 9},    {9, 4001},    {1921, 1081},
+                       {1920, 1080}, {259, 131}};
+const Subsampling kSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
+                                  Subsampling::gray};
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const auto [s, size] = info.param;
+  return "s" + to_string(s) + "_" + std::to_string(size.w) + "x" + std::to_string(size.h);
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, GpuExact,
+                         ::testing::Combine(::testing::ValuesIn(kSamplings),
+                                            ::testing::ValuesIn(kSizes)),
+                         param_name);
+
+// The JPEG written from GPU coefficients equals encode_jpeg's (the CPU path) byte for byte.
+TEST_F(GpuTest, JpegFromGpuCoefficientsEqualsCpuJpeg) {
+  const int w = small_mode() ? 37 : 643, h = small_mode() ? 29 : 481;
+  for (Subsampling s : kSamplings) {
+    for (int q : {10, 75, 90, 100}) {
+      if (small_mode() && q != 90) continue;
+      for (bool optimize : {false, true}) {
+        const HostFrame f = gputest::synthetic_frame(w, h, 3, 99u + q);
+        EncodeOptions o;
+        o.quality = q;
+        o.subsampling = s;
+        o.optimize = optimize;
+        o.restart_interval = optimize ? 0 : 7;
+        const std::vector<std::uint8_t> cpu = encode_jpeg(f.view(), o);
+        const FrameGeometry g = make_geometry(w, h, s);
+        const QuantTables t = make_quant_tables(q, g.num_components == 1 ? 1 : 2);
+        const DeviceFrame d(f, f.stride);
+        gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
+        const gpu::TransformPlan plan(g, t, PixelFormat::rgb24);
+        const std::vector<std::int16_t> c = gpu_coeffs(plan, d, coeffs, Variant::pipeline, 2);
+        std::vector<std::uint8_t> jpeg;
+        encode_coefficients(g, t, c.data(), o, jpeg);
+        ASSERT_EQ(jpeg.size(), cpu.size()) << to_string(s) << " q" << q;
+        EXPECT_EQ(std::memcmp(jpeg.data(), cpu.data(), cpu.size()), 0) << to_string(s) << " q" << q;
+      }
+    }
+  }
+}
+
+TEST_F(GpuTest, BadArgumentsAreUsageErrors) {
+  const FrameGeometry g = make_geometry(16, 16, Subsampling::s420);
+  const QuantTables t = make_quant_tables(90, 2);
+  const gpu::TransformPlan plan(g, t, PixelFormat::rgb24);
+  gpu::DeviceBuffer px(16 * 16 * 3), coeffs(g.coefficient_count() * 2);
+  EXPECT_THROW(gpu::launch_transform(plan, px.as<std::uint8_t>(), 16 * 3, coeffs.as<std::int16_t>(),
+                                     Variant::pipeline, 5, nullptr),
+               UsageError);
+  EXPECT_THROW(gpu::launch_transform(plan, px.as<std::uint8_t>(), 10, coeffs.as<std::int16_t>(),
+                                     Variant::pipeline, 1, nullptr),
+               UsageError);
+  EXPECT_THROW(gpu::parse_variant("bogus"), UsageError);
+  EXPECT_EQ(gpu::parse_variant("partitioned"), Variant::partitioned);
+}
+
+#ifdef MJPEG_GPU_TESTS_WITH_MEDIA
+// Real photographs (Kodak, 768x512) when the shared media are present.
+TEST_F(GpuTest, KodakImagesMatchCpu) {
+  if (small_mode()) GTEST_SKIP() << "MJPEG_GPU_SMALL=1";
+  std::string dir;
+  try {
+    dir = test::media_dir();
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no media: " << e.what();
+  }
+  for (int index : {1, 3, 7, 23}) {
+    const test::Image& img = test::kodak(index);
+    HostFrame f;
+    f.width = img.width;
+    f.height = img.height;
+    f.channels = img.channels;
+    f.stride = img.stride();
+    f.bytes = img.pixels;
+    for (Subsampling s : kSamplings)
+      for (int q : {50, 90, 100}) expect_all_variants_match(f, s, q, f.stride, 0, q == 90);
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace mjpeg
