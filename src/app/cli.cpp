@@ -40,7 +40,7 @@ CLI::Validator decimal_integer() {
         text = first == std::string::npos ? "0" : sign + text.substr(first);
         return {};
       },
-      "INT", "decimal integer");
+      "", "decimal integer");  // no description: the option's type name says it all
 }
 
 /// Adds `mjpeg encode` to `app`; the parsed values land in `args` and `subsampling`.
@@ -48,21 +48,26 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   CLI::App* cmd = app.add_subcommand(
       "encode", "Encode one image to a baseline JPEG file (byte-identical to libjpeg-turbo)");
   cmd->add_option("input", args.input, "Input image: " + supported_input_formats())
+      ->type_name("INPUT")
       ->required();
   cmd->add_option("-o,--output", args.output,
                   std::string("Output file; supported: ") + supported_output_extensions())
+      ->type_name("OUTPUT")
       ->required();
   cmd->add_option("-q,--quality", args.options.quality, "JPEG quality 1..100 (never clamped)")
       ->transform(decimal_integer())
-      ->check(CLI::Range(1, 100))
+      ->check(CLI::Range(1, 100).description(""))
+      ->type_name("1..100")
       ->capture_default_str();
   cmd->add_option("-s,--subsampling", subsampling, "Chroma subsampling: 444, 422, 420 or gray")
-      ->check(CLI::IsMember({"444", "422", "420", "gray"}))
+      ->check(CLI::IsMember({"444", "422", "420", "gray"}).description(""))
+      ->type_name("444|422|420|gray")
       ->capture_default_str();
   cmd->add_option("-r,--restart", args.options.restart_interval,
                   fmt::format("Restart interval in MCUs, 0..{} (0 = none)", kMaxRestartInterval))
       ->transform(decimal_integer())
-      ->check(CLI::Range(0, kMaxRestartInterval))
+      ->check(CLI::Range(0, kMaxRestartInterval).description(""))
+      ->type_name(fmt::format("0..{}", kMaxRestartInterval))
       ->capture_default_str();
   cmd->add_flag("--optimize", args.options.optimize,
                 "Optimal Huffman tables (like cjpeg -optimize)");
@@ -82,6 +87,21 @@ void dispatch(const CLI::App* encode, EncodeArgs& args, const std::string& subsa
   }
 }
 
+/// Names a missing or unknown command word clearly (CLI11 would say "A subcommand is
+/// required" for both).
+void check_command_word(const CLI::App& app, int argc, char** argv) {
+  if (argc >= 2 && argv[1][0] == '-') return;  // options such as --help, --version
+  std::string known;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (argc >= 2 && sub->check_name(argv[1])) return;
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (argc < 2)
+    throw UsageError(fmt::format("no command given (commands: {}; see mjpeg --help)", known));
+  throw UsageError(fmt::format("unknown command '{}' (commands: {}; see mjpeg --help)",
+                               argv[1], known));
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -95,10 +115,14 @@ int run_cli(int argc, char** argv) {
   CLI::App* info = app.add_subcommand("info", "Print the version and build options");
 
   try {
+    check_command_word(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
       return app.exit(e);  // --help, --version: printed on stdout
+    print_error(e.what());
+    return kExitUsage;
+  } catch (const UsageError& e) {
     print_error(e.what());
     return kExitUsage;
   }

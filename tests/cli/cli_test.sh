@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `mjpeg` command line, one case per ctest test.
+#
+#   cli_test.sh --list                       print the case names
+#   cli_test.sh CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]
+#
+# Each case runs in its own fresh directory under WORK_DIR. Exit 0 = pass, 77 = skipped
+# (a tool it needs is missing), anything else = fail (with a message on stderr).
+set -uo pipefail
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+die() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+need_cjpeg() { [[ -n "${CJPEG:-}" && -x "$CJPEG" ]] || skip "cjpeg not found"; }
+need_ffmpeg() { command -v ffmpeg >/dev/null || skip "ffmpeg not found"; }
+have_opencv() { "$MJPEG" info | grep -q '^OpenCV: yes'; }
+
+# Asserts that no temporary output file was left in directory $1 (default: .).
+no_temp_files() {
+  local left
+  left=$(find "${1:-.}" -maxdepth 1 -name '.*.tmp-*' | head -5)
+  [[ -z "$left" ]] || die "temporary files left behind: $left"
+}
+
+# expect_fail CODE ARGS...: runs mjpeg, expects exit CODE, exactly one stderr line starting
+# with "mjpeg: error: ", nothing on stdout, and no temporary files in the current directory.
+expect_fail() {
+  local want=$1; shift
+  local rc=0
+  "$MJPEG" "$@" >out.txt 2>err.txt || rc=$?
+  [[ $rc -eq $want ]] || die "mjpeg $* exited $rc, expected $want; stderr: $(cat err.txt)"
+  local lines
+  lines=$(wc -l <err.txt)
+  [[ $lines -eq 1 ]] || die "mjpeg $* printed $lines stderr lines, expected 1: $(cat err.txt)"
+  grep -q '^mjpeg: error: ' err.txt || die "mjpeg $* stderr lacks 'mjpeg: error: ': $(cat err.txt)"
+  [[ ! -s out.txt ]] || die "mjpeg $* printed on stdout: $(cat out.txt)"
+  no_temp_files .
+  echo "ok ($rc): mjpeg $* -> $(cat err.txt)"
+}
+
+# expect_ok ARGS...: runs mjpeg, expects exit 0.
+expect_ok() {
+  local rc=0
+  "$MJPEG" "$@" >out.txt 2>err.txt || rc=$?
+  [[ $rc -eq 0 ]] || die "mjpeg $* exited $rc; stderr: $(cat err.txt)"
+}
+
+# same_bytes A B: the two files are byte-identical.
+same_bytes() {
+  cmp -s "$1" "$2" || die "$1 ($(stat -c %s "$1") bytes) differs from $2 ($(stat -c %s "$2") bytes)"
+}
+
+# against_cjpeg INPUT "MJPEG OPTIONS" "CJPEG OPTIONS": our output equals cjpeg's, byte for byte.
+against_cjpeg() {
+  need_cjpeg
+  local input=$1 ours=$2 theirs=$3
+  rm -f ours.jpg theirs.jpg
+  # shellcheck disable=SC2086
+  expect_ok encode "$input" -o ours.jpg $ours
+  # shellcheck disable=SC2086
+  "$CJPEG" $theirs -outfile theirs.jpg "$input" || die "cjpeg $theirs $input failed"
+  same_bytes ours.jpg theirs.jpg
+  echo "ok: mjpeg [$ours] == cjpeg [$theirs] on $(basename "$input") ($(stat -c %s ours.jpg) bytes)"
+}
+
+# A small P3 (ASCII PPM) of W x H with maxval M: a deterministic pattern covering 0..M.
+make_p3() {
+  awk -v w="$1" -v h="$2" -v m="$3" 'BEGIN {
+    printf "P3\n# test pattern\n%d %d\n%d\n", w, h, m
+    for (y = 0; y < h; y++) {
+      for (x = 0; x < w; x++)
+        printf "%d %d %d\n", int(x * m / (w - 1)), int(y * m / (h - 1)), (x * 7919 + y * 104729) % (m + 1)
+    }
+  }'
+}
+
+# ---------------------------------------------------------------------------------------------
+# Cases: exactness against cjpeg
+# ---------------------------------------------------------------------------------------------
+
+case_encode_default_matches_cjpeg_420() { against_cjpeg "$SAMPLE" "" "-quality 90 -sample 2x2"; }
+case_encode_444_q75_matches_cjpeg() { against_cjpeg "$SAMPLE" "-s 444 -q 75" "-quality 75 -sample 1x1"; }
+case_encode_422_restart_matches_cjpeg() {
+  against_cjpeg "$SAMPLE" "-s 422 -r 5 -q 50" "-quality 50 -sample 2x1 -restart 5B"
+}
+case_encode_gray_matches_cjpeg() { against_cjpeg "$SAMPLE" "-s gray" "-quality 90 -grayscale"; }
+case_encode_optimize_matches_cjpeg() {
+  against_cjpeg "$SAMPLE" "--optimize -q 95 -r 1" "-quality 95 -sample 2x2 -optimize -restart 1B"
+}
+case_encode_ascii_maxval_matches_cjpeg() {
+  # P3/P2 with maxval != 255 exercise the rescaling, which must match cjpeg's.
+  make_p3 37 23 1000 >a1000.ppm
+  against_cjpeg "$PWD/a1000.ppm" "-q 85" "-quality 85 -sample 2x2"
+  make_p3 37 23 7 >a7.ppm
+  against_cjpeg "$PWD/a7.ppm" "-s 444" "-quality 90 -sample 1x1"
+  make_p3 17 9 65535 | awk 'NR == 1 { print "P2"; next } NR <= 4 { print; next } { print $1 }' \
+    >g65535.pgm
+  against_cjpeg "$PWD/g65535.pgm" "" "-quality 90"
+}
+case_encode_16bit_ppm_matches_cjpeg() {
+  need_ffmpeg
+  ffmpeg -v error -i "$SAMPLE" -vf "crop=203:101:50:40" -pix_fmt rgb48be -y in16.ppm ||
+    die "ffmpeg failed"
+  head -c 20 in16.ppm | grep -q 65535 || die "ffmpeg did not write a 16-bit PPM"
+  against_cjpeg "$PWD/in16.ppm" "-s 420" "-quality 90 -sample 2x2"
+}
+case_encode_leading_zeros_are_decimal() {
+  # "-q 010" is quality 10 (not octal 8).
+  against_cjpeg "$SAMPLE" "-q 010" "-quality 10 -sample 2x2"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Cases: other inputs (OpenCV builds) and builds without OpenCV
+# ---------------------------------------------------------------------------------------------
+
+case_png_16bit_rounds_like_cjpeg() {
+  need_ffmpeg
+  have_opencv || skip "built without OpenCV"
+  ffmpeg -v error -i "$SAMPLE" -vf "crop=120:80:300:150" -pix_fmt rgb48be -y in16.ppm &&
+    ffmpeg -v error -i in16.ppm -pix_fmt rgb48be -y in16.png || die "ffmpeg failed"
+  need_cjpeg
+  expect_ok encode in16.png -o ours.jpg
+  grep -q '^mjpeg: note: .*16-bit' err.txt || die "no 16-bit notice: $(cat err.txt)"
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg in16.ppm || die "cjpeg failed"
+  same_bytes ours.jpg theirs.jpg
+}
+case_png_alpha_dropped_with_notice() {
+  need_ffmpeg
+  have_opencv || skip "built without OpenCV"
+  ffmpeg -v error -i "$SAMPLE" -vf "crop=64:48:0:0,format=rgba" -y rgba.png &&
+    ffmpeg -v error -i rgba.png -pix_fmt rgb24 -y rgb.ppm || die "ffmpeg failed"
+  need_cjpeg
+  expect_ok encode rgba.png -o ours.jpg
+  [[ $(grep -c '^mjpeg: note: .*alpha' err.txt) -eq 1 ]] || die "no alpha notice: $(cat err.txt)"
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg rgb.ppm || die "cjpeg failed"
+  same_bytes ours.jpg theirs.jpg
+}
+case_non_pnm_input_without_opencv() {
+  have_opencv && skip "built with OpenCV"
+  printf '\x89PNG\r\n\x1a\n' >x.png
+  expect_fail 1 encode x.png -o x.jpg
+  grep -q 'PPM/PGM' err.txt || die "error does not name the supported formats"
+}
+case_unknown_format_with_opencv() {
+  have_opencv || skip "built without OpenCV"
+  printf 'GIF89a not really' >x.gif
+  expect_fail 1 encode x.gif -o x.jpg
+  grep -q "x.gif" err.txt || die "error does not name the file"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Cases: usage errors (exit 2), output never created
+# ---------------------------------------------------------------------------------------------
+
+case_usage_errors_exit_2() {
+  local a
+  for a in "-q 0" "-q 101" "-q abc" "-q 1.5" "-q 0x5A" "-q" "-s 411" "-s 4:2:0" "-r -1" \
+    "-r 65536" "-r x" "--bogus"; do
+    # shellcheck disable=SC2086
+    expect_fail 2 encode "$SAMPLE" -o out.jpg $a
+    [[ ! -e out.jpg ]] || die "out.jpg created despite a usage error ($a)"
+  done
+  expect_fail 2 encode "$SAMPLE"                   # missing -o
+  expect_fail 2 encode -o out.jpg                  # missing input
+  expect_fail 2                                    # no subcommand
+  expect_fail 2 transcode "$SAMPLE" -o out.jpg     # unknown subcommand
+  grep -q "unknown command 'transcode'" err.txt || die "unknown command not named"
+  [[ ! -e out.jpg ]] || die "out.jpg created"
+}
+case_unknown_output_extension_exit_2() {
+  local out
+  for out in out.png out.avi out.mjpeg out.ppm out noext.; do
+    expect_fail 2 encode "$SAMPLE" -o "$out"
+    grep -q '\.jpg' err.txt || die "error does not list the supported extensions"
+    [[ ! -e $out ]] || die "$out created"
+  done
+  expect_ok encode "$SAMPLE" -o upper.JPEG --quiet  # extensions are case-insensitive
+}
+case_output_is_input_refused() {
+  cp "$SAMPLE" in.jpg  # a PPM under a .jpg name: recognised by its signature
+  cp in.jpg orig.bin
+  mkdir sub
+  ln -s ../in.jpg sub/link.jpg
+  expect_fail 2 encode in.jpg -o in.jpg
+  expect_fail 2 encode in.jpg -o ./in.jpg -y
+  expect_fail 2 encode in.jpg -o "$PWD/sub/../in.jpg" -y
+  expect_fail 2 encode sub/link.jpg -o in.jpg -y
+  same_bytes in.jpg orig.bin
+}
+
+# ---------------------------------------------------------------------------------------------
+# Cases: runtime failures (exit 1), nothing created
+# ---------------------------------------------------------------------------------------------
+
+case_bad_inputs_exit_1() {
+  : >empty.ppm
+  mkdir adir.ppm
+  head -c 1000 "$SAMPLE" >truncated.ppm
+  printf 'Hello, this is a text file.\n' >text.ppm
+  printf 'P6\n640 360\n255\n' >header_only.ppm
+  printf 'P6\n-5 360\n255\n' >negative.ppm
+  local f
+  for f in missing.ppm empty.ppm adir.ppm truncated.ppm text.ppm header_only.ppm negative.ppm; do
+    expect_fail 1 encode "$f" -o out.jpg
+    grep -q "$f" err.txt || die "error does not name $f: $(cat err.txt)"
+    [[ ! -e out.jpg ]] || die "out.jpg created for bad input $f"
+  done
+}
+case_missing_output_directory_exit_1() {
+  expect_fail 1 encode "$SAMPLE" -o no/such/dir/out.jpg
+  [[ ! -e no ]] || die "directories were created"
+}
+case_output_is_directory_exit_1() {
+  mkdir out.jpg
+  expect_fail 1 encode "$SAMPLE" -o out.jpg
+  expect_fail 1 encode "$SAMPLE" -o out.jpg -y
+  [[ -d out.jpg ]] || die "directory replaced"
+  no_temp_files .
+}
+case_existing_output_refused_without_y() {
+  printf 'precious' >out.jpg
+  cp out.jpg before.bin
+  expect_fail 1 encode "$SAMPLE" -o out.jpg
+  grep -q -- '-y' err.txt || die "error does not mention -y"
+  same_bytes out.jpg before.bin
+}
+case_y_overwrites() {
+  need_cjpeg
+  printf 'old content' >out.jpg
+  expect_ok encode "$SAMPLE" -o out.jpg -y
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg "$SAMPLE"
+  same_bytes out.jpg theirs.jpg
+  expect_ok encode "$SAMPLE" -o out.jpg --overwrite -q 50  # long form too
+  no_temp_files .
+}
+case_failed_encode_keeps_existing_output() {
+  # With -y, a failing run must still leave the old output intact.
+  printf 'old content' >out.jpg
+  cp out.jpg before.bin
+  head -c 5000 "$SAMPLE" >truncated.ppm
+  expect_fail 1 encode truncated.ppm -o out.jpg -y
+  same_bytes out.jpg before.bin
+}
+
+# ---------------------------------------------------------------------------------------------
+# Cases: successful runs, help, version, info
+# ---------------------------------------------------------------------------------------------
+
+case_summary_line_and_quiet() {
+  expect_ok encode "$SAMPLE" -o a.jpg
+  [[ $(wc -l <err.txt) -eq 1 ]] || die "expected one summary line: $(cat err.txt)"
+  grep -q '^mjpeg: wrote a.jpg: [0-9]* bytes, 640x360 .*bits/pixel.* ms' err.txt ||
+    die "unexpected summary: $(cat err.txt)"
+  [[ ! -s out.txt ]] || die "stdout not empty"
+  expect_ok encode "$SAMPLE" -o b.jpg --quiet
+  [[ ! -s err.txt ]] || die "--quiet still printed: $(cat err.txt)"
+  cmp -s a.jpg b.jpg || die "--quiet changed the output"
+  [[ $(stat -c %a a.jpg) == "$(printf '%o' $((0666 & ~$(umask))))" ]] ||
+    die "output mode $(stat -c %a a.jpg) does not follow the umask"
+}
+case_help_and_version() {
+  expect_ok --help
+  grep -q 'encode' out.txt || die "--help lacks encode"
+  expect_ok encode --help
+  grep -q -- '--quality' out.txt || die "encode --help lacks --quality"
+  expect_ok --version
+  grep -q '^mjpeg [0-9]' out.txt || die "unexpected --version: $(cat out.txt)"
+}
+case_info() {
+  expect_ok info
+  grep -q '^mjpeg [0-9]' out.txt || die "info lacks the version"
+  grep -q '^OpenCV: \(yes\|no\)' out.txt || die "info lacks the OpenCV line"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------------
+
+if [[ ${1:-} == --list ]]; then
+  declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'
+  exit 0
+fi
+[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]" >&2; exit 2; }
+name=$1
+MJPEG=$(realpath "$2")
+SAMPLE=$(realpath "$3/media/sample.ppm")
+CJPEG=${5:-}
+[[ $CJPEG == *NOTFOUND* ]] && CJPEG=
+declare -F "case_$name" >/dev/null || { echo "unknown case $name" >&2; exit 2; }
+[[ -x $MJPEG ]] || die "mjpeg binary $MJPEG not found"
+[[ -f $SAMPLE ]] || die "sample $SAMPLE not found"
+
+dir="$4/$name"
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || die "cannot make $dir"
+"case_$name"
+echo "PASS: $name"
