@@ -20,6 +20,7 @@ std::string supported_input_formats();
 /// - Otherwise, with OpenCV: cv::imread(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray,
 ///   alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
 ///   (v * 255 + 32767) / 65535, each reported once through `notice`.
+///   EXIF orientation is not applied (pixels are encoded as stored).
 /// - Without OpenCV, any other file is refused with an error naming the supported formats.
 /// Throws mjpeg::Error naming the file when it is missing, empty, a directory, unreadable or
 /// cannot be decoded.
