@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -160,13 +161,22 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   RecordingReporter()
       : ConsoleReporter(isatty(fileno(stdout)) ? OO_ColorTabular : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
+    // One figure per benchmark: the median when repetitions are aggregated, else the run.
     for (const Run& r : runs) {
-      if (r.run_type == Run::RT_Iteration && !r.error_occurred)
-        seconds[r.benchmark_name()] = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+      if (r.error_occurred) continue;
+      const std::string name = r.run_name.str();
+      const double sec = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
+        seconds[name] = sec;
+        from_median.insert(name);
+      } else if (r.run_type == Run::RT_Iteration && !from_median.count(name)) {
+        seconds[name] = sec;
+      }
     }
     ConsoleReporter::ReportRuns(runs);
   }
   std::map<std::string, double> seconds;
+  std::set<std::string> from_median;
 };
 
 }  // namespace
