@@ -346,17 +346,40 @@ inline std::uint8_t clamp_shift(int v) {
   return std::uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
-/// One output row; `csx` is log2 of the horizontal chroma subsampling (0 or 1).
-inline void convert_row(const Coefficients& k, const std::uint8_t* y, const std::uint8_t* cb,
-                        const std::uint8_t* cr, int width, int csx, std::uint8_t* out) {
+inline void put_pixel(int yy, int r, int g, int b, std::uint8_t* out) {
+  out[0] = clamp_shift(yy + r);
+  out[1] = clamp_shift(yy + g);
+  out[2] = clamp_shift(yy + b);
+}
+
+/// One output row of 4:4:4.
+inline void convert_row_444(const Coefficients& k, const std::uint8_t* y, const std::uint8_t* cb,
+                            const std::uint8_t* cr, int width, std::uint8_t* out) {
   for (int x = 0; x < width; ++x) {
-    const int cx = x >> csx;
-    const int yy = k.cy * (int(y[x]) - k.y0);
+    const int u = int(cb[x]) - 128;
+    const int v = int(cr[x]) - 128;
+    put_pixel(k.cy * (int(y[x]) - k.y0), k.cr_r * v, -k.cb_g * u - k.cr_g * v, k.cb_b * u,
+              out + 3 * x);
+  }
+}
+
+/// One output row with horizontally halved chroma (4:2:2, 4:2:0): the chroma terms are
+/// computed once per pair of pixels (nearest-neighbour upsampling).
+inline void convert_row_h2(const Coefficients& k, const std::uint8_t* y, const std::uint8_t* cb,
+                           const std::uint8_t* cr, int width, std::uint8_t* out) {
+  int x = 0;
+  for (int cx = 0; x + 1 < width; ++cx, x += 2) {
     const int u = int(cb[cx]) - 128;
     const int v = int(cr[cx]) - 128;
-    out[3 * x + 0] = clamp_shift(yy + k.cr_r * v);
-    out[3 * x + 1] = clamp_shift(yy - k.cb_g * u - k.cr_g * v);
-    out[3 * x + 2] = clamp_shift(yy + k.cb_b * u);
+    const int r = k.cr_r * v, g = -k.cb_g * u - k.cr_g * v, b = k.cb_b * u;
+    put_pixel(k.cy * (int(y[x]) - k.y0), r, g, b, out + 3 * x);
+    put_pixel(k.cy * (int(y[x + 1]) - k.y0), r, g, b, out + 3 * x + 3);
+  }
+  if (x < width) {  // odd width: the last pixel has its own chroma sample
+    const int u = int(cb[x / 2]) - 128;
+    const int v = int(cr[x / 2]) - 128;
+    put_pixel(k.cy * (int(y[x]) - k.y0), k.cr_r * v, -k.cb_g * u - k.cr_g * v, k.cb_b * u,
+              out + 3 * x);
   }
 }
 
@@ -387,8 +410,11 @@ void yuv_to_rgb24(const Y4mPlanes& planes, const Y4mInfo& info, std::uint8_t* rg
   const int csy = info.chroma == Y4mChroma::c420 ? 1 : 0;
   for (int row = 0; row < info.height; ++row) {
     const std::size_t crow = std::size_t(row >> csy) * planes.c_stride;
-    convert_row(k, planes.y + row * planes.y_stride, planes.cb + crow, planes.cr + crow,
-                info.width, csx, rgb + row * stride);
+    const std::uint8_t* y = planes.y + row * planes.y_stride;
+    if (csx == 0)
+      convert_row_444(k, y, planes.cb + crow, planes.cr + crow, info.width, rgb + row * stride);
+    else
+      convert_row_h2(k, y, planes.cb + crow, planes.cr + crow, info.width, rgb + row * stride);
   }
 }
 
