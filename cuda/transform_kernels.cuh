@@ -50,6 +50,16 @@ namespace mjpeg::gpu::detail {
 
 namespace cg = cooperative_groups;
 
+// Optional experiment: -DMJPEG_GPU_MIN_BLOCKS=N asks ptxas for N resident blocks per SM (caps
+// registers). Measured on the H200 (4:2:0 q90): N=4 (40 regs, 4 blocks/SM) ran within 3% of the
+// default; an explicit N=1 let ptxas use 119-154 registers (1 block/SM) and was ~25% slower.
+// Default: no minimum (54-80 registers, 2-3 blocks/SM).
+#ifdef MJPEG_GPU_MIN_BLOCKS
+#define MJPEG_GPU_BOUNDS(...) __launch_bounds__((__VA_ARGS__), MJPEG_GPU_MIN_BLOCKS)
+#else
+#define MJPEG_GPU_BOUNDS(...) __launch_bounds__((__VA_ARGS__))
+#endif
+
 constexpr int round_up_c(int x, int m) { return (x + m - 1) / m * m; }
 
 template <int L, int C>
@@ -462,7 +472,7 @@ extern __shared__ __align__(16) std::uint8_t g_smem[];
 // read-only cache). Threads: kThreads; shared: work + outq + tables (no stages).
 // ---------------------------------------------------------------------------------------------
 template <int L, int C>
-__global__ void __launch_bounds__(Cfg<L, C>::kThreads)
+__global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     transform_direct(const KernelParams p) {
   using K = Cfg<L, C>;
   const SmemPtrs s = carve_smem<L, C>(g_smem, 0);
@@ -487,7 +497,7 @@ __global__ void __launch_bounds__(Cfg<L, C>::kThreads)
 // for), so every committed stage is consumed.
 // ---------------------------------------------------------------------------------------------
 template <int L, int C, int S>
-__global__ void __launch_bounds__(Cfg<L, C>::kThreads)
+__global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     transform_pipeline(const KernelParams p) {
   using K = Cfg<L, C>;
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, S> state;
@@ -548,7 +558,7 @@ __global__ void __launch_bounds__(Cfg<L, C>::kThreads)
 // never joins it). Threads: kThreads + 32; shared: as `pipeline`.
 // ---------------------------------------------------------------------------------------------
 template <int L, int C, int S>
-__global__ void __launch_bounds__(Cfg<L, C>::kThreads + Cfg<L, C>::kProducerThreads)
+__global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads + Cfg<L, C>::kProducerThreads)
     transform_partitioned(const KernelParams p) {
   using K = Cfg<L, C>;
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, S> state;
@@ -598,7 +608,7 @@ __global__ void __launch_bounds__(Cfg<L, C>::kThreads + Cfg<L, C>::kProducerThre
 // every thread's copies visible to all. Threads: kThreads; shared: as `pipeline`.
 // ---------------------------------------------------------------------------------------------
 template <int L, int C, int S>
-__global__ void __launch_bounds__(Cfg<L, C>::kThreads)
+__global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     transform_primitives(const KernelParams p) {
   using K = Cfg<L, C>;
   const SmemPtrs s = carve_smem<L, C>(g_smem, S);

@@ -32,7 +32,7 @@ rc=$?; tail -5 "$logs/tests.log"
 note "gpu tests (MJPEG_REQUIRE_GPU=1): rc=$rc"
 
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-small="GpuExact/*:GpuTest.*"
+small="Matrix/GpuExact.*:GpuTest.*"
 for tool in memcheck racecheck initcheck; do
   to=90; [[ $tool == racecheck ]] && to=150
   MJPEG_GPU_SMALL=1 timeout $to "$cs" --tool $tool --error-exitcode 3 "$tests" --gtest_filter="$small" \
@@ -45,7 +45,7 @@ done
 # block-scoped variants are tried once and reported (known tool limit: "Missing wait").
 for v in direct primitives pipeline partitioned; do
   MJPEG_GPU_SMALL=1 MJPEG_GPU_ONLY_VARIANT=$v timeout 45 "$cs" --tool synccheck --error-exitcode 3 "$tests" \
-    --gtest_filter="GpuExact/*" --gtest_brief=1 >"$logs/sanitizer_synccheck_$v.log" 2>&1
+    --gtest_filter="Matrix/GpuExact.*" --gtest_brief=1 >"$logs/sanitizer_synccheck_$v.log" 2>&1
   rc=$?
   errs=$(grep -m1 -E "ERROR SUMMARY" "$logs/sanitizer_synccheck_$v.log")
   first=$(grep -m1 -E "Missing|Barrier|Invalid" "$logs/sanitizer_synccheck_$v.log")
