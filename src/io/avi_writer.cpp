@@ -67,6 +67,8 @@ AviWriter::AviWriter(const std::string& path, int width, int height, int fps_num
     throw UsageError(path + ": invalid AVI frame rate " + std::to_string(fps_num) + "/" + std::to_string(fps_den));
   if (riff_limit < kMinRiffLimit || riff_limit > kDefaultRiffLimit)
     throw UsageError(path + ": AVI RIFF segment limit must lie between 64 KiB and 1 GiB");
+  if (path == "-")  // header fields are patched at close(): standard output cannot be rewound
+    throw UsageError("AVI output needs a seekable file, not standard output (use .mjpeg for a pipe)");
   file_ = std::make_unique<AtomicFile>(path);
   entries_.reserve(4096);
   write_header();

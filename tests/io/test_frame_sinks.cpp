@@ -294,6 +294,7 @@ TEST(AviWriter, RejectsInvalidArguments) {
   EXPECT_THROW(AviWriter(dir.file("a.avi"), 10, 10, 0, 1), mjpeg::UsageError);
   EXPECT_THROW(AviWriter(dir.file("a.avi"), 10, 10, 25, 0), mjpeg::UsageError);
   EXPECT_THROW(AviWriter(dir.file("a.avi"), 10, 10, 25, 1, 1000), mjpeg::UsageError);
+  EXPECT_THROW(AviWriter("-", 10, 10, 25, 1), mjpeg::UsageError);
   EXPECT_TRUE(dir.list().empty());
 }
 
