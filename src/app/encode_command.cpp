@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "image_input.hpp"
+#include "io/atomic_file.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
-#include "output_file.hpp"
 #include "paths.hpp"
 
 namespace mjpeg::app {
@@ -33,7 +33,7 @@ void check_request(const EncodeArgs& args) {
 void run_encode(const EncodeArgs& args) {
   const auto t_start = Clock::now();
   check_request(args);
-  check_output_allowed(args.output, args.overwrite);
+  io::check_output_allowed(args.output, args.overwrite);
 
   const NoticeSink notice = [&](const std::string& text) {
     if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
@@ -44,7 +44,7 @@ void run_encode(const EncodeArgs& args) {
   const std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options);
   const double encode_ms = ms_since(t_encode);
 
-  AtomicOutputFile out(args.output, args.overwrite);
+  io::AtomicFile out(args.output, /*replace_existing=*/args.overwrite);
   out.write(jpeg.data(), jpeg.size());
   out.commit();
 

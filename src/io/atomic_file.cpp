@@ -2,6 +2,7 @@
 #include "io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2 (glibc >= 2.28)
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,10 +51,35 @@ int create_temp(const std::string& path, std::string& temp_path) {
   throw Error(path + ": cannot create a temporary output file (too many name collisions)");
 }
 
+/// rename() that never replaces an existing `to`: renameat2(RENAME_NOREPLACE) where the file
+/// system supports it, otherwise link() + unlink(), which fails with EEXIST just the same.
+int rename_no_replace(const char* from, const char* to) {
+#ifdef RENAME_NOREPLACE
+  if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+#endif
+  if (::link(from, to) != 0) return -1;
+  ::unlink(from);
+  return 0;
+}
+
+[[noreturn]] void fail_exists(const std::string& path) {
+  throw Error("output '" + path + "' already exists (use -y to overwrite)");
+}
+
 }  // namespace
 
-AtomicFile::AtomicFile(const std::string& path, std::size_t buffer_size)
-    : path_(path), buffer_(buffer_size < 4096 ? 4096 : buffer_size) {
+void check_output_allowed(const std::string& path, bool overwrite) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return;  // absent (or unreachable: creation will say)
+  if (S_ISDIR(st.st_mode)) throw Error("output '" + path + "' is a directory");
+  if (!overwrite && S_ISREG(st.st_mode)) fail_exists(path);
+}
+
+AtomicFile::AtomicFile(const std::string& path, bool replace_existing, std::size_t buffer_size)
+    : path_(path),
+      replace_existing_(replace_existing),
+      buffer_(buffer_size < 4096 ? 4096 : buffer_size) {
   if (path.empty()) throw UsageError("empty output path");
   if (path == "-") {
     fd_ = STDOUT_FILENO;
@@ -154,8 +180,12 @@ void AtomicFile::commit() {
       fd_ = -1;
     }
     if (!temp_path_.empty()) {
-      if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
+      const int moved = replace_existing_ ? ::rename(temp_path_.c_str(), path_.c_str())
+                                          : rename_no_replace(temp_path_.c_str(), path_.c_str());
+      if (moved != 0) {
+        if (errno == EEXIST) fail_exists(path_);
         fail_errno(path_, "cannot rename temporary file into place", errno);
+      }
       temp_path_.clear();
     }
   } catch (...) {

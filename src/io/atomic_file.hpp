@@ -6,6 +6,8 @@
 // so a failed or interrupted run never leaves a file under the final name.
 // "-" writes to standard output, and an existing non-regular target (/dev/null, a FIFO, a
 // character device) is written in place: neither can be renamed over.
+// With replace_existing = false, commit() refuses to replace a file that exists by then
+// (renameat2(RENAME_NOREPLACE), or link + unlink), so a refusal needs no racy pre-check.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +17,17 @@
 
 namespace mjpeg::io {
 
+/// Throws Error when `path` is a directory, or exists and `overwrite` is false. Lets a command
+/// refuse before doing any work; AtomicFile::commit() checks again without a race.
+void check_output_allowed(const std::string& path, bool overwrite);
+
 class AtomicFile {
  public:
   static constexpr std::size_t kDefaultBuffer = std::size_t(4) << 20;
 
   /// Opens the output (creates the temporary file). Throws Error when that fails.
-  explicit AtomicFile(const std::string& path, std::size_t buffer_size = kDefaultBuffer);
+  explicit AtomicFile(const std::string& path, bool replace_existing = true,
+                      std::size_t buffer_size = kDefaultBuffer);
   ~AtomicFile();  ///< abandons (removes the temporary file) unless committed; never throws
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -48,6 +55,7 @@ class AtomicFile {
   void write_all(const void* data, std::size_t size);
 
   std::string path_;       // final name
+  bool replace_existing_ = true;
   std::string temp_path_;  // empty when writing in place
   int fd_ = -1;
   bool owns_fd_ = true;

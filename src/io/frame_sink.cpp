@@ -135,7 +135,8 @@ std::string ImageSequenceWriter::file_name(std::int64_t n) const {
 
 void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
   if (jpeg == nullptr || size == 0) throw UsageError(prefix_ + "...: empty frame");
-  AtomicFile file(file_name(first_number_ + frames_), 4096);  // payloads >= 4 KiB bypass the buffer
+  // Payloads of 4 KiB and more bypass the small buffer.
+  AtomicFile file(file_name(first_number_ + frames_), /*replace_existing=*/true, 4096);
   file.write(jpeg, size);
   file.commit();
   ++frames_;
