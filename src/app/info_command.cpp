@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "device_info.hpp"
 #include "image_input.hpp"
 #include "mjpeg/encoder.hpp"
 
@@ -24,10 +25,25 @@ void print_build_info(std::FILE* out) {
   fmt::print(out, "CUDA architectures: {}\n", MJPEG_APP_CUDA_ARCHITECTURES);
 }
 
+void print_device_info(std::FILE* out) {
+  std::string reason;
+  const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&reason);
+  if (devices.empty()) {
+    fmt::print(out, "CUDA devices: none ({}); encoding runs on the CPU\n", reason);
+    return;
+  }
+  fmt::print(out, "CUDA devices: {}\n", devices.size());
+  for (const gpu::DeviceInfo& d : devices) {
+    fmt::print(out, "  [{}] {}, {:.1f} GiB, compute capability {}.{}, {} SMs{}\n", d.index, d.name,
+               static_cast<double>(d.memory_bytes) / (1024.0 * 1024.0 * 1024.0), d.major, d.minor,
+               d.multiprocessors, d.usable ? "" : " (unusable: needs 8.0 or newer)");
+  }
+}
+
 void run_info(std::FILE* out) {
   print_version_info(out);
   print_build_info(out);
-  // Run-time sections (e.g. CUDA devices) are called here once they exist.
+  print_device_info(out);
 }
 
 }  // namespace mjpeg::app

@@ -16,5 +16,7 @@ void print_version_info(std::FILE* out);
 
 /// Options this binary was built with (OpenCV, build type, CUDA architectures).
 void print_build_info(std::FILE* out);
+/// CUDA devices (name, memory, compute capability), or why there are none.
+void print_device_info(std::FILE* out);
 
 }  // namespace mjpeg::app

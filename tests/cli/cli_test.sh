@@ -274,6 +274,7 @@ case_info() {
   expect_ok info
   grep -q '^mjpeg [0-9]' out.txt || die "info lacks the version"
   grep -q '^OpenCV: \(yes\|no\)' out.txt || die "info lacks the OpenCV line"
+  grep -q '^CUDA devices: ' out.txt || die "info lacks the CUDA devices line"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,44 @@
+#include "device_info.hpp"
+
+#include <cuda_runtime_api.h>
+
+namespace mjpeg::gpu {
+
+std::vector<DeviceInfo> list_devices(std::string* reason) {
+  std::vector<DeviceInfo> devices;
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (reason) {
+      const std::string name = cudaGetErrorName(e);
+      if (e == cudaErrorInsufficientDriver)
+        *reason = "no NVIDIA driver, or one too old for this CUDA runtime: " + name;
+      else if (e == cudaErrorNoDevice)
+        *reason = "no CUDA device: " + name;
+      else
+        *reason = "cudaGetDeviceCount failed with " + name;
+    }
+    return devices;
+  }
+  if (count == 0 && reason) *reason = "the CUDA runtime found no device";
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    DeviceInfo d;
+    d.index = i;
+    d.name = prop.name;
+    d.memory_bytes = prop.totalGlobalMem;
+    d.major = prop.major;
+    d.minor = prop.minor;
+    d.multiprocessors = prop.multiProcessorCount;
+    d.usable = prop.major >= 8;
+    devices.push_back(d);
+  }
+  return devices;
+}
+
+}  // namespace mjpeg::gpu

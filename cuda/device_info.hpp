@@ -1,0 +1,23 @@
+// CUDA devices as the user sees them in `mjpeg info` (plain C++; no CUDA headers needed).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace mjpeg::gpu {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::size_t memory_bytes = 0;
+  int major = 0, minor = 0;   ///< compute capability
+  int multiprocessors = 0;
+  bool usable = false;        ///< compute capability >= 8.0 (asynchronous copies)
+};
+
+/// The devices the CUDA runtime reports; empty with `reason` set when there are none or the
+/// driver cannot be used. Makes CUDA calls: never call it during static initialisation.
+std::vector<DeviceInfo> list_devices(std::string* reason);
+
+}  // namespace mjpeg::gpu
