@@ -1,0 +1,385 @@
+#include "pipeline/pipeline.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "jpeg/entropy.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
+#include "mjpeg/error.hpp"
+#include "pipeline/bounded_queue.hpp"
+#include "pipeline/stream_buffer.hpp"
+
+namespace mjpeg::pipeline {
+
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::cpu: return "cpu";
+    case Mode::sok: return "sok";
+    case Mode::aok: return "aok";
+  }
+  return "?";
+}
+
+Mode parse_mode(const std::string& text) {
+  if (text == "cpu") return Mode::cpu;
+  if (text == "sok") return Mode::sok;
+  if (text == "aok") return Mode::aok;
+  throw UsageError("unknown mode '" + text + "' (expected cpu, sok or aok)");
+}
+
+void validate(const PipelineOptions& o) {
+  auto check = [](int v, int lo, int hi, const char* name) {
+    if (v < lo || v > hi)
+      throw UsageError(std::string(name) + " " + std::to_string(v) + " is outside " +
+                       std::to_string(lo) + ".." + std::to_string(hi));
+  };
+  check(o.producers, 1, 256, "producers");
+  check(o.slots, 1, 4096, "slots");
+  check(o.entropy_threads, 1, 1024, "entropy threads");
+  check(o.device, 0, 1023, "device");
+  check(o.stages, 1, gpu::kMaxStages, "stages");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Adds the lifetime of the object to a stage's busy-time counter (nanoseconds).
+class BusyTimer {
+ public:
+  explicit BusyTimer(std::atomic<std::int64_t>& sink) : sink_(sink), t0_(Clock::now()) {}
+  ~BusyTimer() {
+    sink_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0_).count(),
+                    std::memory_order_relaxed);
+  }
+  BusyTimer(const BusyTimer&) = delete;
+  BusyTimer& operator=(const BusyTimer&) = delete;
+
+ private:
+  std::atomic<std::int64_t>& sink_;
+  Clock::time_point t0_;
+};
+
+/// One frame in flight: which slot holds it and its position in the stream.
+struct Job {
+  int slot = -1;
+  std::int64_t index = -1;
+};
+
+/// Finished frames waiting for their turn. Holds at most K entries (one per slot), so its
+/// storage is reserved once. The writer takes frames strictly by index.
+class ReorderBuffer {
+ public:
+  explicit ReorderBuffer(int capacity) { done_.reserve(static_cast<std::size_t>(capacity)); }
+
+  void put(const Job& job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_.push_back(job);
+    cv_.notify_all();
+  }
+  /// Blocks until frame `index` is finished (true) or no more frames will come / abort (false).
+  bool take(std::int64_t index, Job& out) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (aborted_) return false;
+      for (std::size_t i = 0; i < done_.size(); ++i) {
+        if (done_[i].index == index) {
+          out = done_[i];
+          done_[i] = done_.back();
+          done_.pop_back();
+          return true;
+        }
+      }
+      if (closed_) return false;  // every worker has finished and `index` is not among the rest
+      cv_.wait(lock);
+    }
+  }
+  void close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  void abort() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Job> done_;
+  bool closed_ = false, aborted_ = false;
+};
+
+/// The state of one encode_stream call: slots, queues, threads, error hand-over, statistics.
+class Run {
+ public:
+  Run(FrameSource& source, const EncodeOptions& encode, io::FrameSink& sink,
+      const PipelineOptions& options, const ProgressFn& progress, const std::atomic<bool>* stop)
+      : source_(source), encode_(encode), sink_(sink), opt_(options), progress_(progress),
+        stop_(stop), free_slots_(static_cast<std::size_t>(options.slots)),
+        to_gpu_(static_cast<std::size_t>(options.slots)),
+        to_entropy_(static_cast<std::size_t>(options.slots)), reorder_(options.slots) {}
+
+  Stats execute();
+
+ private:
+  struct HostSlot {
+    std::uint8_t* pixels = nullptr;
+    std::int16_t* coeffs = nullptr;
+    std::vector<std::uint8_t> jpeg;  // reused: encode_coefficients keeps its capacity
+  };
+
+  void setup();
+  void producer(int id);
+  void dispatcher();
+  void worker();
+  void writer();
+  void fail(std::exception_ptr e);
+  bool stopping() const { return stop_ && stop_->load(std::memory_order_relaxed); }
+
+  FrameSource& source_;
+  const EncodeOptions encode_;
+  io::FrameSink& sink_;
+  const PipelineOptions opt_;
+  const ProgressFn& progress_;
+  const std::atomic<bool>* stop_;
+
+  SourceFormat format_;
+  FrameGeometry geometry_;
+  QuantTables tables_;
+  std::unique_ptr<StreamBuffer> gpu_;                   // sok / aok
+  std::vector<std::unique_ptr<std::uint8_t[]>> cpu_pixels_;  // cpu mode storage
+  std::vector<std::unique_ptr<std::int16_t[]>> cpu_coeffs_;
+  std::vector<HostSlot> slots_;
+
+  BoundedQueue<int> free_slots_;  // slots ready for a producer
+  BoundedQueue<Job> to_gpu_;      // read (aok: upload issued), waiting for the dispatcher
+  BoundedQueue<Job> to_entropy_;  // coefficients produced or on their way (aok)
+  ReorderBuffer reorder_;
+
+  std::atomic<int> producers_left_{0}, workers_left_{0};
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  Clock::time_point start_;
+
+  std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, gpu_ns_{0}, transform_ns_{0},
+      wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
+  std::int64_t frames_ = 0;
+  std::uint64_t jpeg_bytes_ = 0;
+};
+
+void Run::fail(std::exception_ptr e) {
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!error_) error_ = e;  // first exception wins
+  }
+  free_slots_.abort();
+  to_gpu_.abort();
+  to_entropy_.abort();
+  reorder_.abort();
+}
+
+void Run::setup() {
+  format_ = source_.format();
+  validate(encode_);
+  validate(opt_);
+  const Subsampling sampling =
+      format_.format == PixelFormat::gray8 ? Subsampling::gray : encode_.subsampling;
+  geometry_ = make_geometry(format_.width, format_.height, sampling);
+  tables_ = make_quant_tables(encode_.quality, geometry_.num_components == 1 ? 1 : 2);
+
+  const int k = opt_.slots;
+  slots_.resize(static_cast<std::size_t>(k));
+  if (opt_.mode == Mode::cpu) {
+    const std::size_t pixel_bytes = format_.row_bytes() * static_cast<std::size_t>(format_.height);
+    for (int i = 0; i < k; ++i) {
+      cpu_pixels_.emplace_back(new std::uint8_t[pixel_bytes]);
+      cpu_coeffs_.emplace_back(new std::int16_t[geometry_.coefficient_count()]);
+      slots_[i].pixels = cpu_pixels_.back().get();
+      slots_[i].coeffs = cpu_coeffs_.back().get();
+    }
+  } else {
+    std::string reason;
+    const int devices = gpu::device_count(&reason);
+    if (devices <= opt_.device)
+      throw Error(std::string("mode ") + to_string(opt_.mode) + ": CUDA device " +
+                  std::to_string(opt_.device) + " is not available" +
+                  (reason.empty() ? "" : ": " + reason));
+    if (opt_.device == 0 && !gpu::usable_device(&reason))
+      throw Error(std::string("mode ") + to_string(opt_.mode) + ": " + reason);
+    const StreamBuffer::Kind kind = opt_.mode == Mode::aok ? StreamBuffer::Kind::aok
+                                    : opt_.pinned_sok      ? StreamBuffer::Kind::sok_pinned
+                                                           : StreamBuffer::Kind::sok_pageable;
+    gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_.format, k, kind,
+                                          opt_.device, opt_.variant, opt_.stages);
+    for (int i = 0; i < k; ++i) {
+      slots_[i].pixels = gpu_->host_pixels(i);
+      slots_[i].coeffs = const_cast<std::int16_t*>(gpu_->host_coeffs(i));
+    }
+  }
+  // Every slot starts free. (Capacity K: these pushes never block.)
+  for (int i = 0; i < k; ++i) free_slots_.push(i);
+  source_.prepare(opt_.producers);
+}
+
+void Run::producer(int id) {
+  try {
+    if (opt_.mode == Mode::aok) gpu_->bind_thread();
+    BoundedQueue<Job>& next = opt_.mode == Mode::cpu ? to_entropy_ : to_gpu_;
+    for (;;) {
+      if (stopping()) break;
+      Job job;
+      if (!free_slots_.pop(job.slot)) break;  // aborted
+      if (stopping()) {
+        free_slots_.push(job.slot);  // give it back: another producer may be waiting for it
+        break;
+      }
+      bool got = false;
+      {
+        BusyTimer t(read_ns_);
+        got = source_.read_into(id, slots_[job.slot].pixels, format_.row_bytes(), job.index);
+      }
+      if (!got) {
+        free_slots_.push(job.slot);  // for the other producers, who will see the end too
+        break;
+      }
+      if (opt_.mode == Mode::aok) {
+        BusyTimer t(upload_ns_);
+        gpu_->upload_async(job.slot);  // PICC step 1: initiate; the count says the event exists
+      }
+      if (!next.push(job)) break;  // aborted
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  // The last producer out closes the next stage's input.
+  if (producers_left_.fetch_sub(1) == 1) (opt_.mode == Mode::cpu ? to_entropy_ : to_gpu_).close();
+}
+
+void Run::dispatcher() {
+  try {
+    gpu_->bind_thread();
+    Job job;
+    while (to_gpu_.pop(job)) {
+      {
+        BusyTimer t(gpu_ns_);
+        if (opt_.mode == Mode::aok)
+          gpu_->transform_async(job.slot);  // PICC: consumer completes on the GPU
+        else
+          gpu_->offload_sync(job.slot);
+      }
+      if (!to_entropy_.push(job)) break;
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  to_entropy_.close();
+}
+
+void Run::worker() {
+  try {
+    if (gpu_) gpu_->bind_thread();
+    Job job;
+    while (to_entropy_.pop(job)) {
+      HostSlot& s = slots_[job.slot];
+      if (opt_.mode == Mode::cpu) {
+        BusyTimer t(transform_ns_);
+        const ImageView view{s.pixels, format_.width, format_.height, format_.format,
+                             format_.row_bytes()};
+        transform_cpu(view, geometry_, tables_, s.coeffs);
+      } else if (opt_.mode == Mode::aok) {
+        BusyTimer t(wait_ns_);
+        gpu_->wait_coeffs(job.slot);
+      }
+      {
+        BusyTimer t(entropy_ns_);
+        encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
+      }
+      reorder_.put(job);
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  if (workers_left_.fetch_sub(1) == 1) reorder_.close();
+}
+
+void Run::writer() {
+  try {
+    Job job;
+    for (std::int64_t next = 0; reorder_.take(next, job); ++next) {
+      const std::vector<std::uint8_t>& jpeg = slots_[job.slot].jpeg;
+      {
+        BusyTimer t(write_ns_);
+        sink_.write_frame(jpeg.data(), jpeg.size());
+      }
+      ++frames_;
+      jpeg_bytes_ += jpeg.size();
+      free_slots_.push(job.slot);  // recycled only now: its pixels, coeffs and bytes are used
+      if (progress_) progress_(Progress{frames_, jpeg_bytes_, seconds_since(start_)});
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+Stats Run::execute() {
+  start_ = Clock::now();
+  setup();  // throws directly: no thread is running yet
+  const double setup_s = seconds_since(start_);
+
+  producers_left_ = opt_.producers;
+  workers_left_ = opt_.entropy_threads;
+  std::vector<std::thread> threads;
+  try {
+    for (int p = 0; p < opt_.producers; ++p) threads.emplace_back(&Run::producer, this, p);
+    if (gpu_) threads.emplace_back(&Run::dispatcher, this);
+    for (int w = 0; w < opt_.entropy_threads; ++w) threads.emplace_back(&Run::worker, this);
+  } catch (...) {
+    // Thread creation failed: stop what runs. The counters of the missing threads never reach
+    // zero, but abort() has already released everybody.
+    fail(std::current_exception());
+  }
+  writer();  // the calling thread writes
+  for (std::thread& t : threads) t.join();
+  if (gpu_) gpu_->drain();
+  if (error_) std::rethrow_exception(error_);
+
+  auto s = [](const std::atomic<std::int64_t>& ns) { return ns.load() * 1e-9; };
+  Stats st;
+  st.frames = frames_;
+  st.jpeg_bytes = jpeg_bytes_;
+  st.setup_s = setup_s;
+  st.read_s = s(read_ns_);
+  st.upload_issue_s = s(upload_ns_);
+  st.gpu_s = s(gpu_ns_);
+  st.transform_cpu_s = s(transform_ns_);
+  st.coeff_wait_s = s(wait_ns_);
+  st.entropy_s = s(entropy_ns_);
+  st.write_s = s(write_ns_);
+  st.wall_s = seconds_since(start_);
+  return st;
+}
+
+}  // namespace
+
+Stats encode_stream(FrameSource& source, const EncodeOptions& encode, io::FrameSink& sink,
+                    const PipelineOptions& options, const ProgressFn& progress,
+                    const std::atomic<bool>* stop) {
+  Run run(source, encode, sink, options, progress, stop);
+  return run.execute();
+}
+
+}  // namespace mjpeg::pipeline

@@ -1,0 +1,84 @@
+// The streaming encoder: frames from a FrameSource -> JPEG frames, in order, into a FrameSink.
+//
+//   producers (N threads)  read_into() straight into a free slot's host pixels
+//        | cpu: slot -> entropy queue          sok/aok: slot -> GPU queue
+//   GPU dispatcher (1 thread, sok/aok)
+//        sok: blocking cudaMemcpy in, launch, cudaStreamSynchronize, blocking cudaMemcpy out
+//        aok: the stream buffer (stream_buffer.hpp): upload / kernel / download streams and the
+//             per-slot events; the producer issues the upload (PICC: producer initiates)
+//   entropy workers (M threads)   cpu: transform_cpu + encode_coefficients
+//                                 aok: wait on the slot's coeffs_ready event, then encode
+//   reorder + writer (1 thread)   frames leave strictly by index, never by completion
+//
+// K slots are allocated once (before the first frame); a slot carries one frame from the read
+// to the write and is then recycled, so K bounds the frames in flight (back-pressure). Use
+// K >= M + 2 or so to keep every stage busy. All modes write the same bytes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "gpu_transform.hpp"
+#include "io/frame_sink.hpp"
+#include "mjpeg/options.hpp"
+#include "pipeline/frame_source.hpp"
+
+namespace mjpeg::pipeline {
+
+enum class Mode { cpu, sok, aok };
+/// "cpu", "sok", "aok".
+const char* to_string(Mode m);
+/// Parses "cpu", "sok" or "aok"; throws UsageError otherwise.
+Mode parse_mode(const std::string& text);
+
+struct PipelineOptions {
+  Mode mode = Mode::cpu;
+  int producers = 1;         ///< N producer threads (>= 1)
+  int slots = 8;             ///< K stream-buffer slots (>= 1)
+  int entropy_threads = 1;   ///< M entropy worker threads (>= 1)
+  int device = 0;            ///< CUDA device (sok/aok)
+  gpu::Variant variant = gpu::Variant::pipeline;
+  int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
+  bool pinned_sok = false;   ///< sok: host slots in pinned memory instead of pageable
+};
+
+/// Throws UsageError when a field is out of range.
+void validate(const PipelineOptions& options);
+
+/// Busy time of each stage, summed over the threads of the stage (seconds).
+struct Stats {
+  std::int64_t frames = 0;        ///< frames written to the sink
+  std::uint64_t jpeg_bytes = 0;   ///< JPEG bytes handed to the sink (no container overhead)
+  double wall_s = 0;              ///< whole encode_stream, allocation included
+  double setup_s = 0;             ///< slot allocation, plans, stream creation
+  double read_s = 0;              ///< producers inside FrameSource::read_into
+  double upload_issue_s = 0;      ///< aok: producers issuing the H2D copy + DATARDY record
+  double gpu_s = 0;               ///< sok: the blocking copy-in/launch/wait/copy-out;
+                                  ///< aok: the dispatcher issuing kernel + download
+  double transform_cpu_s = 0;     ///< cpu: transform_cpu in the workers
+  double coeff_wait_s = 0;        ///< aok: workers blocked on coeffs_ready events
+  double entropy_s = 0;           ///< encode_coefficients
+  double write_s = 0;             ///< FrameSink::write_frame
+};
+
+/// What the progress callback sees (called by the writer thread after each frame).
+struct Progress {
+  std::int64_t frames = 0;
+  std::uint64_t jpeg_bytes = 0;
+  double elapsed_s = 0;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+/// Encodes every frame of `source` into `sink`, in stream order. Does not close the sink (the
+/// caller closes it after a normal return, also after a stop).
+/// `stop` (may be null): when it becomes true, no new frame is read; the frames already read
+/// are finished and written, then the function returns normally.
+/// Errors: the first exception of any thread (source, CUDA, sink) stops every stage; all
+/// threads are joined and that exception is rethrown here.
+Stats encode_stream(FrameSource& source, const EncodeOptions& encode, io::FrameSink& sink,
+                    const PipelineOptions& options, const ProgressFn& progress = {},
+                    const std::atomic<bool>* stop = nullptr);
+
+}  // namespace mjpeg::pipeline

@@ -1,0 +1,127 @@
+#include "pipeline/stream_buffer.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "cuda_check.hpp"
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::pipeline {
+
+namespace {
+
+// A PICC violation: a stage was about to wait on an event that was never recorded for this use.
+[[noreturn]] void protocol_error(const char* what, int slot) {
+  throw Error(std::string("stream buffer: ") + what + " of slot " + std::to_string(slot) +
+              " has not been recorded (PICC protocol violated)");
+}
+
+// Consumes one record of an event: the count of records must be ahead of the count of uses.
+void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>& used,
+                const char* what, int slot) {
+  const std::uint64_t next = used.load(std::memory_order_relaxed) + 1;
+  if (recorded.load(std::memory_order_acquire) < next) protocol_error(what, slot);
+  used.store(next, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+StreamBuffer::DeviceSelect::DeviceSelect(int device) { MJPEG_CUDA_CHECK(cudaSetDevice(device)); }
+
+// Timing is off on every event (cheaper records); coeffs_ready also sleeps instead of spinning,
+// because M entropy workers may wait on it at once.
+StreamBuffer::Slot::Slot()
+    : data_ready(cudaEventDisableTiming),
+      transform_done(cudaEventDisableTiming),
+      coeffs_ready(cudaEventDisableTiming | cudaEventBlockingSync) {}
+
+StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
+                           PixelFormat input, int slots, Kind kind, int device,
+                           gpu::Variant variant, int stages)
+    : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages) {
+  if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
+  row_bytes_ = static_cast<std::size_t>(geometry.width) * channels(input);
+  pixel_bytes_ = row_bytes_ * static_cast<std::size_t>(geometry.height);
+  coeff_bytes_ = geometry.coefficient_count() * sizeof(std::int16_t);
+  plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input);
+
+  slot_count_ = slots;
+  slots_ = std::make_unique<Slot[]>(static_cast<std::size_t>(slots));
+  const bool pinned = kind != Kind::sok_pageable;
+  for (int i = 0; i < slots; ++i) {
+    Slot& s = slots_[i];
+    if (pinned) {
+      s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
+      s.pinned_coeffs = gpu::PinnedBuffer(coeff_bytes_);
+      s.host_pixels = s.pinned_pixels.as<std::uint8_t>();
+      s.host_coeffs = s.pinned_coeffs.as<std::int16_t>();
+    } else {
+      // Pageable, as a plain program would have it (the SOK baseline).
+      s.pageable_pixels.reset(new std::uint8_t[pixel_bytes_]);
+      s.pageable_coeffs.reset(new std::int16_t[geometry.coefficient_count()]);
+      s.host_pixels = s.pageable_pixels.get();
+      s.host_coeffs = s.pageable_coeffs.get();
+    }
+    s.device_pixels = gpu::DeviceBuffer(pixel_bytes_);
+    s.device_coeffs = gpu::DeviceBuffer(coeff_bytes_);
+  }
+}
+
+StreamBuffer::~StreamBuffer() { drain(); }
+
+void StreamBuffer::bind_thread() const { MJPEG_CUDA_CHECK(cudaSetDevice(device_)); }
+
+void StreamBuffer::drain() noexcept {
+  // Buffers may still be the source or target of queued copies after an error: wait before
+  // anything is freed.
+  MJPEG_CUDA_WARN(cudaSetDevice(device_));
+  MJPEG_CUDA_WARN(cudaStreamSynchronize(upload_.get()));
+  MJPEG_CUDA_WARN(cudaStreamSynchronize(kernel_.get()));
+  MJPEG_CUDA_WARN(cudaStreamSynchronize(download_.get()));
+}
+
+void StreamBuffer::upload_async(int slot) {
+  Slot& s = slots_[slot];
+  // (1) initiate the transfer, (2) record DATARDY behind it in the same stream,
+  // (3) signal on the host that the event exists (release: the record happens-before).
+  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_pixels.get(), s.host_pixels, pixel_bytes_,
+                                   cudaMemcpyHostToDevice, upload_.get()));
+  s.data_ready.record(upload_.get());
+  s.data_ready_recorded.fetch_add(1, std::memory_order_release);
+}
+
+void StreamBuffer::transform_async(int slot) {
+  Slot& s = slots_[slot];
+  use_record(s.data_ready_recorded, s.data_ready_used, "data_ready", slot);
+  // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
+  // thread goes on issuing.
+  MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel_.get(), s.data_ready.get(), 0));
+  gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
+                        s.device_coeffs.as<std::int16_t>(), variant_, stages_, kernel_.get());
+  s.transform_done.record(kernel_.get());
+  MJPEG_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), s.transform_done.get(), 0));
+  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.host_coeffs, s.device_coeffs.get(), coeff_bytes_,
+                                   cudaMemcpyDeviceToHost, download_.get()));
+  s.coeffs_ready.record(download_.get());
+  s.coeffs_ready_recorded.fetch_add(1, std::memory_order_release);
+}
+
+void StreamBuffer::wait_coeffs(int slot) {
+  Slot& s = slots_[slot];
+  use_record(s.coeffs_ready_recorded, s.coeffs_ready_used, "coeffs_ready", slot);
+  s.coeffs_ready.synchronize();
+}
+
+void StreamBuffer::offload_sync(int slot) {
+  Slot& s = slots_[slot];
+  MJPEG_CUDA_CHECK(cudaMemcpy(s.device_pixels.get(), s.host_pixels, pixel_bytes_,
+                              cudaMemcpyHostToDevice));
+  gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
+                        s.device_coeffs.as<std::int16_t>(), variant_, stages_, kernel_.get());
+  MJPEG_CUDA_CHECK(cudaStreamSynchronize(kernel_.get()));
+  MJPEG_CUDA_CHECK(cudaMemcpy(s.host_coeffs, s.device_coeffs.get(), coeff_bytes_,
+                              cudaMemcpyDeviceToHost));
+}
+
+}  // namespace mjpeg::pipeline

@@ -1,0 +1,129 @@
+// CPU-mode tests of the streaming pipeline (label cpu). The same bodies run for sok/aok in
+// test_pipeline_gpu.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+#include "io/y4m.hpp"
+#include "pipeline_test_util.hpp"
+
+namespace mjpeg::pipetest {
+namespace {
+
+using pipeline::Mode;
+
+class CpuStream : public ::testing::TestWithParam<StreamCase> {};
+
+TEST_P(CpuStream, ByteIdenticalToEncodeJpegInOrder) { check_stream(GetParam(), Mode::cpu); }
+
+INSTANTIATE_TEST_SUITE_P(Cases, CpuStream, ::testing::ValuesIn(stream_cases()),
+                         [](const auto& info) { return name_of(info.param); });
+
+TEST(CpuPipeline, SourceErrorPropagates) {
+  check_source_error(Mode::cpu, 1, 1, 1, 0);
+  check_source_error(Mode::cpu, 3, 2, 4, 5);
+  check_source_error(Mode::cpu, 4, 4, 16, 11);
+  check_source_error(Mode::cpu, 2, 6, 2, 19);
+}
+
+TEST(CpuPipeline, SinkErrorPropagates) {
+  check_sink_error(Mode::cpu, 1, 1, 1, 0);
+  check_sink_error(Mode::cpu, 3, 2, 4, 7);
+  check_sink_error(Mode::cpu, 4, 8, 16, 13);
+}
+
+TEST(CpuPipeline, StopFlagDrainsInFlightFrames) {
+  check_stop(Mode::cpu, 1, 1, 1, 1);
+  check_stop(Mode::cpu, 2, 3, 4, 6);
+  check_stop(Mode::cpu, 4, 2, 8, 10);
+  check_stop(Mode::cpu, 3, 3, 2, 29);
+}
+
+TEST(CpuPipeline, StopBeforeStartWritesNothing) {
+  const auto frames = make_frames(5, 16, 16, PixelFormat::rgb24);
+  pipeline::MemoryFrameSource source(views(frames));
+  MemorySink sink;
+  std::atomic<bool> stop{true};
+  pipeline::PipelineOptions p;
+  p.producers = 2;
+  p.slots = 1;  // with slots < producers, a stopping producer must hand its slot back
+  pipeline::Stats st;
+  within(30, [&] { st = pipeline::encode_stream(source, EncodeOptions{}, sink, p, {}, &stop); });
+  EXPECT_EQ(st.frames, 0);
+  EXPECT_TRUE(sink.frames.empty());
+}
+
+TEST(CpuPipeline, InvalidOptionsThrowUsageError) {
+  const auto frames = make_frames(2, 16, 16, PixelFormat::rgb24);
+  pipeline::MemoryFrameSource source(views(frames));
+  MemorySink sink;
+  pipeline::PipelineOptions p;
+  p.slots = 0;
+  EXPECT_THROW(pipeline::encode_stream(source, EncodeOptions{}, sink, p), UsageError);
+  p.slots = 2;
+  p.producers = 0;
+  EXPECT_THROW(pipeline::encode_stream(source, EncodeOptions{}, sink, p), UsageError);
+  p.producers = 1;
+  EncodeOptions bad;
+  bad.quality = 0;
+  EXPECT_THROW(pipeline::encode_stream(source, bad, sink, p), UsageError);
+  EXPECT_TRUE(sink.frames.empty());
+}
+
+TEST(CpuPipeline, ModeNames) {
+  for (Mode m : {Mode::cpu, Mode::sok, Mode::aok})
+    EXPECT_EQ(pipeline::parse_mode(pipeline::to_string(m)), m);
+  EXPECT_THROW(pipeline::parse_mode("gpu"), UsageError);
+}
+
+// The Y4M adapter: N producers converting in parallel give exactly the frames of a serial
+// read + yuv_to_rgb24 + encode_jpeg, in order; max_frames limits the count.
+TEST(Y4mSource, ParallelConversionMatchesSerial) {
+  const int w = 38, h = 22, n = 9;
+  char path[] = "/tmp/mjpeg_pipe_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  {
+    std::FILE* f = std::fopen(path, "wb");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "YUV4MPEG2 W%d H%d F30000:1001 Ip C420jpeg XCOLORRANGE=LIMITED\n", w, h);
+    const int cw = (w + 1) / 2, chh = (h + 1) / 2;
+    for (int i = 0; i < n; ++i) {
+      std::fprintf(f, "FRAME\n");
+      for (int k = 0; k < w * h; ++k) std::fputc(16 + (k * 7 + i * 13) % 220, f);
+      for (int k = 0; k < 2 * cw * chh; ++k) std::fputc(16 + (k * 5 + i * 29) % 225, f);
+    }
+    std::fclose(f);
+  }
+  EncodeOptions o;
+  o.subsampling = Subsampling::s444;
+  std::vector<std::vector<std::uint8_t>> ref;
+  {
+    io::Y4mReader reader(path);
+    io::Y4mFrame frame;
+    io::Image rgb(w, h, PixelFormat::rgb24);
+    while (reader.read_frame(frame)) {
+      io::yuv_to_rgb24(frame.planes(reader.info()), reader.info(), rgb.pixels.data(), rgb.stride());
+      ref.push_back(encode_jpeg(rgb.view(), o));
+    }
+  }
+  ASSERT_EQ(ref.size(), static_cast<std::size_t>(n));
+  for (std::int64_t limit : {std::int64_t(-1), std::int64_t(4)}) {
+    io::Y4mReader reader(path);
+    pipeline::Y4mFrameSource source(reader, limit);
+    MemorySink sink;
+    pipeline::PipelineOptions p;
+    p.producers = 3;
+    p.entropy_threads = 2;
+    p.slots = 4;
+    within(30, [&] { pipeline::encode_stream(source, o, sink, p); });
+    expect_frames_equal(ref, sink.frames, limit < 0 ? n : static_cast<std::size_t>(limit));
+  }
+  std::remove(path);
+}
+
+}  // namespace
+}  // namespace mjpeg::pipetest
