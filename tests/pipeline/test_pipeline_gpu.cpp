@@ -2,7 +2,9 @@
 // and pinned) and aok. Without a usable device they skip, or fail when MJPEG_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "gpu_transform.hpp"
@@ -80,6 +82,68 @@ TEST_P(GpuErrors, StopFlagDrainsInFlightFrames) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, GpuErrors, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return name_of_mode(info.param); });
+
+// Not a test: end-to-end frames/s of each mode on 1920x1080 4:2:0 q90 synthetic frames
+// (16 distinct frames cycled; read_into copies each from host memory, as a decoder would write
+// it). Run with --gtest_also_run_disabled_tests --gtest_filter='*Throughput*'.
+// Env: MJPEG_PIPE_BENCH_FRAMES (default 300), _PRODUCERS (4), _WORKERS (12), _SLOTS (24).
+class CyclingSource final : public pipeline::FrameSource {
+ public:
+  CyclingSource(const std::vector<io::Image>& frames, std::int64_t count)
+      : frames_(frames), count_(count) {}
+  pipeline::SourceFormat format() const override {
+    return {frames_[0].width, frames_[0].height, frames_[0].format};
+  }
+  bool read_into(int, std::uint8_t* dst, std::size_t stride, std::int64_t& index) override {
+    index = next_.fetch_add(1);
+    if (index >= count_) return false;
+    const io::Image& f = frames_[static_cast<std::size_t>(index) % frames_.size()];
+    for (int y = 0; y < f.height; ++y)
+      std::memcpy(dst + y * stride, f.pixels.data() + y * f.stride(), f.stride());
+    return true;
+  }
+
+ private:
+  const std::vector<io::Image>& frames_;
+  std::int64_t count_;
+  std::atomic<std::int64_t> next_{0};
+};
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+TEST(GpuPipeline, DISABLED_Throughput) {
+  MJPEG_NEED_GPU();
+  const auto frames = make_frames(16, 1920, 1080, PixelFormat::rgb24);
+  const int count = env_int("MJPEG_PIPE_BENCH_FRAMES", 300);
+  EncodeOptions o;  // q90 4:2:0
+  for (GpuMode m : {GpuMode{Mode::sok, false}, GpuMode{Mode::sok, true}, GpuMode{Mode::aok, false},
+                    GpuMode{Mode::cpu, false}}) {
+    pipeline::PipelineOptions p;
+    p.mode = m.mode;
+    p.pinned_sok = m.pinned_sok;
+    p.producers = env_int("MJPEG_PIPE_BENCH_PRODUCERS", 4);
+    p.entropy_threads = env_int("MJPEG_PIPE_BENCH_WORKERS", 12);
+    p.slots = env_int("MJPEG_PIPE_BENCH_SLOTS", 24);
+    CyclingSource source(frames, m.mode == Mode::cpu ? count / 3 : count);
+    MemorySink sink;
+    const pipeline::Stats st = pipeline::encode_stream(source, o, sink, p);
+    const double run_s = st.wall_s - st.setup_s;
+    std::printf("%-10s N=%d M=%d K=%d frames=%lld  %.1f fps (wall %.3f s, setup %.3f s)  busy s: "
+                "read %.3f upload %.3f gpu %.3f cpu-transform %.3f coeff-wait %.3f entropy %.3f "
+                "write %.3f\n",
+                name_of_mode(m).c_str(), p.producers, p.entropy_threads, p.slots,
+                static_cast<long long>(st.frames), st.frames / run_s, st.wall_s, st.setup_s,
+                st.read_s, st.upload_issue_s, st.gpu_s, st.transform_cpu_s, st.coeff_wait_s,
+                st.entropy_s, st.write_s);
+    // Spot check: first frame identical to the CPU encoder.
+    ASSERT_FALSE(sink.frames.empty());
+    const auto ref0 = encode_jpeg(frames[0].view(), o);
+    EXPECT_EQ(sink.frames[0], ref0);
+  }
+}
 
 // Without a device, an explicit GPU mode is a clear error, not a hang or a crash.
 TEST(GpuPipeline, NoDeviceIsAnError) {
