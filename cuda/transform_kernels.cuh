@@ -50,15 +50,15 @@ namespace mjpeg::gpu::detail {
 
 namespace cg = cooperative_groups;
 
-// Optional experiment: -DMJPEG_GPU_MIN_BLOCKS=N asks ptxas for N resident blocks per SM (caps
-// registers). Measured on the H200 (4:2:0 q90): N=4 (40 regs, 4 blocks/SM) ran within 3% of the
-// default; an explicit N=1 let ptxas use 119-154 registers (1 block/SM) and was ~25% slower.
-// Default: no minimum (54-80 registers, 2-3 blocks/SM).
-#ifdef MJPEG_GPU_MIN_BLOCKS
-#define MJPEG_GPU_BOUNDS(...) __launch_bounds__((__VA_ARGS__), MJPEG_GPU_MIN_BLOCKS)
-#else
-#define MJPEG_GPU_BOUNDS(...) __launch_bounds__((__VA_ARGS__))
+// Resident blocks per SM asked of ptxas (caps registers): -DMJPEG_GPU_MIN_BLOCKS=N overrides.
+// Default 3 (v2, balanced 4:2:0 pass 1): without a minimum ptxas used 99-137 registers for most
+// 4:2:0 kernels (1 block/SM) and they ran slower than before; N=3 (48-56 registers, 3 blocks/SM)
+// measured 3-7% faster than N=2 (72-80 registers) at 4K. History (v1 kernels): N=4 ran within 3%
+// of no minimum; an explicit N=1 (119-154 registers) was ~25% slower.
+#ifndef MJPEG_GPU_MIN_BLOCKS
+#define MJPEG_GPU_MIN_BLOCKS 3
 #endif
+#define MJPEG_GPU_BOUNDS(...) __launch_bounds__((__VA_ARGS__), MJPEG_GPU_MIN_BLOCKS)
 
 constexpr int round_up_c(int x, int m) { return (x + m - 1) / m * m; }
 
@@ -82,7 +82,11 @@ struct Cfg {
   static constexpr int kRowWords = kRowWordsMin + ((20 - kRowWordsMin % 32) + 32) % 32;
   static constexpr int kRowStride = kRowWords * 4;
   static constexpr int kStageBytes = kTileH * kRowStride;
-  static constexpr int kWorkBytes = kBlocks * 72 * 4;
+  // 4:2:0 RGB: two work buffers, alternating per tile (the balanced fast path lets luma warps
+  // write the next tile's chroma rows while chroma warps may still read this tile's).
+  static constexpr bool kFast420 = L == kL420 && C == 3;
+  static constexpr int kWorkInts = kBlocks * 72;
+  static constexpr int kWorkBytes = (kFast420 ? 2 : 1) * kWorkInts * 4;
   static constexpr int kOutBytes = kBlocks * 64 * 2;
   static constexpr int kTableBytes = round_up_c(int(sizeof(DeviceTables)), 16);
   static constexpr int kProducerThreads = 32;  // partitioned variant
@@ -438,6 +442,142 @@ __device__ __forceinline__ void finish_tile(const KernelParams& p, const Tile& t
   write_tile<L, C>(p, tl, tid, K::kThreads, outq);
 }
 
+// ---------------------------------------------------------------------------------------------
+// 4:2:0 RGB fast path for interior tiles (whole tile inside the frame, no dummy blocks, so no
+// clamping anywhere). Balanced pass 1: only the luma warps read pixels; thread (tb < 32, r)
+// converts its 8 pixels of luma row r of block tb to Y, Cb and Cr once (8 + 8 + 8 conversions),
+// runs the luma row FDCT, and forms the 2x2 chroma sums: horizontal pairs in registers, the
+// vertical partner (row r^1 of the same block) by one shuffle. Even rows write 4 Cb samples,
+// odd rows 4 Cr samples (math::downsample_h2v2 of the sum, minus 128) into the chroma blocks'
+// rows in `work`. After the block barrier, chroma warps run their row FDCT in place
+// (__syncwarp), then every warp runs pass 2 on its own 4 blocks and copies them (4 x 128 bytes,
+// contiguous in the plane) to global memory: no barrier after pass 2.
+// ---------------------------------------------------------------------------------------------
+template <int L, int C>
+__device__ __forceinline__ bool tile_is_interior(const KernelParams& p, const Tile& tl) {
+  using K = Cfg<L, C>;
+  return (tl.tx + 1) * K::kMcusPerTile < p.mcus_x && tl.band + 1 < p.num_tiles / p.tiles_x &&
+         tl.x0 + K::kTileW <= p.width && tl.y0 + K::kTileH <= p.height;
+}
+
+template <int L, int C, bool kSmem>
+__device__ __forceinline__ void pass1_fast420(const KernelParams& p, const Tile& tl,
+                                              const std::uint8_t* stage, int tid,
+                                              std::int32_t* work) {
+  using K = Cfg<L, C>;
+  static_assert(K::kFast420, "4:2:0 RGB only");
+  const int tb = tid >> 3;  // < kYBlocks
+  const int r = tid & 7;
+  const int bl = tb / K::kYRun;
+  const int k = tb - bl * K::kYRun;
+  const int lr = bl * 8 + r;
+  const std::uint8_t* row;
+  if constexpr (kSmem) {
+    const std::uintptr_t g = reinterpret_cast<std::uintptr_t>(p.pixels) +
+                             static_cast<std::size_t>(tl.y0 + lr) * p.pitch;
+    row = stage + lr * K::kRowStride + static_cast<int>(g & 15);
+  } else {
+    row = p.pixels + static_cast<std::size_t>(tl.y0 + lr) * p.pitch +
+          static_cast<std::size_t>(tl.x0) * C;
+  }
+  std::uint32_t w[8 * C / 4];
+  fetch_pixels<8, C, kSmem>(row, k * 8, 0, true, w);
+  std::int32_t y[8];
+  int cb[4], cr[4];
+#pragma unroll
+  for (int i = 0; i < 8; i += 2) {
+    const int r0 = byte_at(w, 3 * i), g0 = byte_at(w, 3 * i + 1), b0 = byte_at(w, 3 * i + 2);
+    const int r1 = byte_at(w, 3 * i + 3), g1 = byte_at(w, 3 * i + 4), b1 = byte_at(w, 3 * i + 5);
+    y[i] = math::rgb_to_y(r0, g0, b0) - 128;
+    y[i + 1] = math::rgb_to_y(r1, g1, b1) - 128;
+    cb[i / 2] = math::rgb_to_cb(r0, g0, b0) + math::rgb_to_cb(r1, g1, b1);
+    cr[i / 2] = math::rgb_to_cr(r0, g0, b0) + math::rgb_to_cr(r1, g1, b1);
+  }
+  // Even rows keep Cb and receive the partner's Cb; odd rows keep Cr.
+  const bool odd = r & 1;
+  int s[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int give = odd ? cb[j] : cr[j];
+    const int got = __shfl_xor_sync(0xFFFFFFFFu, give, 1);
+    s[j] = (odd ? cr[j] : cb[j]) + got;
+  }
+  const int ctb = K::kYBlocks + (odd ? K::kCBlocks : 0) + (k >> 1);
+  const int crow = bl * 4 + (r >> 1);
+  std::int32_t* cdst = work + ctb * 72 + crow * 9 + (k & 1) * 4;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) cdst[j] = math::downsample_h2v2(s[j], 0, 0, 0, j) - 128;
+  math::fdct_8<true>(y, 1);
+  std::int32_t* out = work + tb * 72 + r * 9;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) out[i] = y[i];
+}
+
+template <int L, int C>
+__device__ __forceinline__ void finish_fast420(const KernelParams& p, const Tile& tl, int tid,
+                                               std::int32_t* work, std::int16_t* outq,
+                                               const DeviceTables& tab) {
+  using K = Cfg<L, C>;
+  const int tb = tid >> 3;
+  if (tb >= K::kYBlocks) {  // whole chroma warps: row FDCT of the downsampled rows in place
+    std::int32_t* rw = work + tb * 72 + (tid & 7) * 9;
+    std::int32_t d[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) d[i] = rw[i];
+    math::fdct_8<true>(d, 1);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) rw[i] = d[i];
+    __syncwarp();
+  }
+  pass2<L, C>(p, tl, tid, work, outq, tab);
+  __syncwarp();
+  const int tb0 = (tid >> 5) * 4;  // the warp's 4 blocks: one contiguous run in the plane
+  const BlockPos<L, C> pos(tb0);
+  const int h = pos.comp == 0 ? K::kMaxH : 1;
+  const int v = pos.comp == 0 ? K::kMaxV : 1;
+  const CompParams cp = comp_params(p, pos.comp);
+  const long long blk = cp.block_offset +
+                        static_cast<long long>(tl.band * v + pos.bl) * cp.blocks_w +
+                        static_cast<long long>(tl.tx) * K::kMcusPerTile * h + pos.k;
+  reinterpret_cast<uint4*>(p.coeffs + blk * 64)[tid & 31] =
+      reinterpret_cast<const uint4*>(outq + tb0 * 64)[tid & 31];
+}
+
+// One tile's pass 1 (kFast: the balanced 4:2:0 path; only luma warps work).
+template <int L, int C, bool kSmem>
+__device__ __forceinline__ void pass1_any(const KernelParams& p, const Tile& tl,
+                                          const std::uint8_t* stage, int tid, std::int32_t* work,
+                                          bool fast) {
+  using K = Cfg<L, C>;
+  if constexpr (K::kFast420) {
+    if (fast) {
+      if (tid < K::kYBlocks * 8) pass1_fast420<L, C, kSmem>(p, tl, stage, tid, work);
+      return;
+    }
+  }
+  pass1<L, C, kSmem>(p, tl, stage, tid, work);
+}
+
+template <int L, int C, bool kPartial>
+__device__ __forceinline__ void finish_any(const KernelParams& p, const Tile& tl, int tid,
+                                           std::int32_t* work, std::int16_t* outq,
+                                           const DeviceTables& tab, bool fast) {
+  using K = Cfg<L, C>;
+  if constexpr (K::kFast420) {
+    if (fast) {
+      finish_fast420<L, C>(p, tl, tid, work, outq, tab);
+      return;
+    }
+  }
+  finish_tile<L, C, kPartial>(p, tl, tid, work, outq, tab);
+}
+
+template <int L, int C>
+__device__ __forceinline__ std::int32_t* work_of(std::int32_t* work, int iter) {
+  using K = Cfg<L, C>;
+  return K::kFast420 ? work + (iter & 1) * K::kWorkInts : work;
+}
+
 struct SmemPtrs {
   std::uint8_t* stages;
   std::int32_t* work;
@@ -479,11 +619,14 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
   const int tid = threadIdx.x;
   load_tables(p.tables, s.tab, tid, K::kThreads);
   __syncthreads();
-  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+  int iter = 0;
+  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x, ++iter) {
     const Tile tl = make_tile(p, t, K::kTileW, K::kTileH);
-    pass1<L, C, false>(p, tl, nullptr, tid, s.work);
+    const bool fast = tile_is_interior<L, C>(p, tl);
+    std::int32_t* work = work_of<L, C>(s.work, iter);
+    pass1_any<L, C, false>(p, tl, nullptr, tid, work, fast);
     __syncthreads();
-    finish_tile<L, C, false>(p, tl, tid, s.work, s.outq, *s.tab);
+    finish_any<L, C, false>(p, tl, tid, work, s.outq, *s.tab, fast);
   }
 }
 
@@ -527,10 +670,13 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
   }
   __syncthreads();  // tables visible
   int st = 0;
-  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+  int iter = 0;
+  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x, ++iter) {
     const Tile tl = make_tile(p, t, K::kTileW, K::kTileH);
+    const bool fast = tile_is_interior<L, C>(p, tl);
+    std::int32_t* work = work_of<L, C>(s.work, iter);
     pipe.consumer_wait();
-    pass1<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, s.work);
+    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, work, fast);
     __syncthreads();
     pipe.consumer_release();
     --committed;
@@ -541,7 +687,7 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     pipe.producer_commit();
     ++committed;
     fetch += gridDim.x;
-    finish_tile<L, C, false>(p, tl, tid, s.work, s.outq, *s.tab);
+    finish_any<L, C, false>(p, tl, tid, work, s.outq, *s.tab, fast);
     st = st + 1 == S ? 0 : st + 1;
   }
   for (; committed > 0; --committed) {  // drain the (empty) stages still in the pipeline
@@ -589,13 +735,16 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads + Cfg<L, C>::kProducerThrea
     return;
   }
   int st = 0;
-  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+  int iter = 0;
+  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x, ++iter) {
     const Tile tl = make_tile(p, t, K::kTileW, K::kTileH);
+    const bool fast = tile_is_interior<L, C>(p, tl);
+    std::int32_t* work = work_of<L, C>(s.work, iter);
     pipe.consumer_wait();
-    pass1<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, s.work);
+    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, work, fast);
     consumer_sync<true>(K::kThreads);
     pipe.consumer_release();
-    finish_tile<L, C, true>(p, tl, tid, s.work, s.outq, *s.tab);
+    finish_any<L, C, true>(p, tl, tid, work, s.outq, *s.tab, fast);
     st = st + 1 == S ? 0 : st + 1;
   }
 }
@@ -626,18 +775,21 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     fetch += gridDim.x;
   }
   int st = 0;
-  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+  int iter = 0;
+  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x, ++iter) {
     const Tile tl = make_tile(p, t, K::kTileW, K::kTileH);
+    const bool fast = tile_is_interior<L, C>(p, tl);
+    std::int32_t* work = work_of<L, C>(s.work, iter);
     __pipeline_wait_prior(S - 1);
     __syncthreads();
-    pass1<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, s.work);
+    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, work, fast);
     __syncthreads();
     if (fetch < p.num_tiles)
       stage_tile<L, C>(p, make_tile(p, fetch, K::kTileW, K::kTileH), s.stages + st * K::kStageBytes,
                        tid, K::kThreads, copy16, copy1);
     __pipeline_commit();
     fetch += gridDim.x;
-    finish_tile<L, C, false>(p, tl, tid, s.work, s.outq, *s.tab);
+    finish_any<L, C, false>(p, tl, tid, work, s.outq, *s.tab, fast);
     st = st + 1 == S ? 0 : st + 1;
   }
   __pipeline_wait_prior(0);
