@@ -46,8 +46,13 @@ CLI::Validator decimal_integer() {
 /// Adds `mjpeg encode` to `app`; the parsed values land in `args` and `subsampling`.
 CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsampling) {
   CLI::App* cmd = app.add_subcommand(
-      "encode", "Encode one image to a baseline JPEG file (byte-identical to libjpeg-turbo)");
-  cmd->add_option("input", args.input, "Input image: " + supported_input_formats())
+      "encode",
+      "Encode an image to a JPEG file, or a video (Y4M, image sequence, or any container "
+      "OpenCV/FFmpeg reads) to an M-JPEG AVI, a raw .mjpeg stream or numbered JPEGs; every "
+      "frame byte-identical to libjpeg-turbo");
+  cmd->add_option("input", args.input,
+                  "Input: an image (" + supported_input_formats() +
+                      "), a Y4M file or - (stdin), a pattern like frames/%05d.png, or a video")
       ->type_name("INPUT")
       ->required();
   cmd->add_option("-o,--output", args.output,
@@ -73,18 +78,70 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
                 "Optimal Huffman tables (like cjpeg -optimize)");
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
+
+  const char* stream = "Video (stream) options";
+  cmd->add_option("--mode", args.mode,
+                  "cpu, sok (synchronous GPU offload) or aok (asynchronous); default: aok when "
+                  "a GPU is usable, else cpu")
+      ->check(CLI::IsMember({"cpu", "sok", "aok"}).description(""))
+      ->type_name("cpu|sok|aok")
+      ->group(stream);
+  cmd->add_option("--frames", args.frames, "Encode at most N frames")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
+      ->type_name("N")
+      ->group(stream);
+  cmd->add_option("--producers", args.producers, "Producer (decode) threads (default 2)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 64).description(""))
+      ->type_name("N")
+      ->group(stream);
+  cmd->add_option("--slots", args.slots, "Stream-buffer slots (default: threads + 2, at least 8)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 256).description(""))
+      ->type_name("K")
+      ->group(stream);
+  cmd->add_option("--entropy-threads", args.entropy_threads,
+                  "Huffman coding threads (default: the cores left over)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 256).description(""))
+      ->type_name("M")
+      ->group(stream);
+  cmd->add_option("--device", args.device, "CUDA device index")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("N")
+      ->capture_default_str()
+      ->group(stream);
+  cmd->add_option("--variant", args.variant,
+                  "GPU kernel variant: direct, pipeline, partitioned or primitives")
+      ->check(CLI::IsMember({"direct", "pipeline", "partitioned", "primitives"}).description(""))
+      ->type_name("VARIANT")
+      ->capture_default_str()
+      ->group(stream);
+  cmd->add_option("--stages", args.stages, "cuda::pipeline stages of the kernel, 1..4")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 4).description(""))
+      ->type_name("1..4")
+      ->capture_default_str()
+      ->group(stream);
+  cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
+      ->group(stream);
+  cmd->add_flag("--stats", args.stats,
+                "After the summary, each stage's busy time and the cores it kept busy")
+      ->group(stream);
   return cmd;
 }
 
-/// Runs the chosen subcommand; exceptions propagate to run_cli().
-void dispatch(const CLI::App* encode, EncodeArgs& args, const std::string& subsampling,
-              const CLI::App* info) {
+/// Runs the chosen subcommand and returns its exit code; exceptions propagate to run_cli().
+int dispatch(const CLI::App* encode, EncodeArgs& args, const std::string& subsampling,
+             const CLI::App* info) {
   if (encode->parsed()) {
     args.options.subsampling = parse_subsampling(subsampling);
-    run_encode(args);
-  } else if (info->parsed()) {
-    run_info(stdout);
+    return run_encode(args);
   }
+  if (info->parsed()) run_info(stdout);
+  return kExitOk;
 }
 
 /// Names a missing or unknown command word clearly (CLI11 would say "A subcommand is
@@ -128,8 +185,7 @@ int run_cli(int argc, char** argv) {
   }
 
   try {
-    dispatch(encode, encode_args, subsampling, info);
-    return kExitOk;
+    return dispatch(encode, encode_args, subsampling, info);
   } catch (const UsageError& e) {
     print_error(e.what());
     return kExitUsage;

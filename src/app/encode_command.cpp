@@ -10,6 +10,7 @@
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
+#include "stream_command.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -30,7 +31,8 @@ void check_request(const EncodeArgs& args) {
 
 }  // namespace
 
-void run_encode(const EncodeArgs& args) {
+int run_encode(const EncodeArgs& args) {
+  if (is_stream_request(args)) return run_encode_stream(args);
   const auto t_start = Clock::now();
   check_request(args);
   io::check_output_allowed(args.output, args.overwrite);
@@ -60,6 +62,7 @@ void run_encode(const EncodeArgs& args) {
                              ms_since(t_start), encode_ms)
                      .c_str());
   }
+  return 0;
 }
 
 }  // namespace mjpeg::app

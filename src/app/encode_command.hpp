@@ -1,6 +1,7 @@
 // `mjpeg encode INPUT -o OUTPUT`: one image to one JPEG file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "mjpeg/options.hpp"
@@ -13,12 +14,26 @@ struct EncodeArgs {
   EncodeOptions options;
   bool overwrite = false;  ///< -y: replace an existing output
   bool quiet = false;      ///< no notices, no summary
+
+  // Streaming (video) options; see stream_command.hpp.
+  std::string mode;                ///< "cpu", "sok", "aok", or "" = aok when a GPU is usable
+  std::int64_t frames = -1;        ///< --frames: at most this many (-1 = all)
+  int producers = 0;               ///< 0 = default
+  int slots = 0;                   ///< 0 = default
+  int entropy_threads = 0;         ///< 0 = the cores left over
+  int device = 0;
+  std::string variant = "pipeline";
+  int stages = 2;
+  bool pinned = false;             ///< sok: pinned host memory
+  bool stats = false;              ///< --stats: per-stage busy time after the summary
 };
 
 /// Checks the request (output extension, output == input, existing output), reads the input,
 /// encodes it and writes the output atomically, then prints a one-line summary on stderr
-/// unless quiet. Throws UsageError for invalid requests and Error for runtime failures; on
-/// any failure nothing exists under the output name that was not there before.
-void run_encode(const EncodeArgs& args);
+/// unless quiet. Stream requests (video inputs or outputs) go to run_encode_stream.
+/// Returns the exit code (0, or 130 after an interrupted stream). Throws UsageError for
+/// invalid requests and Error for runtime failures; on any failure nothing exists under the
+/// output name that was not there before.
+int run_encode(const EncodeArgs& args);
 
 }  // namespace mjpeg::app

@@ -18,7 +18,9 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-const char* supported_output_extensions() { return ".jpg, .jpeg"; }
+const char* supported_output_extensions() {
+  return ".jpg, .jpeg (one picture); .avi, .mjpeg, .mjpg or a pattern like out/%05d.jpg (streams)";
+}
 
 OutputKind output_kind_for(const std::string& path) {
   const std::string ext = lower_extension(path);

@@ -173,7 +173,7 @@ case_usage_errors_exit_2() {
 }
 case_unknown_output_extension_exit_2() {
   local out
-  for out in out.png out.avi out.mjpeg out.ppm out noext.; do
+  for out in out.png out.mp4 out.ppm out noext.; do
     expect_fail 2 encode "$SAMPLE" -o "$out"
     grep -q '\.jpg' err.txt || die "error does not list the supported extensions"
     [[ ! -e $out ]] || die "$out created"
@@ -275,6 +275,97 @@ case_info() {
   grep -q '^mjpeg [0-9]' out.txt || die "info lacks the version"
   grep -q '^OpenCV: \(yes\|no\)' out.txt || die "info lacks the OpenCV line"
   grep -q '^CUDA devices: ' out.txt || die "info lacks the CUDA devices line"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Cases: streams (video in, AVI / raw M-JPEG / numbered JPEGs out)
+# ---------------------------------------------------------------------------------------------
+
+# make_y4m FILE FRAMES [SIZE]: a test-pattern clip in Y4M 4:2:0 (needs ffmpeg).
+make_y4m() {
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i "testsrc2=size=${3:-320x180}:rate=25" -frames:v "$2" \
+    -pix_fmt yuv420p -f yuv4mpegpipe "$1" || die "ffmpeg could not make $1"
+}
+
+# probe_counts FILE: prints "codec width height rate nb_frames nb_read_frames".
+probe_counts() {
+  ffprobe -v error -count_frames -select_streams v:0 \
+    -show_entries stream=codec_name,width,height,r_frame_rate,nb_frames,nb_read_frames \
+    -of csv=p=0 "$1" | tr ',' ' '
+
+}
+
+case_y4m_to_avi_plays() {
+  make_y4m in.y4m 30
+  expect_ok encode in.y4m -o out.avi --quiet
+  local got
+  got=$(probe_counts out.avi)
+  [[ $got == "mjpeg 320 180 25/1 30 30" ]] || die "ffprobe says: $got"
+  [[ -z $(ffmpeg -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
+  no_temp_files .
+}
+case_stdin_y4m_to_mjpeg_with_frame_limit() {
+  make_y4m in.y4m 30
+  "$MJPEG" encode - -o out.mjpeg --frames 12 --quiet <in.y4m 2>err.txt || die "$(cat err.txt)"
+  local n
+  n=$(ffprobe -v error -count_frames -f mjpeg -show_entries stream=nb_read_frames -of csv=p=0 out.mjpeg)
+  [[ $n == 12 ]] || die "expected 12 frames, ffprobe read $n"
+}
+case_still_to_avi_equals_single_jpeg() {
+  need_ffmpeg
+  expect_ok encode "$SAMPLE" -o one.jpg -q 85 -s 422 --quiet
+  expect_ok encode "$SAMPLE" -o one.avi -q 85 -s 422 --quiet
+  ffmpeg -v error -i one.avi -c copy -f image2 frame%d.jpg || die "cannot extract the frame"
+  same_bytes frame1.jpg one.jpg
+}
+case_stream_to_numbered_jpegs() {
+  make_y4m in.y4m 5
+  mkdir frames
+  expect_ok encode in.y4m -o frames/%03d.jpg --quiet
+  [[ $(ls frames | tr '\n' ' ') == "001.jpg 002.jpg 003.jpg 004.jpg 005.jpg " ]] ||
+    die "unexpected files: $(ls frames)"
+}
+case_stream_usage_errors_exit_2() {
+  make_y4m in.y4m 3
+  expect_fail 2 encode in.y4m -o out.avi --frames 0
+  expect_fail 2 encode in.y4m -o out.jpg          # one picture cannot hold a stream
+  expect_fail 2 encode in.y4m -o out.avi --mode gpu
+  expect_fail 2 encode in.y4m -o out.avi --stages 5
+  [[ ! -e out.avi && ! -e out.jpg ]] || die "an output was created"
+}
+case_gpu_mode_without_device_exit_1() {
+  "$MJPEG" info | grep -q '^CUDA devices: none' || skip "a CUDA device is present"
+  make_y4m in.y4m 3
+  expect_fail 1 encode in.y4m -o out.avi --mode aok --quiet
+  grep -q 'CUDA device' err.txt || die "error does not say why: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+case_truncated_y4m_exit_1_no_output() {
+  make_y4m in.y4m 4
+  head -c $(( $(stat -c %s in.y4m) - 1000 )) in.y4m >cut.y4m
+  expect_fail 1 encode cut.y4m -o out.avi --quiet  # notices (e.g. the CPU fallback) silenced
+  grep -q 'truncated' err.txt || die "error does not say truncated: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+case_interrupt_finalises_playable_avi() {
+  need_ffmpeg
+  # A real-time feed (-re: 25 frames/s for 20 s) guarantees the encode is still running.
+  ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
+    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi --quiet &
+  local pid=$! rc=0
+  sleep 1.5
+  kill -INT $pid
+  wait $pid || rc=$?
+  [[ $rc -eq 130 ]] || die "exit code $rc after SIGINT, expected 130"
+  [[ -f out.avi ]] || die "no AVI after SIGINT"
+  local got codec w h rate nb nread
+  got=$(probe_counts out.avi)
+  read -r codec w h rate nb nread <<<"$got"
+  [[ $codec == mjpeg && $nb == "$nread" && $nb -gt 0 && $nb -lt 500 ]] ||
+    die "ffprobe after SIGINT: $got"
+  [[ -z $(ffmpeg -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
+  no_temp_files .
 }
 
 # ---------------------------------------------------------------------------------------------

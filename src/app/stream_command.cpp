@@ -1,0 +1,226 @@
+#include "stream_command.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "gpu_transform.hpp"
+#include "image_input.hpp"
+#include "io/atomic_file.hpp"
+#include "io/frame_sink.hpp"
+#include "mjpeg/error.hpp"
+#include "paths.hpp"
+#include "pipeline/pipeline.hpp"
+#include "video_input.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Ctrl-C / SIGTERM: the first one asks the pipeline to stop reading and finish the frames in
+// flight (the output is finalised and playable); a second one ends the process at once.
+// ---------------------------------------------------------------------------------------------
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+
+extern "C" void on_interrupt(int) {
+  if (g_stop.exchange(true)) _exit(130);
+}
+
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_stop = false;
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+void notice(const EncodeArgs& args, const std::string& text) {
+  if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
+}
+
+/// The mode to run: as asked, or aok when a GPU is usable and cpu (with a notice) otherwise.
+pipeline::Mode choose_mode(const EncodeArgs& args) {
+  if (!args.mode.empty()) {
+    const pipeline::Mode mode = pipeline::parse_mode(args.mode);
+    if (mode != pipeline::Mode::cpu) {
+      std::string reason;
+      if (gpu::device_count(&reason) <= args.device)
+        throw Error(fmt::format("--mode {} needs a CUDA device: {}", args.mode,
+                                reason.empty() ? "device " + std::to_string(args.device) +
+                                                     " does not exist"
+                                               : reason));
+    }
+    return mode;
+  }
+  std::string reason;
+  if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
+  notice(args, fmt::format("no usable GPU ({}); encoding on the CPU", reason));
+  return pipeline::Mode::cpu;
+}
+
+pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode) {
+  pipeline::PipelineOptions o;
+  o.mode = mode;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.producers = args.producers > 0 ? args.producers : std::min(2, cores);
+  // Entropy coding binds: it gets the cores the producers (and the GPU dispatcher) leave.
+  const int busy = o.producers + (mode == pipeline::Mode::cpu ? 0 : 1);
+  o.entropy_threads = args.entropy_threads > 0 ? args.entropy_threads : std::max(1, cores - busy);
+  o.slots = args.slots > 0 ? args.slots : std::max(8, o.entropy_threads + o.producers + 2);
+  o.device = args.device;
+  o.variant = gpu::parse_variant(args.variant);
+  o.stages = args.stages;
+  o.pinned_sok = args.pinned;
+  pipeline::validate(o);
+  return o;
+}
+
+/// "\r"-updated progress on a terminal: frames, fps, ETA when the length is known.
+class ProgressLine {
+ public:
+  ProgressLine(bool enabled, std::int64_t total) : enabled_(enabled), total_(total) {}
+  void update(const pipeline::Progress& p) {
+    if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
+    last_ = p.elapsed_s;
+    const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
+    std::string line = fmt::format("mjpeg: {} frames", p.frames);
+    if (total_ > 0) line += fmt::format(" of {}", total_);
+    line += fmt::format(", {:.1f} fps", fps);
+    if (total_ > 0 && fps > 0)
+      line += fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps));
+    std::fprintf(stderr, "\r%-70s", line.c_str());
+    shown_ = true;
+  }
+  void finish() {
+    if (shown_) std::fprintf(stderr, "\r%-70s\r", "");
+  }
+
+ private:
+  bool enabled_;
+  std::int64_t total_;
+  double last_ = -1;
+  bool shown_ = false;
+};
+
+VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Image>& stills,
+                      std::vector<ImageView>& views) {
+  if (kind != InputKind::image) return open_video_input(args.input, kind, args.frames);
+  // One still image as a one-frame stream.
+  stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
+  views.push_back(stills.back().view());
+  VideoInput in;
+  in.source = std::make_unique<pipeline::MemoryFrameSource>(views);
+  in.frame_count = 1;
+  in.description = fmt::format("{}x{} still image", views[0].width, views[0].height);
+  return in;
+}
+
+/// One line per stage: busy seconds summed over its threads, and that over the wall time,
+/// i.e. how many cores the stage kept busy on average.
+void print_stage_stats(const pipeline::Stats& s) {
+  const double wall = s.wall_s > 0 ? s.wall_s : 1;
+  const std::pair<const char*, double> stages[] = {
+      {"setup (allocation)", s.setup_s},        {"read/decode (producers)", s.read_s},
+      {"upload issue (aok)", s.upload_issue_s}, {"gpu offload (sok/aok dispatch)", s.gpu_s},
+      {"transform (cpu)", s.transform_cpu_s},   {"wait for coefficients", s.coeff_wait_s},
+      {"entropy coding", s.entropy_s},          {"write", s.write_s}};
+  std::fprintf(stderr, "mjpeg: stages over %.3f s wall (busy s, cores):\n", s.wall_s);
+  for (const auto& [name, busy] : stages)
+    if (busy > 0) std::fprintf(stderr, "  %-32s %8.3f  %5.2f\n", name, busy, busy / wall);
+}
+
+}  // namespace
+
+bool is_stream_request(const EncodeArgs& args) {
+  const std::string ext = lower_extension(args.output);
+  const bool single_jpeg =
+      (ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos;
+  if (!single_jpeg) return true;
+  // One picture out: a stream input is refused by the stream path with a clear message;
+  // anything else (an image, or a file of unknown type) is read as an image.
+  const InputKind kind = input_kind(args.input);
+  return kind == InputKind::y4m || kind == InputKind::image_sequence || is_video_name(args.input);
+}
+
+int run_encode_stream(const EncodeArgs& args) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  validate(args.options);
+  if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
+  const std::string ext = lower_extension(args.output);
+  if ((ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos)
+    throw UsageError(fmt::format("'{}' holds one picture; for the frames of a stream use a "
+                                 "pattern such as out/%05d.jpg, or .avi / .mjpeg",
+                                 args.output));
+  const io::OutputKind out_kind = io::output_kind(args.output);  // UsageError if unknown
+  if (args.input != "-" && same_file(args.input, args.output))
+    throw UsageError(fmt::format("output '{}' is the input file", args.output));
+  if (out_kind != io::OutputKind::image_sequence && args.output != "-")
+    io::check_output_allowed(args.output, args.overwrite);
+
+  const pipeline::Mode mode = choose_mode(args);
+  const pipeline::PipelineOptions popt = pipeline_options(args, mode);
+
+  const InputKind kind = input_kind(args.input);
+  std::vector<io::Image> stills;
+  std::vector<ImageView> views;
+  VideoInput in = open_input(args, kind, stills, views);
+  for (const std::string& n : in.notices) notice(args, n);
+  const pipeline::SourceFormat fmt_in = in.source->format();
+  if (!args.quiet)
+    std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
+
+  std::unique_ptr<io::FrameSink> sink =
+      io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den);
+  ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
+  pipeline::Stats stats;
+  {
+    InterruptGuard guard;
+    stats = pipeline::encode_stream(
+        *in.source, args.options, *sink, popt,
+        [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
+    progress.finish();
+  }
+  const bool interrupted = g_stop.load();
+  if (stats.frames == 0)
+    throw Error(fmt::format("'{}' has no frames to encode", args.input));
+  sink->close();
+
+  if (!args.quiet) {
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double pixels = static_cast<double>(fmt_in.width) * fmt_in.height * stats.frames;
+    std::fprintf(stderr, "%s\n",
+                 fmt::format("mjpeg: wrote {}: {} frames{}, {:.1f} fps ({} mode), {:.1f} MB, "
+                             "{:.2f} bits/pixel, {:.2f} s",
+                             args.output, stats.frames, interrupted ? " (interrupted)" : "",
+                             stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
+                             pipeline::to_string(mode), sink->bytes_written() / 1e6,
+                             8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
+                     .c_str());
+  }
+  if (args.stats) print_stage_stats(stats);
+  return interrupted ? 130 : 0;
+}
+
+}  // namespace mjpeg::app

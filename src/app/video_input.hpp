@@ -1,0 +1,46 @@
+// Frame sources of `mjpeg encode` for streams: Y4M (our own reader; every build), and video
+// files or image sequences through OpenCV's FFmpeg backend (builds with OpenCV).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pipeline/frame_source.hpp"
+
+namespace mjpeg::app {
+
+enum class InputKind {
+  image,           ///< one still image (PPM/PGM, PNG, JPEG, ...)
+  y4m,             ///< "*.y4m" or "-" (standard input)
+  image_sequence,  ///< a printf pattern such as frames/%05d.png
+  video,           ///< anything else: a container OpenCV/FFmpeg reads
+};
+
+/// Classifies an input path by its name (an unknown extension counts as a video).
+InputKind input_kind(const std::string& path);
+/// True for the extensions of common video containers (.mp4, .mkv, .webm, .avi, ...).
+bool is_video_name(const std::string& path);
+
+/// An opened stream input: the pipeline's source plus what the user is told about it.
+struct VideoInput {
+  std::unique_ptr<pipeline::FrameSource> source;
+  int fps_num = 25, fps_den = 1;
+  std::int64_t frame_count = -1;  ///< -1 when unknown (a pipe, a container without a count)
+  std::string description;        ///< one line: size, rate, pixel format, reader
+  std::vector<std::string> notices;
+
+  VideoInput();
+  ~VideoInput();
+  VideoInput(VideoInput&&) noexcept;
+  VideoInput& operator=(VideoInput&&) noexcept;
+
+  struct Owned;                   ///< readers the source refers to
+  std::unique_ptr<Owned> owned;
+};
+
+/// Opens a Y4M, image-sequence or video input; `max_frames` < 0 reads everything.
+/// Throws Error (unreadable, zero frames, unsupported) or UsageError.
+VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames);
+
+}  // namespace mjpeg::app
