@@ -49,6 +49,21 @@ bool is_video_name(const std::string& path) {
 
 namespace {
 
+VideoInput open_y4m(const std::string& path, std::int64_t max_frames) {
+  VideoInput in;
+  in.owned = std::make_unique<VideoInput::Owned>();
+  in.owned->y4m = path == "-" ? std::make_unique<io::Y4mReader>(stdin, "standard input")
+                              : std::make_unique<io::Y4mReader>(path);
+  const io::Y4mInfo& info = in.owned->y4m->info();
+  in.fps_num = info.fps_num;
+  in.fps_den = info.fps_den;
+  in.notices = info.notices;
+  in.description = fmt::format("{} (Y4M)", info.describe());
+  in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
+  return in;
+}
+
+#if MJPEG_HAVE_OPENCV
 /// The frame rate as a rational: common NTSC rates exactly, others to 1/1000.
 void rational_fps(double fps, int& num, int& den) {
   if (!(fps > 0 && fps < 1000)) {
@@ -72,21 +87,6 @@ void rational_fps(double fps, int& num, int& den) {
   den = 1000;
 }
 
-VideoInput open_y4m(const std::string& path, std::int64_t max_frames) {
-  VideoInput in;
-  in.owned = std::make_unique<VideoInput::Owned>();
-  in.owned->y4m = path == "-" ? std::make_unique<io::Y4mReader>(stdin, "standard input")
-                              : std::make_unique<io::Y4mReader>(path);
-  const io::Y4mInfo& info = in.owned->y4m->info();
-  in.fps_num = info.fps_num;
-  in.fps_den = info.fps_den;
-  in.notices = info.notices;
-  in.description = fmt::format("{} (Y4M)", info.describe());
-  in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
-  return in;
-}
-
-#if MJPEG_HAVE_OPENCV
 /// Frames decoded by OpenCV's FFmpeg backend (or its image-sequence reader). Decoding is
 /// sequential (under a lock, into the producer's own BGR buffer); the BGR -> RGB conversion
 /// writes straight into the slot outside the lock.

@@ -115,11 +115,17 @@ void StreamBuffer::wait_coeffs(int slot) {
 
 void StreamBuffer::offload_sync(int slot) {
   Slot& s = slots_[slot];
+  // A plain synchronous program: copy, launch and wait all on the legacy default stream, which
+  // orders the kernel after the copy. The kernel must not go to the non-blocking kernel
+  // stream here: a cudaMemcpy from pageable memory may return before its DMA has finished
+  // (measured on the H200: such frames came out different), and nothing would order the
+  // kernel after it.
   MJPEG_CUDA_CHECK(cudaMemcpy(s.device_pixels.get(), s.host_pixels, pixel_bytes_,
                               cudaMemcpyHostToDevice));
   gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
-                        s.device_coeffs.as<std::int16_t>(), variant_, stages_, kernel_.get());
-  MJPEG_CUDA_CHECK(cudaStreamSynchronize(kernel_.get()));
+                        s.device_coeffs.as<std::int16_t>(), variant_, stages_,
+                        /*legacy default stream*/ nullptr);
+  MJPEG_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   MJPEG_CUDA_CHECK(cudaMemcpy(s.host_coeffs, s.device_coeffs.get(), coeff_bytes_,
                               cudaMemcpyDeviceToHost));
 }

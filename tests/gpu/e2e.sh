@@ -15,11 +15,11 @@ table=()
 for run in "cpu" "sok" "sok --pinned" "aok"; do
   name=${run// /_}
   out=$work/$name.avi
-  args=(--mode $run --entropy-threads $((cores - 2)) --producers 2)
+  args=(--mode $run --producers 6 --entropy-threads $((cores - 6)))
   "$mjpeg" encode "$work/clip.y4m" -o "$out" -y --stats "${args[@]}" 2>"$work/$name.log"
   rc=$?
   cat "$work/$name.log"
-  fps=$(grep -o '[0-9.]* fps' "$work/$name.log" | head -1)
+  fps=$(grep -o '[0-9.]* fps (' "$work/$name.log" | head -1 | tr -d '(')
   same="-"
   [[ $name != cpu ]] && { cmp -s "$out" "$work/cpu.avi" && same=identical || same=DIFFERENT; }
   table+=("$(printf '%-12s rc=%-3s %-14s vs cpu: %s' "$name" "$rc" "$fps" "$same")")

@@ -47,13 +47,24 @@ TEST_P(GpuStream, ByteIdenticalToEncodeJpegInOrder) {
   check_stream(c, m.mode, m.pinned_sok);
 }
 
+std::string name_of_param(const ::testing::TestParamInfo<std::tuple<GpuMode, StreamCase>>& info) {
+  return name_of_mode(std::get<0>(info.param)) + "_" + name_of(std::get<1>(info.param));
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, GpuStream,
                          ::testing::Combine(::testing::ValuesIn(kModes),
                                             ::testing::ValuesIn(stream_cases())),
-                         [](const auto& info) {
-                           return name_of_mode(std::get<0>(info.param)) + "_" +
-                                  name_of(std::get<1>(info.param));
-                         });
+                         name_of_param);
+
+// Full-HD frames: large enough that a cudaMemcpy from pageable memory returns before its DMA
+// has finished, which once let the SOK kernel (then on a non-blocking stream) read
+// half-uploaded pixels: the small cases above did not catch it, the H200 end-to-end run did.
+INSTANTIATE_TEST_SUITE_P(FullHd, GpuStream,
+                         ::testing::Combine(::testing::ValuesIn(kModes),
+                                            ::testing::Values(StreamCase{
+                                                1920, 1080, Subsampling::s420, PixelFormat::rgb24,
+                                                2, 4, 8, 0, false, 24})),
+                         name_of_param);
 
 class GpuErrors : public ::testing::TestWithParam<GpuMode> {};
 
