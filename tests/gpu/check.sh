@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU check for the transform kernels, on a machine with a CUDA GPU:
 #   tests/gpu/check.sh [BIN_DIR]
-# BIN_DIR (or env MJPEG_GPU_BIN) holds prebuilt mjpeg_gpu_tests and mjpeg_bench_kernels (e.g. a
-# static build copied to .gpu/); without it the script configures and builds build-gpu-check/.
+# BIN_DIR (or env MJPEG_GPU_BIN) holds prebuilt mjpeg_gpu_tests, mjpeg_bench_kernels and
+# mjpeg_pipeline_gpu_tests (e.g. a static build copied to .gpu/); without it the script
+# configures and builds build-gpu-check/.
 # Steps: GPU tests with MJPEG_REQUIRE_GPU=1; compute-sanitizer memcheck, racecheck and initcheck
 # over the tests in small-frame mode; synccheck over the kernels without a block-scoped pipeline
 # (direct, primitives) plus one try of the block-scoped ones (see DESIGN.md section 5); then the
@@ -15,7 +16,7 @@ mkdir -p "$logs"
 if [[ -z "$bin" ]]; then
   bin=$here/build-gpu-check
   cmake -S "$here" -B "$bin" -DMJPEG_WITH_OPENCV=OFF -DMJPEG_BUILD_BENCH=OFF >"$logs/build.log" 2>&1 &&
-    cmake --build "$bin" -j"$(nproc)" --target mjpeg_gpu_tests mjpeg_bench_kernels >>"$logs/build.log" 2>&1 ||
+    cmake --build "$bin" -j"$(nproc)" --target mjpeg_gpu_tests mjpeg_bench_kernels mjpeg_pipeline_gpu_tests >>"$logs/build.log" 2>&1 ||
     { echo "build failed (see $logs/build.log)"; tail -30 "$logs/build.log"; exit 1; }
 fi
 tests=$bin/mjpeg_gpu_tests
@@ -30,6 +31,13 @@ export MJPEG_REQUIRE_GPU=1
 timeout 240 "$tests" --gtest_brief=1 >"$logs/tests.log" 2>&1
 rc=$?; tail -5 "$logs/tests.log"
 note "gpu tests (MJPEG_REQUIRE_GPU=1): rc=$rc"
+
+# The streaming pipeline in sok, sok --pinned and aok: every frame byte-identical to the CPU.
+if [[ -x $bin/mjpeg_pipeline_gpu_tests ]]; then
+  timeout 240 "$bin/mjpeg_pipeline_gpu_tests" --gtest_brief=1 >"$logs/pipeline_tests.log" 2>&1
+  rc=$?; tail -3 "$logs/pipeline_tests.log"
+  note "pipeline gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
+fi
 
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 small="Matrix/GpuExact.*:GpuTest.*"
