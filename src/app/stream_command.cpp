@@ -75,7 +75,7 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
   }
   std::string reason;
   if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
-  notice(args, fmt::format("no usable GPU ({}); encoding on the CPU", reason));
+  notice(args, fmt::format("{}; encoding on the CPU", reason));
   return pipeline::Mode::cpu;
 }
 
