@@ -1,10 +1,13 @@
-// Frame sources of `mjpeg encode` for streams: Y4M (our own reader; every build), and video
-// files or image sequences through OpenCV's FFmpeg backend (builds with OpenCV).
+// Frame sources of `mjpeg encode` for streams: Y4M (our own reader; every build), video files
+// through FFmpeg's libraries with the source's colour matrix and range (builds with libav*;
+// otherwise OpenCV's FFmpeg backend, which treats every source as BT.601), and image sequences
+// through OpenCV (builds with OpenCV).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "pipeline/frame_source.hpp"
 

@@ -368,6 +368,96 @@ case_interrupt_finalises_playable_avi() {
   no_temp_files .
 }
 
+# Video files are decoded by FFmpeg's libraries with the source's colour matrix and range; builds
+# without them (OpenCV's FFmpeg backend, which converts everything as BT.601) skip these cases.
+# need_libav FILE: skips unless mjpeg's start line for FILE says it was decoded that way.
+need_libav() {
+  need_ffmpeg
+  "$MJPEG" encode "$1" -o probe.avi --mode cpu -y 2>start.txt ||
+    die "mjpeg cannot read $1: $(cat start.txt)"
+  grep -q "decoded by FFmpeg's libraries" start.txt || skip "this build decodes video without libav"
+  rm -f probe.avi
+}
+# psnr_vs_ffmpeg A B: the average PSNR (dB) of A against B, both converted to RGB by ffmpeg.
+psnr_vs_ffmpeg() {
+  ffmpeg -v info -nostats -i "$1" -i "$2" \
+    -lavfi "[0:v]format=rgb24[a];[1:v]format=rgb24[b];[a][b]psnr" -f null - 2>&1 |
+    sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1
+}
+# colour_clip_matches MATRIX: a lossless 4:2:0 clip tagged with MATRIX, encoded at q100 4:4:4,
+# must be at least 40 dB against ffmpeg's own RGB of the clip. Measured: 52.77 dB for bt709 and
+# 56.36 dB for bt601 (JPEG rounding at q100). Reading this BT.709 clip as BT.601 (what OpenCV's
+# VideoCapture does; the issue measured 37.5 dB on its clip) gives 28.4 dB here, and reading it as
+# full range 24.9 dB (both measured with ffmpeg's scale filter against its own RGB).
+colour_clip_matches() {
+  local matrix=$1 tag=$1
+  [[ $matrix == bt601 ]] && tag=smpte170m
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i testsrc2=size=320x180:rate=25 -frames:v 10 \
+    -vf "scale=out_color_matrix=$matrix" -colorspace "$tag" -color_primaries "$tag" \
+    -color_trc "$tag" -pix_fmt yuv420p -c:v libx264 -qp 0 "clip.mp4" ||
+    skip "ffmpeg cannot make an H.264 clip"
+  need_libav clip.mp4
+  local want=${matrix/bt709/BT.709}
+  want=${want/bt601/BT.601}
+  grep -q "320x180 25/1 fps, 10 frames, h264 yuv420p ($want limited range)" start.txt ||
+    die "start line does not describe the source: $(cat start.txt)"
+  expect_ok encode clip.mp4 -o out.avi -q 100 -s 444 --quiet
+  local db
+  db=$(psnr_vs_ffmpeg out.avi clip.mp4)
+  [[ -n $db ]] || die "no PSNR from ffmpeg"
+  awk -v d="$db" 'BEGIN { exit !(d == "inf" || d >= 40) }' ||
+    die "$matrix clip: PSNR $db dB against ffmpeg's RGB, expected >= 40"
+  echo "$matrix: $db dB"
+}
+case_video_bt709_colour_matches_ffmpeg() { colour_clip_matches bt709; }
+case_video_bt601_colour_matches_ffmpeg() { colour_clip_matches bt601; }
+case_video_audio_ignored_with_one_notice() {
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i sine=frequency=440 \
+    -frames:v 5 -t 0.2 -pix_fmt yuv420p -c:v libx264 -c:a aac -shortest av.mp4 ||
+    skip "ffmpeg cannot make an H.264 + AAC clip"
+  ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 5 -pix_fmt yuv420p \
+    -c:v libx264 silent.mp4 || skip "ffmpeg cannot make an H.264 clip"
+  need_libav av.mp4
+  "$MJPEG" encode av.mp4 -o out.avi --mode cpu 2>err.txt || die "$(cat err.txt)"
+  local n
+  n=$(grep -ci 'audio' err.txt)
+  [[ $n -eq 1 ]] || die "expected one audio notice line, got $n: $(cat err.txt)"
+  grep -q '^mjpeg: note: .*audio.*ignored' err.txt || die "no audio notice: $(cat err.txt)"
+  "$MJPEG" encode silent.mp4 -o out2.avi --mode cpu 2>err.txt || die "$(cat err.txt)"
+  ! grep -qi 'audio' err.txt || die "audio notice for a file without audio: $(cat err.txt)"
+  [[ $(probe_counts out.avi) == "mjpeg 160 90 25/1 5 5" ]] || die "ffprobe: $(probe_counts out.avi)"
+}
+case_video_without_video_stream_exit_1() {
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i sine=frequency=440 -t 0.2 -c:a aac audio.mp4 ||
+    skip "ffmpeg cannot make an AAC file"
+  ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 2 -pix_fmt yuv420p \
+    -c:v libx264 v.mp4 || skip "ffmpeg cannot make an H.264 clip"
+  need_libav v.mp4
+  expect_fail 1 encode audio.mp4 -o out.avi --quiet
+  grep -q "audio.mp4' has no video stream" err.txt || die "unclear error: $(cat err.txt)"
+  printf 'not a video at all' >junk.mp4
+  expect_fail 1 encode junk.mp4 -o out.avi --quiet
+  grep -q "cannot read 'junk.mp4' as a video" err.txt || die "unclear error: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+case_video_resolution_change_exit_1() {
+  need_ffmpeg
+  local size
+  for size in 160x90 320x180; do
+    ffmpeg -v error -f lavfi -i "testsrc2=size=$size:rate=25" -frames:v 3 -pix_fmt yuv420p \
+      -c:v libx264 -f mpegts "$size.ts" || skip "ffmpeg cannot make an H.264 clip"
+  done
+  cat 160x90.ts 320x180.ts >both.ts
+  need_libav 160x90.ts
+  expect_fail 1 encode both.ts -o out.avi --quiet
+  grep -q "frame 4 is 320x180, but the stream started at 160x90" err.txt ||
+    die "unclear error: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
