@@ -20,6 +20,11 @@ void print_build_info(std::FILE* out) {
 #else
   fmt::print(out, "OpenCV: no\n");
 #endif
+#if MJPEG_HAVE_LIBAV
+  fmt::print(out, "FFmpeg libraries: yes (video input with the source's colour matrix)\n");
+#else
+  fmt::print(out, "FFmpeg libraries: no\n");
+#endif
   fmt::print(out, "inputs: {}\n", supported_input_formats());
   fmt::print(out, "build type: {}\n", MJPEG_APP_BUILD_TYPE);
   fmt::print(out, "CUDA architectures: {}\n", MJPEG_APP_CUDA_ARCHITECTURES);

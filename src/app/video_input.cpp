@@ -25,6 +25,7 @@ extern "C" {
 #endif
 
 #if MJPEG_HAVE_OPENCV
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 #endif
@@ -153,6 +154,8 @@ VideoInput open_opencv(const std::string& path, InputKind kind, std::int64_t max
     if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a directory, not a video", path));
     if (st.st_size == 0) throw Error(fmt::format("'{}' is empty", path));
   }
+  // OpenCV logs a warning when an image sequence ends (it probes the next file): errors only.
+  cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_ERROR);
   cv::VideoCapture capture(path, kind == InputKind::image_sequence ? cv::CAP_IMAGES : cv::CAP_FFMPEG);
   if (!capture.isOpened())
     throw Error(fmt::format("cannot read '{}' as {}", path,
@@ -162,7 +165,12 @@ VideoInput open_opencv(const std::string& path, InputKind kind, std::int64_t max
   if (width <= 0 || height <= 0)
     throw Error(fmt::format("'{}' has no video stream", path));
   VideoInput in;
-  rational_fps(capture.get(cv::CAP_PROP_FPS), in.fps_num, in.fps_den);
+  if (kind == InputKind::image_sequence) {
+    in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
+    in.fps_den = 1;
+  } else {
+    rational_fps(capture.get(cv::CAP_PROP_FPS), in.fps_num, in.fps_den);
+  }
   const double count = capture.get(cv::CAP_PROP_FRAME_COUNT);
   if (count > 0) in.frame_count = static_cast<std::int64_t>(count);
   if (max_frames >= 0 && (in.frame_count < 0 || max_frames < in.frame_count))
