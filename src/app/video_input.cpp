@@ -62,6 +62,16 @@ bool is_video_name(const std::string& path) {
 
 namespace {
 
+/// Throws when frame `index` (0-based) is not the stream's size: resolution changes mid-stream
+/// are not supported (every buffer is sized once for the stream's geometry).
+void check_frame_size(const std::string& name, std::int64_t index, int width, int height,
+                      const pipeline::SourceFormat& format) {
+  if (width != format.width || height != format.height)
+    throw Error(fmt::format("{}: frame {} is {}x{}, but the stream started at {}x{} "
+                            "(resolution changes are not supported)",
+                            name, index + 1, width, height, format.width, format.height));
+}
+
 VideoInput open_y4m(const std::string& path, std::int64_t max_frames) {
   VideoInput in;
   in.owned = std::make_unique<VideoInput::Owned>();
@@ -124,11 +134,7 @@ class OpenCvSource final : public pipeline::FrameSource {
       }
       index = next_++;
     }
-    if (bgr.cols != format_.width || bgr.rows != format_.height)
-      throw Error(fmt::format("{}: frame {} is {}x{}, but the stream started at {}x{} "
-                              "(resolution changes are not supported)",
-                              name_, index + 1, bgr.cols, bgr.rows, format_.width,
-                              format_.height));
+    check_frame_size(name_, index, bgr.cols, bgr.rows, format_);
     if (bgr.depth() != CV_8U || bgr.channels() != 3)
       throw Error(fmt::format("{}: frame {} is not 8-bit BGR after decoding", name_, index + 1));
     cv::Mat rgb(format_.height, format_.width, CV_8UC3, dst, stride);
@@ -360,11 +366,7 @@ class LibavSource final : public pipeline::FrameSource {
       }
       index = next_++;
     }
-    if (frame.width != format_.width || frame.height != format_.height)
-      throw Error(fmt::format("{}: frame {} is {}x{}, but the stream started at {}x{} "
-                              "(resolution changes are not supported)",
-                              name_, index + 1, frame.width, frame.height, format_.width,
-                              format_.height));
+    check_frame_size(name_, index, frame.width, frame.height, format_);
     convert(p, frame, dst, stride);
     av_frame_unref(&frame);
     return true;
