@@ -458,6 +458,20 @@ case_video_resolution_change_exit_1() {
   [[ ! -e out.avi ]] || die "out.avi created"
 }
 
+case_zero_frame_stream_exit_1_no_output() {
+  printf 'YUV4MPEG2 W64 H48 F25:1 C420jpeg\n' >empty.y4m
+  expect_fail 1 encode empty.y4m -o out.avi --quiet
+  grep -q 'no frames' err.txt || die "error does not say there are no frames: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+case_disk_full_exit_1() {
+  [[ -w /dev/full ]] || skip "no /dev/full"
+  make_y4m in.y4m 5
+  ln -s /dev/full full.avi  # an AVI name on a device that is always full
+  expect_fail 1 encode in.y4m -o full.avi -y --quiet
+  grep -q 'No space left on device' err.txt || die "error does not say why: $(cat err.txt)"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
