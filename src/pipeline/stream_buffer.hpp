@@ -6,7 +6,8 @@
 //   device coefficients, host coefficients (pinned in AOK and pinned SOK),
 //   events data_ready (upload stream), transform_done (kernel stream),
 //   coeffs_ready (download stream; blocking-sync so that waiting workers sleep, not spin).
-// Streams: one upload, one kernel, one download stream (non-blocking), shared by all slots.
+// Streams: one upload, one kernel, one download stream (non-blocking), shared by all slots
+// (AOK); SOK uses the legacy default stream (see offload_sync).
 //
 // AOK follows the PICC protocol (producer initiates, consumer completes):
 //   producer:   upload_async(slot): cudaMemcpyAsync H2D on the upload stream, then record
@@ -66,7 +67,8 @@ class StreamBuffer {
   void wait_coeffs(int slot);
 
   // --- SOK (synchronous offload) ----------------------------------------------------------
-  /// Blocking cudaMemcpy in, launch, cudaStreamSynchronize, blocking cudaMemcpy out.
+  /// Blocking cudaMemcpy in, launch, synchronize, blocking cudaMemcpy out, all on the legacy
+  /// default stream (not the three streams above), as a plain synchronous program does.
   void offload_sync(int slot);
 
   /// Blocks until all three streams are idle (used on shutdown). Never throws.
