@@ -133,8 +133,11 @@ class OpenCvSource final : public pipeline::FrameSource {
         return false;
       }
       index = next_++;
+      // Checked under the lock, ending the stream first: the first changed frame is the one
+      // reported, whichever producer would have converted a later one.
+      if (bgr.cols != format_.width || bgr.rows != format_.height) ended_ = true;
+      check_frame_size(name_, index, bgr.cols, bgr.rows, format_);
     }
-    check_frame_size(name_, index, bgr.cols, bgr.rows, format_);
     if (bgr.depth() != CV_8U || bgr.channels() != 3)
       throw Error(fmt::format("{}: frame {} is not 8-bit BGR after decoding", name_, index + 1));
     cv::Mat rgb(format_.height, format_.width, CV_8UC3, dst, stride);
@@ -365,8 +368,10 @@ class LibavSource final : public pipeline::FrameSource {
         return false;
       }
       index = next_++;
+      // Under the lock, ending the stream first (see OpenCvSource::read_into).
+      if (frame.width != format_.width || frame.height != format_.height) ended_ = true;
+      check_frame_size(name_, index, frame.width, frame.height, format_);
     }
-    check_frame_size(name_, index, frame.width, frame.height, format_);
     convert(p, frame, dst, stride);
     av_frame_unref(&frame);
     return true;
