@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -133,16 +135,11 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   return cmd;
 }
 
-/// Runs the chosen subcommand and returns its exit code; exceptions propagate to run_cli().
-int dispatch(const CLI::App* encode, EncodeArgs& args, const std::string& subsampling,
-             const CLI::App* info) {
-  if (encode->parsed()) {
-    args.options.subsampling = parse_subsampling(subsampling);
-    return run_encode(args);
-  }
-  if (info->parsed()) run_info(stdout);
-  return kExitOk;
-}
+/// A subcommand and its action (returns the exit code; exceptions go to run_cli's mapping).
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
 
 /// Names a missing or unknown command word clearly (CLI11 would say "A subcommand is
 /// required" for both).
@@ -166,10 +163,19 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string("mjpeg ") + version());
   app.require_subcommand(1);
 
+  // Each command: its CLI11 definition and what runs when it was parsed. A command module
+  // adds itself with one line here (its add_*_command function lives in its own file).
+  std::vector<Command> commands;
   EncodeArgs encode_args;
   std::string subsampling = to_string(encode_args.options.subsampling);
-  CLI::App* encode = add_encode_command(app, encode_args, subsampling);
-  CLI::App* info = app.add_subcommand("info", "Print the version and build options");
+  commands.push_back({add_encode_command(app, encode_args, subsampling), [&] {
+                        encode_args.options.subsampling = parse_subsampling(subsampling);
+                        return run_encode(encode_args);
+                      }});
+  commands.push_back({app.add_subcommand("info", "Print the version and build options"), [] {
+                        run_info(stdout);
+                        return static_cast<int>(kExitOk);
+                      }});
 
   try {
     check_command_word(app, argc, argv);
@@ -185,7 +191,9 @@ int run_cli(int argc, char** argv) {
   }
 
   try {
-    return dispatch(encode, encode_args, subsampling, info);
+    for (const Command& command : commands)
+      if (command.app->parsed()) return command.run();
+    return kExitOk;  // unreachable: require_subcommand(1)
   } catch (const UsageError& e) {
     print_error(e.what());
     return kExitUsage;
