@@ -295,10 +295,10 @@ void Run::worker() {
     Job job;
     while (to_entropy_.pop(job)) {
       HostSlot& s = slots_[job.slot];
+      const ImageView view{s.pixels, format_.width, format_.height, format_.format,
+                           format_.row_bytes()};
       if (opt_.mode == Mode::cpu) {
         BusyTimer t(transform_ns_);
-        const ImageView view{s.pixels, format_.width, format_.height, format_.format,
-                             format_.row_bytes()};
         transform_cpu(view, geometry_, tables_, s.coeffs);
       } else if (opt_.mode == Mode::aok) {
         BusyTimer t(wait_ns_);
@@ -308,6 +308,7 @@ void Run::worker() {
         BusyTimer t(entropy_ns_);
         encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
       }
+      if (opt_.on_frame) opt_.on_frame(job.index, view, s.jpeg);
       reorder_.put(job);
     }
   } catch (...) {

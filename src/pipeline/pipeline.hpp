@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
@@ -33,6 +34,13 @@ const char* to_string(Mode m);
 /// Parses "cpu", "sok" or "aok"; throws UsageError otherwise.
 Mode parse_mode(const std::string& text);
 
+/// Sees each frame right after it was encoded, while its source pixels are still in the slot:
+/// `pixels` is the frame as read, `jpeg` the bytes that will be written. Called by the entropy
+/// workers, concurrently and in any order (index says which frame); must be thread-safe and must
+/// not keep the references. An exception stops the encode like any other error.
+using FrameObserver = std::function<void(std::int64_t index, const ImageView& pixels,
+                                         const std::vector<std::uint8_t>& jpeg)>;
+
 struct PipelineOptions {
   Mode mode = Mode::cpu;
   int producers = 1;         ///< N producer threads (>= 1)
@@ -42,6 +50,7 @@ struct PipelineOptions {
   gpu::Variant variant = gpu::Variant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
   bool pinned_sok = false;   ///< sok: host slots in pinned memory instead of pageable
+  FrameObserver on_frame;    ///< optional (e.g. quality metrics of what is written)
 };
 
 /// Throws UsageError when a field is out of range.

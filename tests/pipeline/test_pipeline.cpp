@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <unistd.h>
 
@@ -70,6 +73,50 @@ TEST(CpuPipeline, InvalidOptionsThrowUsageError) {
   bad.quality = 0;
   EXPECT_THROW(pipeline::encode_stream(source, bad, sink, p), UsageError);
   EXPECT_TRUE(sink.frames.empty());
+}
+
+TEST(CpuPipeline, FrameObserverSeesEveryFrameWithItsPixelsAndBytes) {
+  const auto frames = make_frames(9, 40, 24, PixelFormat::rgb24);
+  pipeline::MemoryFrameSource source(views(frames));
+  MemorySink sink;
+  std::mutex mutex;
+  std::map<std::int64_t, std::vector<std::uint8_t>> seen;  // index -> jpeg
+  pipeline::PipelineOptions p;
+  p.producers = 2;
+  p.slots = 4;
+  p.entropy_threads = 3;
+  p.on_frame = [&](std::int64_t index, const ImageView& pixels,
+                   const std::vector<std::uint8_t>& jpeg) {
+    ASSERT_GE(index, 0);
+    ASSERT_LT(index, 9);
+    const io::Image& want = frames[static_cast<std::size_t>(index)];
+    ASSERT_EQ(pixels.width, want.width);
+    ASSERT_EQ(pixels.height, want.height);
+    for (int y = 0; y < pixels.height; ++y)
+      ASSERT_EQ(std::memcmp(pixels.data + y * pixels.stride,
+                            want.pixels.data() + y * want.view().stride, want.view().stride), 0);
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_TRUE(seen.emplace(index, jpeg).second) << "frame " << index << " seen twice";
+  };
+  within(30, [&] { pipeline::encode_stream(source, EncodeOptions{}, sink, p); });
+  ASSERT_EQ(seen.size(), 9u);
+  ASSERT_EQ(sink.frames.size(), 9u);
+  for (std::int64_t i = 0; i < 9; ++i) EXPECT_EQ(seen[i], sink.frames[i]) << "frame " << i;
+}
+
+TEST(CpuPipeline, FrameObserverExceptionStopsTheEncode) {
+  const auto frames = make_frames(12, 16, 16, PixelFormat::rgb24);
+  pipeline::MemoryFrameSource source(views(frames));
+  MemorySink sink;
+  pipeline::PipelineOptions p;
+  p.slots = 3;
+  p.on_frame = [](std::int64_t index, const ImageView&, const std::vector<std::uint8_t>&) {
+    if (index == 5) throw Error("observer failed");
+  };
+  within(30, [&] {
+    EXPECT_THROW(pipeline::encode_stream(source, EncodeOptions{}, sink, p), Error);
+  });
+  EXPECT_LT(sink.frames.size(), 6u);
 }
 
 TEST(CpuPipeline, ModeNames) {
