@@ -51,6 +51,15 @@ void validate(const PipelineOptions& o) {
   check(o.stages, 1, gpu::kMaxStages, "stages");
 }
 
+void apply_default_counts(PipelineOptions& o, int cores, int producers, int entropy_threads,
+                          int slots) {
+  cores = std::max(1, cores);
+  o.producers = producers > 0 ? producers : std::min(2, cores);
+  const int busy = o.producers + (o.mode == Mode::cpu ? 0 : 1);
+  o.entropy_threads = entropy_threads > 0 ? entropy_threads : std::max(1, cores - busy);
+  o.slots = slots > 0 ? slots : std::max(8, o.entropy_threads + o.producers + 2);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -296,7 +305,6 @@ void Run::setup() {
     timing_ = opt_.gpu_timing || trace_ != nullptr;
     gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_.format, k, kind,
                                           opt_.device, opt_.variant, opt_.stages, timing_);
-    if (timing_) gpu_->start_clock(start_);
     for (int i = 0; i < k; ++i) {
       slots_[i].pixels = gpu_->host_pixels(i);
       slots_[i].coeffs = const_cast<std::int16_t*>(gpu_->host_coeffs(i));
@@ -309,7 +317,6 @@ void Run::setup() {
 }
 
 void Run::add_tracks() {
-  trace_->set_origin(start_);
   for (int p = 0; p < opt_.producers; ++p)
     producer_track_.push_back(trace_->add_track("producer " + std::to_string(p)));
   if (opt_.mode == Mode::aok) {
@@ -451,6 +458,10 @@ Stats Run::execute() {
   start_ = Clock::now();
   setup();  // throws directly: no thread is running yet
   const double setup_s = seconds_since(start_);
+  // Time zero of the trace and of the GPU times: when the stages start (after the setup).
+  const Clock::time_point stages_start = Clock::now();
+  if (trace_) trace_->set_origin(stages_start);
+  if (timing_) gpu_->start_clock(stages_start);
 
   producers_left_ = opt_.producers;
   workers_left_ = opt_.entropy_threads;

@@ -62,6 +62,12 @@ struct PipelineOptions {
 /// Throws UsageError when a field is out of range.
 void validate(const PipelineOptions& options);
 
+/// Thread and slot counts for `mode` on a machine with `cores` cores; a request > 0 is kept,
+/// 0 takes the default: 2 producers (1 on one core), entropy workers on the cores left by the
+/// producers and the GPU dispatcher (entropy coding binds), K = max(8, N + M + 2) slots.
+void apply_default_counts(PipelineOptions& options, int cores, int producers = 0,
+                          int entropy_threads = 0, int slots = 0);
+
 /// Busy time of each stage, summed over the threads of the stage (seconds).
 struct Stats {
   std::int64_t frames = 0;        ///< frames written to the sink

@@ -47,7 +47,7 @@ class Trace {
  public:
   using Clock = std::chrono::steady_clock;
 
-  /// Time zero of the run (set by the pipeline when it starts).
+  /// Time zero of the run (set by the pipeline when its stages start, after the allocation).
   void set_origin(Clock::time_point t0) { origin_ = t0; }
   Clock::time_point origin() const { return origin_; }
   double seconds(Clock::time_point t) const {
