@@ -21,6 +21,7 @@
 #include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
 #include "trace_json.hpp"
+#include "video_input.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -369,6 +370,8 @@ int run_compare(CompareArgs& args) {
       throw UsageError(fmt::format("--size '{}' is not WIDTHxHEIGHT (1..{} each)", args.size,
                                    kMaxDimension));
   }
+  if (width > 0 && input_kind(args.input) != InputKind::image)
+    throw UsageError("--size applies to a still-image input (video frames keep their size)");
   const std::vector<ModeSpec> modes = choose_modes(args, notice);
 
   const FrameStore store = load_frames(args.input, args.frames, width, height, notice);

@@ -472,6 +472,12 @@ case_disk_full_exit_1() {
   grep -q 'No space left on device' err.txt || die "error does not say why: $(cat err.txt)"
 }
 
+# More cases, one file per command: cases_<command>.sh beside this script (same helpers).
+for cases_file in "$(dirname "${BASH_SOURCE[0]}")"/cases_*.sh; do
+  # shellcheck source=/dev/null
+  source "$cases_file"
+done
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
