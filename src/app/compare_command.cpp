@@ -17,6 +17,7 @@
 #include "io/frame_sink.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
 #include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
@@ -30,166 +31,25 @@ namespace {
 // What is compared
 // ---------------------------------------------------------------------------------------------
 
-struct ModeSpec {
-  std::string name;  ///< as on the command line: cpu, sok, sok-pinned, aok
-  pipeline::Mode mode;
-  bool pinned = false;
-};
-
-ModeSpec parse_mode_spec(const std::string& text) {
-  if (text == "cpu") return {text, pipeline::Mode::cpu};
-  if (text == "sok") return {text, pipeline::Mode::sok};
-  if (text == "sok-pinned") return {text, pipeline::Mode::sok, true};
-  if (text == "aok") return {text, pipeline::Mode::aok};
-  throw UsageError(fmt::format("unknown mode '{}' in --modes (cpu, sok, sok-pinned, aok)", text));
-}
-
 std::vector<ModeSpec> choose_modes(const CompareArgs& args,
                                    const std::function<void(const std::string&)>& notice) {
-  std::vector<ModeSpec> modes;
   std::string reason;
   const bool gpu = gpu::usable_device(&reason);
-  if (args.modes.empty()) {
-    modes.push_back(parse_mode_spec("cpu"));
-    if (gpu) {
-      modes.push_back(parse_mode_spec("sok"));
-      modes.push_back(parse_mode_spec("aok"));
-    } else {
-      notice(fmt::format("{}: comparing the cpu mode with libjpeg-turbo only", reason));
-    }
+  if (!args.modes.empty()) {
+    std::vector<ModeSpec> modes = parse_mode_list(args.modes);
+    for (const ModeSpec& m : modes)
+      if (m.mode != pipeline::Mode::cpu && !gpu)
+        throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
     return modes;
   }
-  std::string rest = args.modes;
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    const std::string item = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    ModeSpec m = parse_mode_spec(item);
-    for (const ModeSpec& seen : modes)
-      if (seen.name == m.name) throw UsageError(fmt::format("mode '{}' is listed twice", item));
-    if (m.mode != pipeline::Mode::cpu && !gpu)
-      throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
-    modes.push_back(m);
-  }
-  if (modes.empty()) throw UsageError("--modes lists no mode");
-  return modes;
-}
-
-/// Keeps the first run's frames and checks every later run against them, frame by frame.
-class CheckingSink final : public io::FrameSink {
- public:
-  explicit CheckingSink(std::vector<std::vector<std::uint8_t>>* reference, bool record)
-      : reference_(reference), record_(record) {}
-  void write_frame(const std::uint8_t* jpeg, std::size_t size) override {
-    const std::size_t i = static_cast<std::size_t>(frames_);
-    if (record_) {
-      reference_->emplace_back(jpeg, jpeg + size);
-    } else if (first_difference_ < 0 &&
-               (i >= reference_->size() || (*reference_)[i].size() != size ||
-                std::memcmp((*reference_)[i].data(), jpeg, size) != 0)) {
-      first_difference_ = frames_;
-    }
-    ++frames_;
-    bytes_ += size;
-  }
-  void close() override {}
-  std::int64_t frames_written() const override { return frames_; }
-  std::uint64_t bytes_written() const override { return bytes_; }
-  std::int64_t first_difference() const { return first_difference_; }
-
- private:
-  std::vector<std::vector<std::uint8_t>>* reference_;
-  bool record_;
-  std::int64_t frames_ = 0;
-  std::uint64_t bytes_ = 0;
-  std::int64_t first_difference_ = -1;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Running
-// ---------------------------------------------------------------------------------------------
-
-/// The median run of one mode (by frames/s), with its trace.
-struct ModeResult {
-  ModeSpec spec;
-  pipeline::PipelineOptions options;
-  pipeline::Stats stats;
-  pipeline::RunAnalysis analysis;
-  std::unique_ptr<pipeline::Trace> trace;
-  std::vector<double> fps_of_runs;
-  bool identical = true;
-  std::int64_t first_difference = -1;
-};
-
-/// Frames per second of the stages' time (the allocation before the first frame excluded: it
-/// is paid once per geometry, not per frame).
-double stage_fps(const pipeline::Stats& st) {
-  const double t = st.wall_s - st.setup_s;
-  return t > 0 ? st.frames / t : 0;
-}
-
-ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
-                    const FrameStore& store, const CompareArgs& args,
-                    std::vector<std::vector<std::uint8_t>>& reference) {
-  ModeResult r;
-  r.spec = spec;
-  options.mode = spec.mode;
-  options.pinned_sok = spec.pinned;
-  options.gpu_timing = true;
-  r.options = options;
-  const std::vector<ImageView> views = store.views();
-
-  // Warm-up: CUDA context, first-touch page faults, thread start-up; not measured.
-  {
-    const std::vector<ImageView> few(views.begin(),
-                                     views.begin() + std::min<std::size_t>(views.size(), 16));
-    pipeline::MemoryFrameSource source(few);
-    std::vector<std::vector<std::uint8_t>> none;
-    CheckingSink sink(&none, true);
-    pipeline::encode_stream(source, args.options, sink, options);
-  }
-
-  struct Run {
-    pipeline::Stats stats;
-    std::unique_ptr<pipeline::Trace> trace;
-  };
-  std::vector<Run> runs;
-  for (int i = 0; i < args.repeat; ++i) {
-    Run run;
-    run.trace = std::make_unique<pipeline::Trace>();
-    pipeline::PipelineOptions o = options;
-    o.trace = run.trace.get();
-    pipeline::MemoryFrameSource source(views);
-    const bool record = reference.empty();
-    CheckingSink sink(&reference, record);
-    run.stats = pipeline::encode_stream(source, args.options, sink, o);
-    if (sink.first_difference() >= 0 && r.first_difference < 0) {
-      r.identical = false;
-      r.first_difference = sink.first_difference();
-    }
-    r.fps_of_runs.push_back(stage_fps(run.stats));
-    runs.push_back(std::move(run));
-  }
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return stage_fps(a.stats) < stage_fps(b.stats);
-  });
-  Run& median = runs[runs.size() / 2];
-  r.stats = median.stats;
-  r.trace = std::move(median.trace);
-  r.analysis = pipeline::analyse(r.stats, options);
-  r.analysis.fps = stage_fps(r.stats);
-  r.analysis.of_bound = r.analysis.bound_fps > 0 ? r.analysis.fps / r.analysis.bound_fps : 0;
-  return r;
+  if (gpu) return parse_mode_list("cpu,sok,aok");
+  notice(fmt::format("{}: comparing the cpu mode with libjpeg-turbo only", reason));
+  return parse_mode_list("cpu");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reporting
 // ---------------------------------------------------------------------------------------------
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(c == '-' ? ' ' : std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 /// The busy time of one displayed stage (summed over its lanes), or < 0 when the mode has none.
 struct StageColumn {
@@ -222,7 +82,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
     const pipeline::RunAnalysis& a = r.analysis;
     const double bytes = static_cast<double>(r.stats.jpeg_bytes) / std::max<double>(1, r.stats.frames);
     std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s %9.1f %5.0f%%\n",
-                 upper(r.spec.name).c_str(), a.fps,
+                 display_name(r.spec).c_str(), a.fps,
                  sok_fps > 0 ? fmt::format("{:.2f}", a.fps / sok_fps).c_str() : "-",
                  a.fps > 0 ? 1e3 / a.fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
                  a.binding.c_str(), a.bound_fps, 100 * a.of_bound);
@@ -243,7 +103,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
   std::fprintf(out, "\n");
   for (const ModeResult& r : results) {
     const double wall = r.stats.wall_s - r.stats.setup_s;
-    std::fprintf(out, "%-11s", upper(r.spec.name).c_str());
+    std::fprintf(out, "%-11s", display_name(r.spec).c_str());
     for (const StageColumn& c : kStageColumns) {
       const double busy = c.busy(r.stats, r.spec.mode);
       if (busy < 0 || (busy == 0 && r.spec.mode == pipeline::Mode::cpu &&
@@ -264,7 +124,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
   for (const ModeResult& r : results) {
     if (!r.stats.gpu_timed) continue;
     const pipeline::RunAnalysis& a = r.analysis;
-    std::fprintf(out, "%-11s %8.0f%% %10.2f %10.2f %13.1f %13.1f\n", upper(r.spec.name).c_str(),
+    std::fprintf(out, "%-11s %8.0f%% %10.2f %10.2f %13.1f %13.1f\n", display_name(r.spec).c_str(),
                  100 * a.overlap, a.h2d_gbps, a.d2h_gbps, r.stats.upload_bytes / frames / 1e3,
                  r.stats.download_bytes / frames / 1e3);
   }
@@ -396,7 +256,7 @@ int run_compare(CompareArgs& args) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: %s, %d runs of %zu frames...\n", m.name.c_str(),
                    args.repeat, store.frames.size());
-    results.push_back(run_mode(m, base, store, args, reference));
+    results.push_back(run_mode(m, base, store.views(), args.options, args.repeat, reference));
   }
   const int turbo_threads = base.producers + base.entropy_threads;
   if (!args.quiet)
@@ -473,7 +333,7 @@ int run_compare(CompareArgs& args) {
   std::vector<TraceRun> trace_runs;
   for (const ModeResult& r : results)
     trace_runs.push_back(
-        {upper(r.spec.name), r.trace.get(), r.stats.frames, r.stats.wall_s - r.stats.setup_s});
+        {display_name(r.spec), r.trace.get(), r.stats.frames, r.stats.wall_s - r.stats.setup_s});
   if (!args.trace.empty()) write_text_file(args.trace, chrome_trace_json(trace_runs));
   if (!args.gantt.empty())
     throw Error("--gantt: drawing is not built in yet");  // replaced when the Gantt lands
