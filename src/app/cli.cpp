@@ -16,6 +16,7 @@
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
+#include "quality_command.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -80,6 +81,9 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
                 "Optimal Huffman tables (like cjpeg -optimize)");
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
+  cmd->add_flag("--psnr", args.psnr,
+                "After writing, print the PSNR (RGB, Y, Cb, Cr) and SSIM (Y) of the written "
+                "frames against the input on stderr (see `mjpeg quality`)");
 
   const char* stream = "Video (stream) options";
   cmd->add_option("--mode", args.mode,
@@ -172,6 +176,8 @@ int run_cli(int argc, char** argv) {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         return run_encode(encode_args);
                       }});
+  QualityArgs quality_args;
+  commands.push_back({add_quality_command(app, quality_args), [&] { return run_quality(quality_args); }});
   commands.push_back({app.add_subcommand("info", "Print the version and build options"), [] {
                         run_info(stdout);
                         return static_cast<int>(kExitOk);
