@@ -102,19 +102,29 @@ void write_worst_picture(const io::Image& source, const io::Image& encoded, std:
   cv::Mat largest = cv::max(cv::max(ch[0], ch[1]), ch[2]);
   double max_diff = 0;
   cv::minMaxLoc(largest, nullptr, &max_diff);
-  const double gain = std::max(1.0, std::floor(255.0 / std::max(1.0, max_diff)));
+  // The gain brings the 99.5th percentile of the difference to full brightness (a few
+  // outliers would otherwise leave the picture black); brighter pixels saturate.
+  std::vector<long> histogram(256, 0);
+  for (int y = 0; y < largest.rows; ++y)
+    for (int x = 0; x < largest.cols; ++x) ++histogram[largest.at<std::uint8_t>(y, x)];
+  const long total = static_cast<long>(largest.total());
+  int p995 = 0;
+  for (long seen = 0; p995 < 255 && (seen += histogram[p995]) < total - total / 200;) ++p995;
+  const double gain = std::clamp(std::floor(255.0 / std::max(1, p995)), 1.0, 64.0);
   cv::Mat magnified, coloured;
   largest.convertTo(magnified, CV_8U, gain);
   cv::applyColorMap(magnified, coloured, cv::COLORMAP_INFERNO);
 
-  // Panels at most 960 pixels wide each, so that a 4K frame stays a reasonable picture.
-  const int width = std::min(960, a.cols);
+  // Panels 480..960 pixels wide: small frames are magnified (nearest neighbour, so pixels
+  // stay visible), large ones reduced so that a 4K frame stays a reasonable picture.
+  const int width = std::clamp(a.cols, 480, 960);
   cv::Mat row;
   cv::hconcat(std::vector<cv::Mat>{
                   captioned(scaled_to_width(a, width), "source"),
                   captioned(scaled_to_width(b, width), "encoded (decoded)"),
                   captioned(scaled_to_width(coloured, width),
-                            fmt::format("|difference| x{:.0f} (largest {:.0f})", gain, max_diff))},
+                            fmt::format("|difference| x{:.0f} (99.5% <= {}, largest {:.0f})", gain,
+                                        p995, max_diff))},
               row);
   const std::string header = fmt::format(
       "frame {}: PSNR RGB {} dB, Y {} dB, Cb {} dB, Cr {} dB, SSIM Y {}", frame + 1,
@@ -122,7 +132,7 @@ void write_worst_picture(const io::Image& source, const io::Image& encoded, std:
       quality::format_db(m.psnr_cb()), quality::format_db(m.psnr_cr()),
       quality::format_db(m.ssim_y, 4));
   cv::Mat out;
-  cv::vconcat(caption(header, row.cols, 36, 0.7), row, out);
+  cv::vconcat(caption(header, row.cols, 36, 0.65), row, out);
   plot::write_png(out, path, overwrite);
 }
 

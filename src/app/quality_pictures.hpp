@@ -23,8 +23,9 @@ void write_frames_plot(const std::vector<quality::FrameMetrics>& frames, const s
 
 /// --worst: source | encoded | difference of one frame (`frame` 0-based), each labelled, with
 /// the frame number and its figures in the header. The difference is the largest absolute
-/// channel difference per pixel, multiplied so that the frame's largest difference is bright
-/// (the gain is written on the picture) and colour-mapped (inferno: black = equal).
+/// channel difference per pixel, multiplied so that its 99.5th percentile is bright (the gain
+/// is written on the picture; brighter pixels saturate) and colour-mapped (inferno: black =
+/// equal). Frames are shown 480..960 pixels wide (small ones magnified).
 void write_worst_picture(const io::Image& source, const io::Image& encoded, std::int64_t frame,
                          const quality::FrameMetrics& m, const std::string& path, bool overwrite);
 

@@ -23,7 +23,7 @@ const cv::Scalar kGrid(225, 225, 225);
 const cv::Scalar kWhite(255, 255, 255);
 
 // Margins of a panel's plotting area inside its cell (pixels).
-constexpr int kLeft = 78, kRight = 20, kTop = 36, kBottom = 56;
+constexpr int kLeft = 92, kRight = 20, kTop = 36, kBottom = 56;
 
 cv::Scalar bgr(Color c) { return cv::Scalar(c.b, c.g, c.r); }
 
@@ -49,15 +49,13 @@ void put_vertical_text(cv::Mat& img, const std::string& text, int cx, int cy, do
   turned(cv::Rect(0, 0, dst.width, dst.height)).copyTo(img(dst));
 }
 
-/// "12", "0.5", "1.25", "1e+06": short tick labels.
-std::string tick_label(double v) {
+/// A tick label with as many decimals as the tick step needs ("12", "0.5", "0.99065").
+std::string tick_label(double v, double step) {
   if (v == 0) return "0";
   const double a = std::fabs(v);
-  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3g}", v);
-  std::string s = fmt::format("{:.4f}", v);
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
-  return s;
+  if (a >= 1e6 || a < 1e-4) return fmt::format("{:.3g}", v);
+  const int decimals = step > 0 ? std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9))) : 2;
+  return fmt::format("{:.{}f}", v, decimals);
 }
 
 /// Maps data values to pixels along one axis.
@@ -121,6 +119,11 @@ std::vector<double> log_ticks(double lo, double hi) {
       if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
     }
   return ticks;
+}
+
+/// The spacing of evenly spaced ticks (0 when fewer than two).
+double step_of(const std::vector<double>& ticks) {
+  return ticks.size() >= 2 ? ticks[1] - ticks[0] : 0;
 }
 
 void draw_marker(cv::Mat& img, cv::Point p, Marker m, const cv::Scalar& colour) {
@@ -199,12 +202,18 @@ void draw_legend(cv::Mat& img, const Panel& panel, const Scale& sx, const Scale&
   long fewest = std::numeric_limits<long>::max();
   for (const cv::Point& c : corners) {
     const cv::Rect box(c.x, c.y, w, h);
-    long inside = 0;
+    long inside = 0;  // points, and samples along the lines, that the box would hide
     for (const Series& s : panel.series)
-      for (std::size_t i = 0; i < s.x.size(); ++i)
-        if (sx.valid(s.x[i]) && sy.valid(s.y[i]) &&
-            box.contains(cv::Point(cvRound(sx.pixel(s.x[i])), cvRound(sy.pixel(s.y[i])))))
-          ++inside;
+      for (std::size_t i = 0; i < s.x.size(); ++i) {
+        if (!sx.valid(s.x[i]) || !sy.valid(s.y[i])) continue;
+        const cv::Point2d p(sx.pixel(s.x[i]), sy.pixel(s.y[i]));
+        const bool joined = s.line && i + 1 < s.x.size() && sx.valid(s.x[i + 1]) && sy.valid(s.y[i + 1]);
+        const cv::Point2d q = joined ? cv::Point2d(sx.pixel(s.x[i + 1]), sy.pixel(s.y[i + 1])) : p;
+        for (int k = 0; k < (joined ? 16 : 1); ++k) {
+          const cv::Point2d at = p + (q - p) * (k / 16.0);
+          if (box.contains(cv::Point(cvRound(at.x), cvRound(at.y)))) ++inside;
+        }
+      }
     if (inside < fewest) {
       fewest = inside;
       best = box;
@@ -242,13 +251,14 @@ void draw_panel(cv::Mat& img, const Panel& panel, const cv::Rect& cell) {
     const int px = cvRound(sx.pixel(t));
     cv::line(img, {px, area.y}, {px, area.y + area.height}, kGrid, 1);
     cv::line(img, {px, area.y + area.height}, {px, area.y + area.height + 5}, kInk, 1);
-    put_text(img, tick_label(t), px, area.y + area.height + 20, kTickScale, true);
+    put_text(img, tick_label(t, sx.log ? t : step_of(xt)), px, area.y + area.height + 20,
+             kTickScale, true);
   }
   for (double t : yt) {
     const int py = cvRound(sy.pixel(t));
     cv::line(img, {area.x, py}, {area.x + area.width, py}, kGrid, 1);
     cv::line(img, {area.x - 5, py}, {area.x, py}, kInk, 1);
-    const std::string label = tick_label(t);
+    const std::string label = tick_label(t, sy.log ? t : step_of(yt));
     int base = 0;
     const int tw = cv::getTextSize(label, kFont, kTickScale, 1, &base).width;
     put_text(img, label, area.x - 8 - tw, py + 5, kTickScale);
@@ -264,7 +274,7 @@ void draw_panel(cv::Mat& img, const Panel& panel, const cv::Rect& cell) {
     put_text(img, panel.x.label, area.x + area.width / 2, area.y + area.height + 44,
              kLabelScale, true);
   if (!panel.y.label.empty())
-    put_vertical_text(img, panel.y.label, cell.x + 16, area.y + area.height / 2, kLabelScale);
+    put_vertical_text(img, panel.y.label, cell.x + 14, area.y + area.height / 2, kLabelScale);
 }
 
 }  // namespace
