@@ -112,7 +112,7 @@ void write_bench_plots(const std::vector<BenchRow>& rows, const std::string& dir
   const auto resolution = by_mode(rows, "resolution");
   if (!resolution.empty()) {
     plot::Chart c;
-    c.title = "Per-stage busy time per frame vs resolution (summed over the stage's threads)";
+    c.title = "Stage busy time per frame vs resolution";
     c.side_by_side = false;
     c.panel_height = 330;
     struct Stage {
