@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <mutex>
 #include <string>
 
 #include "cuda_check.hpp"
@@ -92,6 +93,10 @@ void StreamBuffer::drain() noexcept {
 
 void StreamBuffer::upload_async(int slot) {
   Slot& s = *slots_[slot];
+  // N producers share the upload stream: one producer's records and copy must not interleave
+  // with another's, or a timed span [upload_start, data_ready] would also cover the other
+  // frame's copy (measured on the H200). The lock only orders the enqueueing.
+  std::lock_guard<std::mutex> lock(upload_mutex_);
   // (1) initiate the transfer, (2) record DATARDY behind it in the same stream,
   // (3) signal on the host that the event exists (release: the record happens-before).
   if (timing_) s.upload_start.record(upload_.get());

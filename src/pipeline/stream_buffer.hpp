@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 #include <vector>
 
@@ -132,6 +133,7 @@ class StreamBuffer {
   std::size_t row_bytes_ = 0, pixel_bytes_ = 0, coeff_bytes_ = 0;
   std::unique_ptr<gpu::TransformPlan> plan_;
   gpu::Stream upload_, kernel_, download_;
+  std::mutex upload_mutex_;  // producers enqueue on the upload stream one at a time
   int slot_count_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;  // Slot holds atomics: not movable
 };
