@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_options.hpp"
 #include "frame_reader.hpp"
 #include "io/atomic_file.hpp"
 #include "mjpeg/error.hpp"
@@ -302,6 +303,7 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
       ->type_name("SOURCE ENCODED")
       ->expected(0, 2);
   cmd->add_option("--frames", args.frames, "Compare (or sweep) at most the first N frames")
+      ->transform(decimal_integer())
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40).description(""))
       ->type_name("N");
   cmd->add_option("--csv", args.csv, "Write the figures as CSV (per frame; --sweep: per point)")
@@ -317,10 +319,12 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
   cmd->add_option("--sheet", args.sheet, "PNG: contact sheet of evenly spaced frames with PSNR")
       ->type_name("FILE.png");
   cmd->add_option("--sheet-frames", args.sheet_frames, "Frames on the contact sheet")
+      ->transform(decimal_integer())
       ->check(CLI::Range(1, 64).description(""))
       ->type_name("N")
       ->capture_default_str();
   cmd->add_option("--threads", args.threads, "Threads for the metrics (default: all cores)")
+      ->transform(decimal_integer())
       ->check(CLI::Range(1, 256).description(""))
       ->type_name("N");
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace output files that exist");
