@@ -106,8 +106,17 @@ void StreamBuffer::upload_async(int slot) {
   s.data_ready_recorded.fetch_add(1, std::memory_order_release);
 }
 
+void StreamBuffer::maybe_inject_error(cudaStream_t stream) {
+  if (transforms_++ != inject_at_) return;
+  // A copy larger than both buffers: the runtime refuses it before touching memory.
+  Slot& s = *slots_[0];
+  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_coeffs.get(), s.device_pixels.get(),
+                                   std::size_t(1) << 62, cudaMemcpyDeviceToDevice, stream));
+}
+
 void StreamBuffer::transform_async(int slot) {
   Slot& s = *slots_[slot];
+  maybe_inject_error(kernel_.get());
   use_record(s.data_ready_recorded, s.data_ready_used, "data_ready", slot);
   // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
   // thread goes on issuing.
@@ -132,6 +141,7 @@ void StreamBuffer::wait_coeffs(int slot) {
 
 void StreamBuffer::offload_sync(int slot) {
   Slot& s = *slots_[slot];
+  maybe_inject_error(nullptr);
   // A plain synchronous program: copy, launch and wait all on the legacy default stream, which
   // orders the kernel after the copy. The kernel must not go to the non-blocking kernel
   // stream here: a cudaMemcpy from pageable memory may return before its DMA has finished
