@@ -168,8 +168,10 @@ int run_cli(int argc, char** argv) {
   std::vector<Command> commands;
   EncodeArgs encode_args;
   std::string subsampling = to_string(encode_args.options.subsampling);
-  commands.push_back({add_encode_command(app, encode_args, subsampling), [&] {
+  CLI::App* encode = add_encode_command(app, encode_args, subsampling);
+  commands.push_back({encode, [&] {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
+                        encode_args.device_given = encode->count("--device") > 0;
                         return run_encode(encode_args);
                       }});
   commands.push_back({app.add_subcommand("info", "Print the version and build options"), [] {

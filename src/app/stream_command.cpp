@@ -66,14 +66,24 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
     if (mode != pipeline::Mode::cpu) {
       std::string reason;
       if (gpu::device_count(&reason) <= args.device)
-        throw Error(fmt::format("--mode {} needs a CUDA device: {}", args.mode,
-                                reason.empty() ? "device " + std::to_string(args.device) +
-                                                     " does not exist"
-                                               : reason));
+        throw Error(fmt::format("--mode {} needs CUDA device {}: {}", args.mode, args.device,
+                                reason.empty() ? "it does not exist" : reason));
     }
     return mode;
   }
+  // No mode asked for: a missing GPU (or a --device that does not exist) is not the user's
+  // insistence on one, so the CPU encodes, with a notice saying why.
   std::string reason;
+  if (args.device_given) {
+    const int count = gpu::device_count(&reason);
+    if (args.device >= count) {
+      notice(args, fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
+                               args.device,
+                               count > 0 ? fmt::format("{} found", count)
+                                         : (reason.empty() ? "none found" : reason)));
+      return pipeline::Mode::cpu;
+    }
+  }
   if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
   notice(args, fmt::format("{}; encoding on the CPU", reason));
   return pipeline::Mode::cpu;
