@@ -158,7 +158,10 @@ void check_command_word(const CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
-int run_cli(int argc, char** argv) {
+namespace {
+
+/// run_cli's body: parses, then (when `run_command`) runs the chosen command.
+int cli_main(int argc, char** argv, bool run_command) {
   CLI::App app("mjpeg: CUDA-accelerated Motion-JPEG encoder", "mjpeg");
   app.set_version_flag("--version", std::string("mjpeg ") + version());
   app.require_subcommand(1);
@@ -192,6 +195,7 @@ int run_cli(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (!run_command) return kExitOk;
   try {
     for (const Command& command : commands)
       if (command.app->parsed()) return command.run();
@@ -210,5 +214,11 @@ int run_cli(int argc, char** argv) {
     return kExitFailure;
   }
 }
+
+}  // namespace
+
+int run_cli(int argc, char** argv) { return cli_main(argc, argv, true); }
+
+int parse_cli(int argc, char** argv) { return cli_main(argc, argv, false); }
 
 }  // namespace mjpeg::app

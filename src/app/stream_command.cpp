@@ -186,7 +186,9 @@ int run_encode_stream(const EncodeArgs& args) {
   const io::OutputKind out_kind = io::output_kind(args.output);  // UsageError if unknown
   if (args.input != "-" && same_file(args.input, args.output))
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  if (out_kind != io::OutputKind::image_sequence && args.output != "-")
+  if (out_kind == io::OutputKind::image_sequence)  // the first file; each later one at commit
+    io::check_output_allowed(io::ImageSequenceWriter(args.output).file_name(1), args.overwrite);
+  else if (args.output != "-")
     io::check_output_allowed(args.output, args.overwrite);
 
   const pipeline::Mode mode = choose_mode(args);
@@ -202,7 +204,8 @@ int run_encode_stream(const EncodeArgs& args) {
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
   std::unique_ptr<io::FrameSink> sink =
-      io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den);
+      io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
+                          /*first_number=*/1, /*replace_existing=*/args.overwrite);
   ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
   pipeline::Stats stats;
   {

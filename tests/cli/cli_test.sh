@@ -574,6 +574,23 @@ case_stream_existing_output_refused_without_y() {
     [[ $(cat "$out") == precious ]] || die "$out was changed"
   done
 }
+case_numbered_jpegs_existing_refused_without_y() {
+  make_y4m in.y4m 3 64x48
+  mkdir frames
+  printf 'precious' >frames/001.jpg
+  expect_fail 1 encode in.y4m -o frames/%03d.jpg --quiet
+  grep -q "frames/001.jpg' already exists (use -y" err.txt || die "unclear error: $(cat err.txt)"
+  [[ $(cat frames/001.jpg) == precious && $(ls frames) == 001.jpg ]] || die "frames/ was changed"
+  # A later number that exists is refused too (when its turn comes).
+  rm frames/001.jpg
+  printf 'precious' >frames/003.jpg
+  expect_fail 1 encode in.y4m -o frames/%03d.jpg --quiet
+  [[ $(cat frames/003.jpg) == precious ]] || die "frames/003.jpg was replaced"
+  no_temp_files frames
+  expect_ok encode in.y4m -o frames/%03d.jpg --quiet -y
+  [[ $(ls frames | tr '\n' ' ') == "001.jpg 002.jpg 003.jpg " ]] || die "files: $(ls frames)"
+  [[ $(cat frames/003.jpg) != precious ]] || die "-y did not replace frames/003.jpg"
+}
 case_read_only_output_directory_exit_1() {
   mkdir ro
   chmod 555 ro
