@@ -516,10 +516,11 @@ case_corrupt_video_mid_stream_exit_1() {
   ffmpeg -v error -f lavfi -i testsrc2=size=320x180:rate=25 -frames:v 50 -pix_fmt yuv420p \
     -c:v libx264 -g 10 clip.mp4 || skip "ffmpeg cannot make an H.264 clip"
   need_libav clip.mp4
-  # 3000 bytes of noise in the middle of the file (inside the video data).
+  # 3000 bytes of (deterministic) noise in the middle of the file, inside the video data.
   local size
   size=$(stat -c %s clip.mp4)
-  head -c 3000 /dev/urandom >noise.bin
+  LC_ALL=C awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++) printf "%c", 1 + int(rand() * 255) }' \
+    >noise.bin
   dd if=noise.bin of=clip.mp4 bs=1 seek=$((size / 2)) conv=notrunc status=none
   expect_fail 1 encode clip.mp4 -o out.avi --quiet
   grep -q "clip.mp4: damaged video data" err.txt || die "unclear error: $(cat err.txt)"
