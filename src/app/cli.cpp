@@ -100,7 +100,10 @@ void check_command_word(const CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
-int run_cli(int argc, char** argv) {
+namespace {
+
+/// run_cli's body: parses, then (when `run_command`) runs the chosen command.
+int cli_main(int argc, char** argv, bool run_command) {
   CLI::App app("mjpeg: CUDA-accelerated Motion-JPEG encoder", "mjpeg");
   app.set_version_flag("--version", std::string("mjpeg ") + version());
   app.require_subcommand(1);
@@ -110,8 +113,10 @@ int run_cli(int argc, char** argv) {
   std::vector<Command> commands;
   EncodeArgs encode_args;
   std::string subsampling = to_string(encode_args.options.subsampling);
-  commands.push_back({add_encode_command(app, encode_args, subsampling), [&] {
+  CLI::App* encode = add_encode_command(app, encode_args, subsampling);
+  commands.push_back({encode, [&] {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
+                        encode_args.device_given = encode->count("--device") > 0;
                         return run_encode(encode_args);
                       }});
   CompareArgs compare_args;
@@ -142,6 +147,7 @@ int run_cli(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (!run_command) return kExitOk;
   try {
     for (const Command& command : commands)
       if (command.app->parsed()) return command.run();
@@ -160,5 +166,11 @@ int run_cli(int argc, char** argv) {
     return kExitFailure;
   }
 }
+
+}  // namespace
+
+int run_cli(int argc, char** argv) { return cli_main(argc, argv, true); }
+
+int parse_cli(int argc, char** argv) { return cli_main(argc, argv, false); }
 
 }  // namespace mjpeg::app

@@ -14,4 +14,8 @@ enum ExitCode : int {
 /// reported as exactly one line "mjpeg: error: ..." on stderr.
 int run_cli(int argc, char** argv);
 
+/// Parses argv like run_cli (same errors, same exit codes, --help/--version printed) but runs
+/// no command: nothing is read or written. For the command-line fuzzer (tests/fuzz).
+int parse_cli(int argc, char** argv);
+
 }  // namespace mjpeg::app

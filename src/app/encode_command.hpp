@@ -23,6 +23,7 @@ struct EncodeArgs {
   int slots = 0;                   ///< 0 = default
   int entropy_threads = 0;         ///< 0 = the cores left over
   int device = 0;
+  bool device_given = false;       ///< --device was on the command line
   std::string variant = "pipeline";
   int stages = 2;
   bool pinned = false;             ///< sok: pinned host memory

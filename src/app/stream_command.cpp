@@ -67,14 +67,24 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
     if (mode != pipeline::Mode::cpu) {
       std::string reason;
       if (gpu::device_count(&reason) <= args.device)
-        throw Error(fmt::format("--mode {} needs a CUDA device: {}", args.mode,
-                                reason.empty() ? "device " + std::to_string(args.device) +
-                                                     " does not exist"
-                                               : reason));
+        throw Error(fmt::format("--mode {} needs CUDA device {}: {}", args.mode, args.device,
+                                reason.empty() ? "it does not exist" : reason));
     }
     return mode;
   }
+  // No mode asked for: a missing GPU (or a --device that does not exist) is not the user's
+  // insistence on one, so the CPU encodes, with a notice saying why.
   std::string reason;
+  if (args.device_given) {
+    const int count = gpu::device_count(&reason);
+    if (args.device >= count) {
+      notice(args, fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
+                               args.device,
+                               count > 0 ? fmt::format("{} found", count)
+                                         : (reason.empty() ? "none found" : reason)));
+      return pipeline::Mode::cpu;
+    }
+  }
   if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
   notice(args, fmt::format("{}; encoding on the CPU", reason));
   return pipeline::Mode::cpu;
@@ -173,7 +183,9 @@ int run_encode_stream(const EncodeArgs& args) {
   const io::OutputKind out_kind = io::output_kind(args.output);  // UsageError if unknown
   if (args.input != "-" && same_file(args.input, args.output))
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  if (out_kind != io::OutputKind::image_sequence && args.output != "-")
+  if (out_kind == io::OutputKind::image_sequence)  // the first file; each later one at commit
+    io::check_output_allowed(io::ImageSequenceWriter(args.output).file_name(1), args.overwrite);
+  else if (args.output != "-")
     io::check_output_allowed(args.output, args.overwrite);
 
   const pipeline::Mode mode = choose_mode(args);
@@ -198,7 +210,8 @@ int run_encode_stream(const EncodeArgs& args) {
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
   std::unique_ptr<io::FrameSink> sink =
-      io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den);
+      io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
+                          /*first_number=*/1, /*replace_existing=*/args.overwrite);
   ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
   pipeline::Stats stats;
   {

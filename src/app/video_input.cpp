@@ -329,6 +329,7 @@ class LibavSource final : public pipeline::FrameSource {
     format_ = {first_->width, first_->height, PixelFormat::rgb24};
     const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(first_->format));
     pix_name_ = pix ? pix : "?";
+    pix_format_ = first_->format;
     const bool rgb_source = first_->colorspace == AVCOL_SPC_RGB ||
                             (av_pix_fmt_desc_get(static_cast<AVPixelFormat>(first_->format)) &&
                              (av_pix_fmt_desc_get(static_cast<AVPixelFormat>(first_->format))
@@ -346,6 +347,21 @@ class LibavSource final : public pipeline::FrameSource {
   const std::string& codec_name() const { return codec_name_; }
   const std::string& pix_name() const { return pix_name_; }
   const std::string& colour() const { return colour_; }
+
+  /// What the conversion to 8-bit RGB drops, one line each: samples of more than 8 bits
+  /// (rounded to 8 by libswscale, as `ffmpeg -pix_fmt rgb24` does) and an alpha channel.
+  std::vector<std::string> conversion_notices() const {
+    std::vector<std::string> notices;
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pix_format_));
+    if (!d) return notices;
+    if (d->comp[0].depth > 8)
+      notices.push_back(fmt::format("the source has {}-bit samples ({}); they are converted "
+                                    "to 8-bit RGB",
+                                    d->comp[0].depth, pix_name_));
+    if (d->flags & AV_PIX_FMT_FLAG_ALPHA)
+      notices.push_back(fmt::format("the source's alpha channel ({}) is ignored", pix_name_));
+    return notices;
+  }
 
   void prepare(int producers) override {
     producers_.clear();
@@ -389,10 +405,19 @@ class LibavSource final : public pipeline::FrameSource {
   bool decode(AVFrame& out) {
     for (;;) {
       int err = avcodec_receive_frame(dec_.get(), &out);
-      if (err == 0) return true;
+      if (err == 0) {
+        if (out.decode_error_flags != 0 || (out.flags & AV_FRAME_FLAG_CORRUPT) != 0)
+          throw Error(fmt::format("{}: damaged video data in frame {} (the decoder could only "
+                                  "conceal it)",
+                                  name_, next_ + 1));
+        return true;
+      }
       if (err == AVERROR_EOF) return false;
       if (err != AVERROR(EAGAIN))
-        throw Error(fmt::format("{}: decoding failed: {}", name_, av_error_text(err)));
+        throw Error(fmt::format("{}: {} after frame {}: {}", name_,
+                                err == AVERROR_INVALIDDATA ? "damaged video data"
+                                                           : "decoding failed",
+                                next_, av_error_text(err)));
       if (draining_) return false;
       err = av_read_frame(fmtctx_.get(), packet_.get());
       if (err == AVERROR_EOF) {
@@ -403,10 +428,14 @@ class LibavSource final : public pipeline::FrameSource {
       if (err < 0) throw Error(fmt::format("{}: reading failed: {}", name_, av_error_text(err)));
       if (packet_->stream_index == stream_) {
         err = avcodec_send_packet(dec_.get(), packet_.get());
-        // A damaged packet is skipped (as ffmpeg does); anything else is fatal.
-        if (err < 0 && err != AVERROR_INVALIDDATA && err != AVERROR(EAGAIN)) {
+        // Damaged data is an error, not a silently dropped or concealed frame: the output
+        // would lack frames (or show decoder guesses) without the user knowing.
+        if (err < 0 && err != AVERROR(EAGAIN)) {
           av_packet_unref(packet_.get());
-          throw Error(fmt::format("{}: decoding failed: {}", name_, av_error_text(err)));
+          throw Error(fmt::format("{}: {} after frame {}: {}", name_,
+                                  err == AVERROR_INVALIDDATA ? "damaged video data"
+                                                             : "decoding failed",
+                                  next_, av_error_text(err)));
         }
       }
       av_packet_unref(packet_.get());
@@ -453,6 +482,7 @@ class LibavSource final : public pipeline::FrameSource {
   int stream_ = -1;
   bool has_audio_ = false;
   std::string codec_name_, pix_name_, colour_;
+  int pix_format_ = -1;
   int fps_num_ = 25, fps_den_ = 1;
   std::int64_t frame_count_ = -1;
   pipeline::SourceFormat format_;
@@ -486,6 +516,7 @@ VideoInput open_libav(const std::string& path, std::int64_t max_frames) {
       in.frame_count >= 0 ? std::to_string(in.frame_count) : "?", src->codec_name(),
       src->pix_name(), src->colour());
   if (src->has_audio()) in.notices.push_back("the input's audio is ignored");
+  for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   in.source = std::move(src);
   return in;
 }

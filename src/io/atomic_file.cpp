@@ -79,7 +79,8 @@ void check_output_allowed(const std::string& path, bool overwrite) {
 AtomicFile::AtomicFile(const std::string& path, bool replace_existing, std::size_t buffer_size)
     : path_(path),
       replace_existing_(replace_existing),
-      buffer_(buffer_size < 4096 ? 4096 : buffer_size) {
+      buffer_(new std::uint8_t[buffer_size < 4096 ? 4096 : buffer_size]),
+      buffer_size_(buffer_size < 4096 ? 4096 : buffer_size) {
   if (path.empty()) throw UsageError("empty output path");
   if (path == "-") {
     fd_ = STDOUT_FILENO;
@@ -118,20 +119,20 @@ void AtomicFile::flush() {
   if (buffered_ == 0) return;
   const std::size_t n = buffered_;
   buffered_ = 0;  // on error the buffer is dropped: the file is abandoned anyway
-  write_all(buffer_.data(), n);
+  write_all(buffer_.get(), n);
 }
 
 void AtomicFile::write(const void* data, std::size_t size) {
   if (fd_ < 0) throw Error(path_ + ": write after close");
-  if (buffered_ + size > buffer_.size()) {
+  if (buffered_ + size > buffer_size_) {
     flush();
-    if (size >= buffer_.size()) {  // large payload: straight to the OS, no copy
+    if (size >= buffer_size_) {  // large payload: straight to the OS, no copy
       write_all(data, size);
       position_ += size;
       return;
     }
   }
-  std::memcpy(buffer_.data() + buffered_, data, size);
+  std::memcpy(buffer_.get() + buffered_, data, size);
   buffered_ += size;
   position_ += size;
 }
@@ -149,7 +150,7 @@ void AtomicFile::patch(std::uint64_t offset, const void* data, std::size_t size)
   if (fd_ < 0) throw Error(path_ + ": patch after close");
   if (offset + size > position_) throw Error(path_ + ": internal error: patch past end of file");
   if (offset >= flushed_) {  // still in the buffer
-    std::memcpy(buffer_.data() + (offset - flushed_), data, size);
+    std::memcpy(buffer_.get() + (offset - flushed_), data, size);
     return;
   }
   if (offset + size > flushed_) flush();  // straddles the flushed boundary

@@ -12,8 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
 
 namespace mjpeg::io {
 
@@ -59,7 +59,8 @@ class AtomicFile {
   std::string temp_path_;  // empty when writing in place
   int fd_ = -1;
   bool owns_fd_ = true;
-  std::vector<std::uint8_t> buffer_;
+  std::unique_ptr<std::uint8_t[]> buffer_;  // not zero-filled: only written bytes are read
+  std::size_t buffer_size_ = 0;
   std::size_t buffered_ = 0;
   std::uint64_t position_ = 0;  // logical size of the output
   std::uint64_t flushed_ = 0;   // bytes already handed to the OS

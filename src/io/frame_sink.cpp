@@ -74,14 +74,15 @@ OutputKind output_kind(const std::string& path) {
 }
 
 std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, int height,
-                                           int fps_num, int fps_den, int first_number) {
+                                           int fps_num, int fps_den, int first_number,
+                                           bool replace_existing) {
   switch (output_kind(path)) {
     case OutputKind::avi:
       return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den);
     case OutputKind::mjpeg_stream:
       return std::make_unique<MjpegStreamWriter>(path);
     case OutputKind::image_sequence:
-      return std::make_unique<ImageSequenceWriter>(path, first_number);
+      return std::make_unique<ImageSequenceWriter>(path, first_number, replace_existing);
   }
   throw UsageError(path + ": unsupported output");
 }
@@ -118,8 +119,9 @@ void MjpegStreamWriter::close() {
 // ImageSequenceWriter
 // ---------------------------------------------------------------------------------------------
 
-ImageSequenceWriter::ImageSequenceWriter(const std::string& pattern, int first_number)
-    : first_number_(first_number) {
+ImageSequenceWriter::ImageSequenceWriter(const std::string& pattern, int first_number,
+                                         bool replace_existing)
+    : first_number_(first_number), replace_existing_(replace_existing) {
   if (!split_pattern(pattern, prefix_, suffix_, width_, zero_pad_))
     throw UsageError(pattern + ": an image-sequence output needs exactly one integer "
                                "conversion such as %05d");
@@ -136,7 +138,7 @@ std::string ImageSequenceWriter::file_name(std::int64_t n) const {
 void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
   if (jpeg == nullptr || size == 0) throw UsageError(prefix_ + "...: empty frame");
   // Payloads of 4 KiB and more bypass the small buffer.
-  AtomicFile file(file_name(first_number_ + frames_), /*replace_existing=*/true, 4096);
+  AtomicFile file(file_name(first_number_ + frames_), replace_existing_, 4096);
   file.write(jpeg, size);
   file.commit();
   ++frames_;

@@ -34,9 +34,12 @@ OutputKind output_kind(const std::string& path);
 
 /// Opens the sink that `output_kind(path)` names. fps is the stream's frame rate as a
 /// rational (used by AVI only). Image sequences number files from `first_number` (1, like
-/// ffmpeg's image2 muxer).
+/// ffmpeg's image2 muxer) and, unless `replace_existing`, refuse to replace a file that exists
+/// (Error "already exists (use -y to overwrite)"). AVI and .mjpeg outputs are checked by the
+/// caller (io::check_output_allowed) before they are opened.
 std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, int height,
-                                           int fps_num, int fps_den, int first_number = 1);
+                                           int fps_num, int fps_den, int first_number = 1,
+                                           bool replace_existing = true);
 
 /// Concatenated JPEGs (the "mjpeg" raw format ffmpeg reads with -f mjpeg).
 class MjpegStreamWriter final : public FrameSink {
@@ -60,7 +63,8 @@ class MjpegStreamWriter final : public FrameSink {
 /// atomically; files already completed stay when a later frame fails.
 class ImageSequenceWriter final : public FrameSink {
  public:
-  ImageSequenceWriter(const std::string& pattern, int first_number = 1);
+  ImageSequenceWriter(const std::string& pattern, int first_number = 1,
+                      bool replace_existing = true);
   void write_frame(const std::uint8_t* jpeg, std::size_t size) override;
   void close() override {}
   std::int64_t frames_written() const override { return frames_; }
@@ -73,6 +77,7 @@ class ImageSequenceWriter final : public FrameSink {
   int width_ = 0;
   bool zero_pad_ = false;
   int first_number_ = 1;
+  bool replace_existing_ = true;
   std::int64_t frames_ = 0;
   std::uint64_t bytes_ = 0;
 };

@@ -479,6 +479,226 @@ for cases_file in "$(dirname "${BASH_SOURCE[0]}")"/cases_*.sh; do
 done
 
 # ---------------------------------------------------------------------------------------------
+# Cases: hardening (issue 7). Every bad input or argument: one error line, a documented exit
+# code, nothing under the output name, no temporary file left behind.
+# ---------------------------------------------------------------------------------------------
+
+case_stream_bad_inputs_exit_1() {
+  # Missing, empty and directory inputs of the stream readers (Y4M and video files).
+  : >empty.y4m
+  : >empty.mp4
+  mkdir dir.y4m dir.mp4
+  local f
+  for f in missing.y4m empty.y4m dir.y4m missing.mp4 empty.mp4 dir.mp4; do
+    expect_fail 1 encode "$f" -o out.avi --quiet
+    grep -q "$f" err.txt || die "error does not name $f: $(cat err.txt)"
+    [[ ! -e out.avi ]] || die "out.avi created for bad input $f"
+  done
+}
+case_renamed_text_inputs_exit_1() {
+  # A text file under the name of every input kind: refused, named, never encoded.
+  local f
+  for f in text.ppm text.y4m text.mp4 text.avi text.mkv; do
+    printf 'Dear diary,\nthis is not a picture.\n' >"$f"
+    expect_fail 1 encode "$f" -o out.avi --quiet
+    grep -q "$f" err.txt || die "error does not name $f: $(cat err.txt)"
+    [[ ! -e out.avi ]] || die "out.avi created for $f"
+  done
+}
+case_corrupt_y4m_mid_stream_exit_1() {
+  make_y4m in.y4m 6 64x48
+  # Overwrite the 4th FRAME header: frames 1-3 are fine, then the stream is garbage.
+  local at
+  at=$(grep -abo FRAME in.y4m | sed -n 4p | cut -d: -f1)
+  [[ -n $at ]] || die "no 4th FRAME header"
+  cp in.y4m orig.y4m
+  printf 'XXXXX' | dd of=in.y4m bs=1 seek="$at" conv=notrunc status=none
+  expect_fail 1 encode in.y4m -o out.avi --quiet
+  grep -q "frame 4" err.txt || die "error does not name the damaged frame: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+case_corrupt_video_mid_stream_exit_1() {
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i testsrc2=size=320x180:rate=25 -frames:v 50 -pix_fmt yuv420p \
+    -c:v libx264 -g 10 clip.mp4 || skip "ffmpeg cannot make an H.264 clip"
+  need_libav clip.mp4
+  # 3000 bytes of (deterministic) noise in the middle of the file, inside the video data.
+  local size
+  size=$(stat -c %s clip.mp4)
+  LC_ALL=C awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++) printf "%c", 1 + int(rand() * 255) }' \
+    >noise.bin
+  dd if=noise.bin of=clip.mp4 bs=1 seek=$((size / 2)) conv=notrunc status=none
+  expect_fail 1 encode clip.mp4 -o out.avi --quiet
+  grep -q "clip.mp4: damaged video data" err.txt || die "unclear error: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+case_y4m_10bit_rejected_exit_1() {
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i testsrc2=size=64x48:rate=25 -frames:v 2 -pix_fmt yuv420p10le \
+    -strict -1 -f yuv4mpegpipe in10.y4m || skip "ffmpeg cannot write a 10-bit Y4M"
+  expect_fail 1 encode in10.y4m -o out.avi --quiet
+  grep -q "more than 8 bits" err.txt || die "unclear error: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+# converted_with_notice PIX_FMT NOTICE_REGEX: a lossless (FFV1) clip in PIX_FMT is encoded at
+# q100 4:4:4 with one notice matching NOTICE_REGEX, and its pictures are ffmpeg's own 8-bit RGB
+# of the clip (PSNR >= 40 dB; q100 JPEG rounding alone gives ~50 dB).
+converted_with_notice() {
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 5 -pix_fmt "$1" \
+    -c:v ffv1 clip.mkv || skip "ffmpeg cannot make an FFV1 $1 clip"
+  need_libav clip.mkv
+  expect_ok encode clip.mkv -o out.avi -q 100 -s 444 --mode cpu
+  [[ $(grep -c "^mjpeg: note: $2" err.txt) -eq 1 ]] || die "expected one notice '$2': $(cat err.txt)"
+  [[ $(probe_counts out.avi) == "mjpeg 160 90 25/1 5 5" ]] || die "ffprobe: $(probe_counts out.avi)"
+  local db
+  db=$(psnr_vs_ffmpeg out.avi clip.mkv)
+  awk -v d="$db" 'BEGIN { exit !(d == "inf" || d >= 40) }' || die "$1: PSNR $db dB, expected >= 40"
+  echo "$1: $db dB; $(grep "note: $2" err.txt)"
+}
+case_video_10bit_converted_with_notice() { converted_with_notice yuv420p10le ".*10-bit samples"; }
+case_video_16bit_converted_with_notice() { converted_with_notice rgb48le ".*16-bit samples"; }
+case_video_alpha_ignored_with_notice() { converted_with_notice yuva420p ".*alpha channel.*ignored"; }
+case_stream_output_is_input_refused() {
+  make_y4m in.y4m 3 64x48
+  expect_ok encode in.y4m -o clip.avi --quiet
+  cp clip.avi orig.avi
+  mkdir sub
+  ln -s ../clip.avi sub/link.avi
+  expect_fail 2 encode clip.avi -o clip.avi -y --quiet
+  expect_fail 2 encode clip.avi -o ./sub/../clip.avi -y --quiet
+  expect_fail 2 encode sub/link.avi -o clip.avi -y --quiet
+  grep -q "is the input file" err.txt || die "unclear error: $(cat err.txt)"
+  same_bytes clip.avi orig.avi
+}
+case_stream_existing_output_refused_without_y() {
+  make_y4m in.y4m 3 64x48
+  local out
+  for out in out.avi out.mjpeg; do
+    printf 'precious' >"$out"
+    expect_fail 1 encode in.y4m -o "$out" --quiet
+    grep -q -- '-y' err.txt || die "error does not mention -y"
+    [[ $(cat "$out") == precious ]] || die "$out was changed"
+  done
+}
+case_numbered_jpegs_existing_refused_without_y() {
+  make_y4m in.y4m 3 64x48
+  mkdir frames
+  printf 'precious' >frames/001.jpg
+  expect_fail 1 encode in.y4m -o frames/%03d.jpg --quiet
+  grep -q "frames/001.jpg' already exists (use -y" err.txt || die "unclear error: $(cat err.txt)"
+  [[ $(cat frames/001.jpg) == precious && $(ls frames) == 001.jpg ]] || die "frames/ was changed"
+  # A later number that exists is refused too (when its turn comes).
+  rm frames/001.jpg
+  printf 'precious' >frames/003.jpg
+  expect_fail 1 encode in.y4m -o frames/%03d.jpg --quiet
+  [[ $(cat frames/003.jpg) == precious ]] || die "frames/003.jpg was replaced"
+  no_temp_files frames
+  expect_ok encode in.y4m -o frames/%03d.jpg --quiet -y
+  [[ $(ls frames | tr '\n' ' ') == "001.jpg 002.jpg 003.jpg " ]] || die "files: $(ls frames)"
+  [[ $(cat frames/003.jpg) != precious ]] || die "-y did not replace frames/003.jpg"
+}
+case_read_only_output_directory_exit_1() {
+  mkdir ro
+  chmod 555 ro
+  make_y4m in.y4m 3 64x48
+  local run=()
+  if [[ $(id -u) -eq 0 ]]; then
+    # root ignores directory permissions: run mjpeg as nobody (who can read the inputs).
+    command -v setpriv >/dev/null || skip "running as root without setpriv"
+    chmod 755 . && chmod 644 in.y4m
+    run=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+    "${run[@]}" true 2>/dev/null || skip "cannot drop to user nobody"
+    "${run[@]}" test -r "$MJPEG" -a -x "$MJPEG" -a -r "$SAMPLE" ||
+      skip "user nobody cannot run $MJPEG or read the sample"
+  fi
+  local out rc
+  for out in ro/out.jpg ro/out.avi ro/out.mjpeg; do
+    rc=0
+    "${run[@]}" "$MJPEG" encode "$([[ $out == *.jpg ]] && echo "$SAMPLE" || echo in.y4m)" \
+      -o "$out" --quiet >out.txt 2>err.txt || rc=$?
+    [[ $rc -eq 1 ]] || die "-o $out exited $rc, expected 1: $(cat err.txt)"
+    [[ $(wc -l <err.txt) -eq 1 ]] && grep -q '^mjpeg: error: .*Permission denied' err.txt ||
+      die "-o $out: expected one 'Permission denied' error line: $(cat err.txt)"
+  done
+  [[ -z $(ls -A ro) ]] || die "files created in the read-only directory: $(ls -A ro)"
+}
+case_file_size_limit_exit_1() {
+  make_y4m in.y4m 10 320x180
+  local out rc
+  for out in out.avi out.mjpeg big.jpg; do
+    rc=0
+    # 20 KiB limit: the header or the first frames fit, the rest fails with EFBIG. mjpeg ignores
+    # SIGXFSZ itself; the subshell does not, so a missing SIG_IGN would kill mjpeg (rc 153).
+    (ulimit -f 20; exec "$MJPEG" encode "$([[ $out == *.jpg ]] && echo "$SAMPLE" || echo in.y4m)" \
+      -o "$out" --quiet -q 100 -s 444) >out.txt 2>err.txt || rc=$?
+    [[ $rc -eq 1 ]] || die "-o $out under ulimit -f exited $rc, expected 1: $(cat err.txt)"
+    [[ $(wc -l <err.txt) -eq 1 ]] && grep -q '^mjpeg: error: .*File too large' err.txt ||
+      die "-o $out: expected one 'File too large' error line: $(cat err.txt)"
+    [[ ! -e $out ]] || die "$out created"
+    no_temp_files .
+  done
+}
+case_disk_full_single_picture_exit_1() {
+  [[ -w /dev/full ]] || skip "no /dev/full"
+  ln -s /dev/full full.jpg
+  expect_fail 1 encode "$SAMPLE" -o full.jpg -y --quiet
+  grep -q 'No space left on device' err.txt || die "error does not say why: $(cat err.txt)"
+}
+# interrupted_encode SIGNAL: encodes a real-time feed (-re: 25 frames/s for 20 s, so it is still
+# running) to out.avi and sends SIGNAL after 1.5 s; prints mjpeg's exit code.
+interrupted_encode() {
+  need_ffmpeg
+  ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
+    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi --quiet 2>err.txt &
+  local pid=$! rc=0
+  sleep 1.5
+  kill "-$1" $pid
+  wait $pid || rc=$?
+  echo "$rc"
+}
+case_sigterm_finalises_playable_avi() {
+  local rc
+  rc=$(interrupted_encode TERM)
+  [[ $rc -eq 130 ]] || die "exit code $rc after SIGTERM, expected 130: $(cat err.txt)"
+  local got codec w h rate nb nread
+  got=$(probe_counts out.avi)
+  read -r codec w h rate nb nread <<<"$got"
+  [[ $codec == mjpeg && $nb == "$nread" && $nb -gt 0 && $nb -lt 500 ]] ||
+    die "ffprobe after SIGTERM: $got"
+  [[ -z $(ffmpeg -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
+  no_temp_files .
+}
+case_sigkill_leaves_no_output() {
+  local rc
+  rc=$(interrupted_encode KILL)
+  [[ $rc -eq 137 ]] || die "exit code $rc after SIGKILL, expected 137"
+  [[ ! -e out.avi ]] || die "out.avi exists after SIGKILL"
+  # The temporary file cannot be removed by a killed process; it is hidden and named as such.
+  find . -maxdepth 1 -name '.out.avi.tmp-*' | grep -q . || echo "(no temporary file either)"
+}
+case_device_out_of_range_exit_2() {
+  make_y4m in.y4m 2 64x48
+  local d
+  for d in -1 1024 99999999999 x; do
+    expect_fail 2 encode in.y4m -o out.avi --device "$d" --quiet
+    grep -q -- '--device' err.txt || die "error does not name --device: $(cat err.txt)"
+  done
+  [[ ! -e out.avi ]] || die "out.avi created"
+}
+case_device_without_mode_falls_back_to_cpu() {
+  "$MJPEG" info | grep -q '^CUDA devices: none' || skip "a CUDA device is present"
+  make_y4m in.y4m 2 64x48
+  expect_ok encode in.y4m -o out.avi --device 5
+  grep -q '^mjpeg: note: CUDA device 5 does not exist .*encoding on the CPU' err.txt ||
+    die "no notice naming device 5: $(cat err.txt)"
+  grep -q '(cpu mode)' err.txt || die "not encoded in cpu mode: $(cat err.txt)"
+  [[ $(probe_counts out.avi) == "mjpeg 64 48 25/1 2 2" ]] || die "ffprobe: $(probe_counts out.avi)"
+  expect_fail 1 encode in.y4m -o out2.avi --device 5 --mode sok --quiet  # insisted: an error
+  grep -q 'device 5' err.txt || die "error does not name device 5: $(cat err.txt)"
+}
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
