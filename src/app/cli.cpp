@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "encode_command.hpp"
+#include "gantt_command.hpp"
 #include "image_input.hpp"
 #include "info_command.hpp"
 #include "mjpeg/encoder.hpp"
@@ -172,6 +173,8 @@ int run_cli(int argc, char** argv) {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         return run_encode(encode_args);
                       }});
+  GanttArgs gantt_args;
+  commands.push_back({add_gantt_command(app, gantt_args), [&] { return run_gantt(gantt_args); }});
   commands.push_back({app.add_subcommand("info", "Print the version and build options"), [] {
                         run_info(stdout);
                         return static_cast<int>(kExitOk);

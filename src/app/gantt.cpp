@@ -1,0 +1,324 @@
+#include "gantt.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+
+#include <fmt/format.h>
+#include <opencv2/imgproc.hpp>
+
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Style: sizes in pixels, colours in BGR
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kMargin = 16;         // around the whole picture
+constexpr int kHeaderHeight = 40;   // the picture's title
+constexpr int kLegendHeight = 30;   // colour swatches of the span kinds
+constexpr int kPanelTitleHeight = 28;
+constexpr int kRowHeight = 24;      // one track
+constexpr int kBarInset = 3;        // gap between a bar and its row's edges
+constexpr int kPanelGap = 14;
+constexpr int kAxisHeight = 50;     // tick labels and "time (ms)"
+constexpr int kLabelPadding = 12;   // around track labels
+constexpr int kRightPadding = 28;   // room for the last tick label
+
+constexpr int kFont = cv::FONT_HERSHEY_SIMPLEX;
+constexpr double kTitleScale = 0.75;
+constexpr double kPanelTitleScale = 0.6;
+constexpr double kLabelScale = 0.5;
+constexpr double kBarTextScale = 0.42;
+
+const cv::Scalar kWhite(255, 255, 255);
+const cv::Scalar kText(30, 30, 30);
+const cv::Scalar kMutedText(90, 90, 90);
+const cv::Scalar kGrid(215, 215, 215);
+const cv::Scalar kRowShade(246, 246, 246);
+const cv::Scalar kRowLine(228, 228, 228);
+const cv::Scalar kEndMarker(40, 40, 200);  // dark red: where a run's last shown span ends
+
+/// Fixed colours of the span kinds the pipeline writes, in legend order.
+struct KindColour {
+  const char* name;
+  cv::Scalar bgr;
+};
+const KindColour kKnownKinds[] = {
+    {"read", cv::Scalar(34, 189, 188)},       // olive
+    {"upload", cv::Scalar(180, 119, 31)},     // blue
+    {"kernel", cv::Scalar(44, 160, 44)},      // green
+    {"download", cv::Scalar(14, 127, 255)},   // orange
+    {"transform", cv::Scalar(207, 190, 23)},  // cyan
+    {"wait", cv::Scalar(199, 199, 199)},      // light grey: the host blocked on a GPU event
+    {"sync", cv::Scalar(40, 39, 214)},        // red: a blocking SOK call
+    {"entropy", cv::Scalar(189, 103, 148)},   // purple
+    {"write", cv::Scalar(75, 86, 140)},       // brown
+};
+const cv::Scalar kSpareColours[] = {
+    cv::Scalar(194, 119, 227),  // pink
+    cv::Scalar(127, 127, 127),  // grey
+    cv::Scalar(141, 219, 219),  // khaki
+    cv::Scalar(232, 199, 174),  // light blue
+};
+
+cv::Size text_size(const std::string& text, double scale, int thickness = 1) {
+  int baseline = 0;
+  return cv::getTextSize(text, kFont, scale, thickness, &baseline);
+}
+
+/// Draws `text` with its left end at x and its vertical middle at y_mid.
+void put_text(cv::Mat& img, const std::string& text, int x, int y_mid, double scale,
+              const cv::Scalar& colour, int thickness = 1) {
+  const cv::Size size = text_size(text, scale, thickness);
+  cv::putText(img, text, cv::Point(x, y_mid + size.height / 2), kFont, scale, colour, thickness,
+              cv::LINE_AA);
+}
+
+/// Black or white, whichever reads better on `background`.
+cv::Scalar text_colour_on(const cv::Scalar& background) {
+  const double luma = 0.114 * background[0] + 0.587 * background[1] + 0.299 * background[2];
+  return luma > 140 ? cv::Scalar(0, 0, 0) : kWhite;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time axis
+// ---------------------------------------------------------------------------------------------
+
+/// A "nice" tick step (1, 2 or 5 times a power of ten, in ms) giving about 8 to 16 ticks.
+double tick_step_ms(double range_ms) {
+  const double raw = range_ms / 12.0;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * power >= raw) return m * power;
+  return 10.0 * power;
+}
+
+/// The tick label of `ms` with as many decimals as the step needs ("12", "12.5", "0.25").
+std::string tick_label(double ms, double step_ms) {
+  const int decimals = step_ms >= 1.0 ? 0 : static_cast<int>(std::ceil(-std::log10(step_ms) - 1e-9));
+  return fmt::format("{:.{}f}", ms, decimals);
+}
+
+/// The tick positions (ms) within [from_ms, to_ms].
+std::vector<double> ticks_ms(double from_ms, double to_ms) {
+  const double step = tick_step_ms(to_ms - from_ms);
+  std::vector<double> ticks;
+  for (double t = std::ceil(from_ms / step - 1e-9) * step; t <= to_ms + step * 1e-9; t += step)
+    ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+  return ticks;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout
+// ---------------------------------------------------------------------------------------------
+
+/// Positions of every panel and row for `view` at `width` pixels.
+GanttLayout compute_layout(const TimelineView& view, int width) {
+  GanttLayout layout;
+  layout.width = width;
+  layout.from_us = view.from_us;
+  layout.to_us = view.to_us;
+  layout.caption = view.caption;
+
+  int label_width = 0;
+  for (const TraceProcess& p : view.trace.processes)
+    for (const TraceTrack& t : p.tracks)
+      label_width = std::max(label_width, text_size(t.name, kLabelScale).width);
+  layout.plot_left = kMargin + std::max(120, label_width + 2 * kLabelPadding);
+  layout.plot_right = width - kMargin - kRightPadding;
+
+  int y = kMargin + kHeaderHeight + kLegendHeight;
+  for (const TraceProcess& p : view.trace.processes) {
+    GanttLayout::Panel panel;
+    panel.process = p.name;
+    panel.title_top = y;
+    y += kPanelTitleHeight;
+    for (const TraceTrack& t : p.tracks) {
+      panel.rows.push_back({t.name, y, y + kRowHeight});
+      y += kRowHeight;
+    }
+    y += kPanelGap;
+    layout.panels.push_back(std::move(panel));
+  }
+  layout.height = y - kPanelGap + kAxisHeight + kMargin;
+  return layout;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing
+// ---------------------------------------------------------------------------------------------
+
+/// The span kinds shown in `trace`: known kinds in legend order, then the others by name.
+std::vector<std::string> kinds_shown(const Trace& trace) {
+  std::set<std::string> names;
+  for (const TraceProcess& p : trace.processes)
+    for (const TraceTrack& t : p.tracks)
+      for (const TraceSpan& s : t.spans) names.insert(s.name);
+  std::vector<std::string> kinds;
+  for (const KindColour& k : kKnownKinds)
+    if (names.erase(k.name) > 0) kinds.emplace_back(k.name);
+  kinds.insert(kinds.end(), names.begin(), names.end());
+  return kinds;
+}
+
+std::string default_title(const TimelineView& view) {
+  std::string names;
+  for (const TraceProcess& p : view.trace.processes)
+    names += (names.empty() ? "" : " vs ") + p.name;
+  return fmt::format("mjpeg timeline: {} ({})", names, view.caption);
+}
+
+void draw_header(cv::Mat& img, const std::string& title) {
+  put_text(img, title, kMargin, kMargin + kHeaderHeight / 2 - 4, kTitleScale, kText, 2);
+}
+
+/// One swatch per span kind, then the meaning of the end marker.
+void draw_legend(cv::Mat& img, const std::vector<std::string>& kinds) {
+  const int y_mid = kMargin + kHeaderHeight + kLegendHeight / 2 - 2;
+  int x = kMargin;
+  for (const std::string& kind : kinds) {
+    cv::rectangle(img, cv::Rect(x, y_mid - 8, 26, 16), gantt_colour(kind), cv::FILLED);
+    cv::rectangle(img, cv::Rect(x, y_mid - 8, 26, 16), gantt_colour(kind) * 0.6, 1);
+    x += 32;
+    put_text(img, kind, x, y_mid, kLabelScale, kText);
+    x += text_size(kind, kLabelScale).width + 22;
+  }
+  cv::line(img, cv::Point(x + 4, y_mid - 9), cv::Point(x + 4, y_mid + 9), kEndMarker, 2,
+           cv::LINE_AA);
+  put_text(img, "last span shown ends (run's done time)", x + 14, y_mid, kLabelScale, kText);
+}
+
+/// Vertical grid lines at the ticks over every panel's rows.
+void draw_grid(cv::Mat& img, const GanttLayout& layout, const std::vector<double>& ticks) {
+  for (const GanttLayout::Panel& panel : layout.panels) {
+    if (panel.rows.empty()) continue;
+    for (const double t : ticks) {
+      const int x = static_cast<int>(std::lround(layout.x_of(t * 1000.0)));
+      cv::line(img, cv::Point(x, panel.rows.front().top), cv::Point(x, panel.rows.back().bottom),
+               kGrid, 1);
+    }
+  }
+}
+
+/// Tick marks and labels under the last panel, and the axis title.
+void draw_axis(cv::Mat& img, const GanttLayout& layout, const std::vector<double>& ticks) {
+  const int y = layout.height - kMargin - kAxisHeight + 4;
+  const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : 1.0;
+  cv::line(img, cv::Point(layout.plot_left, y), cv::Point(layout.plot_right, y), kMutedText, 1);
+  for (const double t : ticks) {
+    const int x = static_cast<int>(std::lround(layout.x_of(t * 1000.0)));
+    cv::line(img, cv::Point(x, y), cv::Point(x, y + 5), kMutedText, 1);
+    const std::string label = tick_label(t, step);
+    put_text(img, label, x - text_size(label, kLabelScale).width / 2, y + 16, kLabelScale, kText);
+  }
+  const std::string axis_title = "time (ms)";
+  put_text(img, axis_title,
+           (layout.plot_left + layout.plot_right - text_size(axis_title, kLabelScale).width) / 2,
+           y + 38, kLabelScale, kText);
+}
+
+/// The panel's title: the run's name, its wall time, fps and frames when the trace gives them,
+/// and when its last shown span ends.
+void draw_panel_title(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Panel& panel,
+                      const TraceProcess& process) {
+  const int y_mid = panel.title_top + kPanelTitleHeight / 2 + 1;
+  put_text(img, process.name, kMargin, y_mid, kPanelTitleScale, kText, 2);
+  std::string facts;
+  const auto add = [&facts](const std::string& fact) {
+    facts += (facts.empty() ? "" : ",  ") + fact;
+  };
+  if (process.info.wall_ms) add(fmt::format("run: {:.1f} ms wall", *process.info.wall_ms));
+  if (process.info.fps) add(fmt::format("{:.0f} fps", *process.info.fps));
+  if (process.info.frames) add(fmt::format("{} frames", *process.info.frames));
+  const double end_us = last_span_end_us(process);
+  if (end_us > 0) add(fmt::format("last span shown ends at {:.2f} ms", end_us / 1000.0));
+  const int x = std::max(layout.plot_left,
+                         kMargin + text_size(process.name, kPanelTitleScale, 2).width + 16);
+  put_text(img, facts, x, y_mid, kLabelScale, kMutedText);
+}
+
+/// One bar; its frame number on it when the bar is wide enough.
+void draw_span(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Row& row,
+               const TraceSpan& span) {
+  const double x0 = std::max<double>(layout.x_of(span.start_us), layout.plot_left);
+  const double x1 = std::min<double>(layout.x_of(span.end_us()), layout.plot_right);
+  const int left = static_cast<int>(std::lround(x0));
+  const int right = std::max(left + 1, static_cast<int>(std::lround(x1)));
+  const cv::Rect bar(left, row.top + kBarInset, right - left, kRowHeight - 2 * kBarInset);
+  const cv::Scalar colour = gantt_colour(span.name);
+  cv::rectangle(img, bar, colour, cv::FILLED);
+  if (bar.width >= 4) cv::rectangle(img, bar, colour * 0.6, 1);
+  if (span.frame < 0) return;
+  const std::string label = std::to_string(span.frame);
+  const cv::Size size = text_size(label, kBarTextScale);
+  if (size.width + 4 > bar.width) return;
+  put_text(img, label, bar.x + (bar.width - size.width) / 2, bar.y + bar.height / 2,
+           kBarTextScale, text_colour_on(colour));
+}
+
+/// A panel: shaded rows, track labels, bars, and the end marker.
+void draw_panel(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Panel& panel,
+                const TraceProcess& process) {
+  draw_panel_title(img, layout, panel, process);
+  for (std::size_t i = 0; i < panel.rows.size(); ++i) {
+    const GanttLayout::Row& row = panel.rows[i];
+    if (i % 2 == 0)
+      cv::rectangle(img, cv::Rect(layout.plot_left, row.top, layout.plot_right - layout.plot_left,
+                                  kRowHeight),
+                    kRowShade, cv::FILLED);
+    cv::line(img, cv::Point(layout.plot_left, row.bottom - 1),
+             cv::Point(layout.plot_right, row.bottom - 1), kRowLine, 1);
+    const int label_width = text_size(row.track, kLabelScale).width;
+    put_text(img, row.track, layout.plot_left - kLabelPadding - label_width,
+             (row.top + row.bottom) / 2, kLabelScale, kText);
+  }
+}
+
+void draw_bars(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Panel& panel,
+               const TraceProcess& process) {
+  for (std::size_t i = 0; i < panel.rows.size(); ++i)
+    for (const TraceSpan& span : process.tracks[i].spans) draw_span(img, layout, panel.rows[i], span);
+  const double end_us = last_span_end_us(process);
+  if (panel.rows.empty() || end_us <= layout.from_us || end_us > layout.to_us) return;
+  const int x = static_cast<int>(std::lround(layout.x_of(end_us)));
+  cv::line(img, cv::Point(x, panel.rows.front().top - 4), cv::Point(x, panel.rows.back().bottom + 4),
+           kEndMarker, 2, cv::LINE_AA);
+}
+
+}  // namespace
+
+cv::Scalar gantt_colour(const std::string& name) {
+  for (const KindColour& k : kKnownKinds)
+    if (name == k.name) return k.bgr;
+  std::uint32_t hash = 2166136261u;  // FNV-1a: the same spare colour for a name on every run
+  for (const unsigned char c : name) hash = (hash ^ c) * 16777619u;
+  return kSpareColours[hash % (sizeof kSpareColours / sizeof kSpareColours[0])];
+}
+
+cv::Mat draw_gantt(const Trace& trace, const GanttOptions& options, GanttLayout* layout_out) {
+  if (options.width < kGanttMinWidth || options.width > kGanttMaxWidth)
+    throw UsageError(fmt::format("the picture width must be {}..{} pixels, not {}",
+                                 kGanttMinWidth, kGanttMaxWidth, options.width));
+  const TimelineView view = select_window(trace, options.window);
+  const GanttLayout layout = compute_layout(view, options.width);
+
+  cv::Mat img(layout.height, layout.width, CV_8UC3, kWhite);
+  draw_header(img, options.title.empty() ? default_title(view) : options.title);
+  draw_legend(img, kinds_shown(view.trace));
+  const std::vector<double> ticks = ticks_ms(view.from_us / 1000.0, view.to_us / 1000.0);
+  for (std::size_t i = 0; i < layout.panels.size(); ++i)
+    draw_panel(img, layout, layout.panels[i], view.trace.processes[i]);
+  draw_grid(img, layout, ticks);
+  for (std::size_t i = 0; i < layout.panels.size(); ++i)
+    draw_bars(img, layout, layout.panels[i], view.trace.processes[i]);
+  draw_axis(img, layout, ticks);
+
+  if (layout_out) *layout_out = layout;
+  return img;
+}
+
+}  // namespace mjpeg::app
