@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -241,6 +242,9 @@ Trace parse_trace_json(const std::string& text, const std::string& source) {
 }
 
 Trace read_trace_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("cannot read {}: it is a directory", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   std::ostringstream text;
@@ -364,9 +368,11 @@ TimelineView select_window(const Trace& trace, const TimelineWindow& window) {
       break;
     }
     case TimelineWindow::Kind::time_range: {
-      const double to_ms =
-          std::isinf(window.to_ms) ? std::max(extent_us(trace).second / 1000.0, window.from_ms)
-                                   : window.to_ms;
+      const double trace_end_ms = extent_us(trace).second / 1000.0;
+      if (std::isinf(window.to_ms) && window.from_ms >= trace_end_ms)
+        throw UsageError(fmt::format("the trace ends at {:.3f} ms, before --from {:g}",
+                                     trace_end_ms, window.from_ms));
+      const double to_ms = std::isinf(window.to_ms) ? trace_end_ms : window.to_ms;
       if (!(to_ms > window.from_ms))
         throw UsageError(fmt::format("the time window {} .. {} ms is empty (--to must be "
                                      "greater than --from)",
