@@ -1,5 +1,6 @@
 #include "gantt_command.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <vector>
@@ -29,12 +30,10 @@ What the picture shows:
   line marks where each run's last shown span ends; panel titles give the run's wall time,
   fps and frames when the trace's otherData.runs has them.
 
-Window (pick at most one; default --frames 16):
-  --frames N      each run's first N frames (spans of frames 0..N-1, plus unnumbered spans
-                  that start before the last of them ends); the axis ends where the slower
-                  run finishes them
-  --from/--to MS  a time range in ms (either may be left out: 0 / the trace's end)
-  --all           the whole trace (bars of long runs get too thin for frame numbers)
+The window's --frames N takes each run's first N frame numbers (and the spans without a frame
+that start before the last of them ends); the axis ends where the slower run finishes them.
+--from and --to may each be left out (0 / the trace's end). With --all, the bars of a long
+run get too thin for frame numbers.
 
 Examples:
   mjpeg compare ... --trace run.json       (on the GPU machine)
@@ -57,8 +56,13 @@ Examples:
   return window;
 }
 
-/// Refuses outputs that are not .png, or that would replace the trace.
+/// Refuses conflicting windows, outputs that are not .png, or that would replace the trace.
 void check_request(const GanttArgs& args) {
+  const int windows = int(args.frames.has_value()) + int(args.from_ms || args.to_ms) + int(args.all);
+  if (windows > 1)
+    throw UsageError("choose one window: --frames, --from/--to or --all");
+  for (const std::optional<double>& ms : {args.from_ms, args.to_ms})
+    if (ms && !std::isfinite(*ms)) throw UsageError("--from and --to must be finite numbers");
   if (lower_extension(args.output) != ".png")
     throw UsageError(fmt::format("the picture must be a .png file, not '{}'", args.output));
   if (same_file(args.input, args.output))
@@ -86,21 +90,18 @@ CLI::App* add_gantt_command(CLI::App& app, GanttArgs& args) {
       ->capture_default_str();
   cmd->add_option("--title", args.title, "Title line (default: names the runs and the window)")
       ->type_name("TEXT");
-  const char* window = "Window (default: --frames 16)";
-  CLI::Option* frames =
-      cmd->add_option("--frames", args.frames, "Show each run's first N frames")
-          ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40).description(""))
-          ->type_name("N")
-          ->group(window);
-  CLI::Option* from = cmd->add_option("--from", args.from_ms, "Window start in ms (default 0)")
-                          ->type_name("MS")
-                          ->group(window);
-  CLI::Option* to = cmd->add_option("--to", args.to_ms, "Window end in ms (default: trace end)")
-                        ->type_name("MS")
-                        ->group(window);
-  CLI::Option* all = cmd->add_flag("--all", args.all, "Show the whole trace")->group(window);
-  frames->excludes(from)->excludes(to)->excludes(all);
-  all->excludes(from)->excludes(to);
+  const char* window = "Window (at most one of --frames, --from/--to, --all; default --frames 16)";
+  cmd->add_option("--frames", args.frames, "Show each run's first N frames")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40).description(""))
+      ->type_name("N")
+      ->group(window);
+  cmd->add_option("--from", args.from_ms, "Window start in ms (default 0)")
+      ->type_name("MS")
+      ->group(window);
+  cmd->add_option("--to", args.to_ms, "Window end in ms (default: the trace's end)")
+      ->type_name("MS")
+      ->group(window);
+  cmd->add_flag("--all", args.all, "Show the whole trace")->group(window);
   cmd->footer(kGanttHelp);
   return cmd;
 }
@@ -129,7 +130,7 @@ int run_gantt(const GanttArgs& args) {
     for (const GanttLayout::Panel& panel : layout.panels)
       runs += (runs.empty() ? "" : ", ") + panel.process;
     std::fprintf(stderr, "%s\n",
-                 fmt::format("mjpeg: wrote {}: {}x{} PNG, {} bytes; runs {}; {}, {:.3f} .. "
+                 fmt::format("mjpeg: wrote {}: {}x{} PNG, {} bytes; runs {}; {}; axis {:.3f} .. "
                              "{:.3f} ms",
                              args.output, layout.width, layout.height, png.size(), runs,
                              layout.caption, layout.from_us / 1000.0, layout.to_us / 1000.0)

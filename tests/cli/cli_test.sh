@@ -528,12 +528,12 @@ case_gantt_draws_sok_above_aok() {
   fi
   expect_ok gantt trace.json -o g.png --width 1600
   [[ $(head -c 8 g.png | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || die "not a PNG"
-  # "mjpeg: wrote g.png: 1600xH PNG, ...; runs SOK, AOK; all 6 frames, 0.000 .. 1.850 ms"
+  # "mjpeg: wrote g.png: 1600xH PNG, N bytes; runs SOK, AOK; all 6 frames; axis 0.000 .. 1.850 ms"
   local summary height
   summary=$(cat err.txt)
   [[ $summary =~ ^mjpeg:\ wrote\ g\.png:\ 1600x([0-9]+)\ PNG ]] || die "summary: $summary"
   height=${BASH_REMATCH[1]}
-  [[ $summary == *"runs SOK, AOK; all 6 frames, 0.000 .. 1.850 ms"* ]] || die "summary: $summary"
+  [[ $summary == *"runs SOK, AOK; all 6 frames; axis 0.000 .. 1.850 ms"* ]] || die "summary: $summary"
   echo "ok: $summary"
   need_ffmpeg
   local size
@@ -555,13 +555,13 @@ case_gantt_windows() {
   have_opencv || skip "built without OpenCV"
   write_trace trace.json 40
   expect_ok gantt trace.json -o g.png
-  grep -q 'first 16 frames, 0.000 .. 4.850 ms' err.txt || die "default window: $(cat err.txt)"
+  grep -q 'first 16 frames; axis 0.000 .. 4.850 ms' err.txt || die "default window: $(cat err.txt)"
   expect_ok gantt trace.json -o g.png -y --frames 3
-  grep -q 'first 3 frames, 0.000 .. 0.950 ms' err.txt || die "--frames 3: $(cat err.txt)"
+  grep -q 'first 3 frames; axis 0.000 .. 0.950 ms' err.txt || die "--frames 3: $(cat err.txt)"
   expect_ok gantt trace.json -o g.png -y --all
-  grep -q 'whole trace, 0.000 .. 12.050 ms' err.txt || die "--all: $(cat err.txt)"
+  grep -q 'whole trace; axis 0.000 .. 12.050 ms' err.txt || die "--all: $(cat err.txt)"
   expect_ok gantt trace.json -o g.png -y --from 1 --to 2.5
-  grep -q '1 .. 2.5 ms, 1.000 .. 2.500 ms' err.txt || die "--from/--to: $(cat err.txt)"
+  grep -q '1 .. 2.5 ms; axis 1.000 .. 2.500 ms' err.txt || die "--from/--to: $(cat err.txt)"
   expect_ok gantt trace.json -o g.png -y --from 11 --quiet
   [[ ! -s err.txt ]] || die "--quiet printed: $(cat err.txt)"
 }
@@ -601,6 +601,10 @@ case_gantt_usage_errors_exit_2() {
   expect_fail 2 gantt trace.json
   expect_fail 2 gantt trace.json -o g.png --frames 4 --all
   expect_fail 2 gantt trace.json -o g.png --frames 4 --from 1
+  expect_fail 2 gantt trace.json -o g.png --to 4 --all
+  grep -q 'choose one window' err.txt || die "unclear error: $(cat err.txt)"
+  expect_fail 2 gantt trace.json -o g.png --from -inf
+  expect_fail 2 gantt trace.json -o g.png --to nan
   expect_fail 2 gantt trace.json -o g.png --frames 0
   expect_fail 2 gantt trace.json -o g.png --width 100
   cp trace.json t.png
@@ -614,7 +618,7 @@ case_gantt_usage_errors_exit_2() {
     grep -q 'no span' err.txt || die "unclear error: $(cat err.txt)"
   fi
   "$MJPEG" gantt --help >help.txt || die "gantt --help failed"
-  grep -q -- '--frames 16' help.txt || die "--help does not give the default window"
+  grep -q -- 'default --frames 16' help.txt || die "--help does not give the default window"
 }
 
 # ---------------------------------------------------------------------------------------------
