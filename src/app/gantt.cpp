@@ -40,7 +40,7 @@ const cv::Scalar kMutedText(90, 90, 90);
 const cv::Scalar kGrid(215, 215, 215);
 const cv::Scalar kRowShade(246, 246, 246);
 const cv::Scalar kRowLine(228, 228, 228);
-const cv::Scalar kEndMarker(40, 40, 200);  // dark red: where a run's last shown span ends
+const cv::Scalar kEndMarker(40, 40, 200);  // dark red: when the work shown is done
 
 /// Fixed colours of the span kinds the pipeline writes, in legend order.
 struct KindColour {
@@ -189,7 +189,7 @@ void draw_legend(cv::Mat& img, const std::vector<std::string>& kinds) {
   }
   cv::line(img, cv::Point(x + 4, y_mid - 9), cv::Point(x + 4, y_mid + 9), kEndMarker, 2,
            cv::LINE_AA);
-  put_text(img, "last span shown ends (run's done time)", x + 14, y_mid, kLabelScale, kText);
+  put_text(img, "done (the frames shown, or the whole run)", x + 14, y_mid, kLabelScale, kText);
 }
 
 /// Vertical grid lines at the ticks over every panel's rows.
@@ -222,9 +222,9 @@ void draw_axis(cv::Mat& img, const GanttLayout& layout, const std::vector<double
 }
 
 /// The panel's title: the run's name, its wall time, fps and frames when the trace gives them,
-/// and when its last shown span ends.
+/// and when the work shown is done.
 void draw_panel_title(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Panel& panel,
-                      const TraceProcess& process) {
+                      const TraceProcess& process, const std::string& done) {
   const int y_mid = panel.title_top + kPanelTitleHeight / 2 + 1;
   put_text(img, process.name, kMargin, y_mid, kPanelTitleScale, kText, 2);
   std::string facts;
@@ -234,8 +234,7 @@ void draw_panel_title(cv::Mat& img, const GanttLayout& layout, const GanttLayout
   if (process.info.wall_ms) add(fmt::format("run: {:.1f} ms wall", *process.info.wall_ms));
   if (process.info.fps) add(fmt::format("{:.0f} fps", *process.info.fps));
   if (process.info.frames) add(fmt::format("{} frames", *process.info.frames));
-  const double end_us = last_span_end_us(process);
-  if (end_us > 0) add(fmt::format("last span shown ends at {:.2f} ms", end_us / 1000.0));
+  add(done);
   const int x = std::max(layout.plot_left,
                          kMargin + text_size(process.name, kPanelTitleScale, 2).width + 16);
   put_text(img, facts, x, y_mid, kLabelScale, kMutedText);
@@ -260,10 +259,10 @@ void draw_span(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Row& 
            kBarTextScale, text_colour_on(colour));
 }
 
-/// A panel: shaded rows, track labels, bars, and the end marker.
+/// A panel's title, shaded rows and track labels.
 void draw_panel(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Panel& panel,
-                const TraceProcess& process) {
-  draw_panel_title(img, layout, panel, process);
+                const TraceProcess& process, const std::string& done) {
+  draw_panel_title(img, layout, panel, process, done);
   for (std::size_t i = 0; i < panel.rows.size(); ++i) {
     const GanttLayout::Row& row = panel.rows[i];
     if (i % 2 == 0)
@@ -278,13 +277,13 @@ void draw_panel(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Pane
   }
 }
 
+/// A panel's bars, and the marker of its done time when that is on the axis.
 void draw_bars(cv::Mat& img, const GanttLayout& layout, const GanttLayout::Panel& panel,
-               const TraceProcess& process) {
+               const TraceProcess& process, double done_us) {
   for (std::size_t i = 0; i < panel.rows.size(); ++i)
     for (const TraceSpan& span : process.tracks[i].spans) draw_span(img, layout, panel.rows[i], span);
-  const double end_us = last_span_end_us(process);
-  if (panel.rows.empty() || end_us <= layout.from_us || end_us > layout.to_us) return;
-  const int x = static_cast<int>(std::lround(layout.x_of(end_us)));
+  if (panel.rows.empty() || done_us <= layout.from_us || done_us > layout.to_us) return;
+  const int x = static_cast<int>(std::lround(layout.x_of(done_us)));
   cv::line(img, cv::Point(x, panel.rows.front().top - 4), cv::Point(x, panel.rows.back().bottom + 4),
            kEndMarker, 2, cv::LINE_AA);
 }
@@ -310,11 +309,14 @@ cv::Mat draw_gantt(const Trace& trace, const GanttOptions& options, GanttLayout*
   draw_header(img, options.title.empty() ? default_title(view) : options.title);
   draw_legend(img, kinds_shown(view.trace));
   const std::vector<double> ticks = ticks_ms(view.from_us / 1000.0, view.to_us / 1000.0);
-  for (std::size_t i = 0; i < layout.panels.size(); ++i)
-    draw_panel(img, layout, layout.panels[i], view.trace.processes[i]);
+  for (std::size_t i = 0; i < layout.panels.size(); ++i) {
+    const std::string done =
+        fmt::format("{} at {:.2f} ms", view.done_label, view.done_us[i] / 1000.0);
+    draw_panel(img, layout, layout.panels[i], view.trace.processes[i], done);
+  }
   draw_grid(img, layout, ticks);
   for (std::size_t i = 0; i < layout.panels.size(); ++i)
-    draw_bars(img, layout, layout.panels[i], view.trace.processes[i]);
+    draw_bars(img, layout, layout.panels[i], view.trace.processes[i], view.done_us[i]);
   draw_axis(img, layout, ticks);
 
   if (layout_out) *layout_out = layout;

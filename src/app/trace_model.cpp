@@ -393,6 +393,12 @@ TimelineView select_window(const Trace& trace, const TimelineWindow& window) {
       break;
     }
   }
+  const bool frames_cut =
+      window.kind == TimelineWindow::Kind::first_frames && max_frame_count(trace) > 0;
+  view.done_label = frames_cut ? view.caption + " done" : "run done";
+  for (std::size_t i = 0; i < trace.processes.size(); ++i)
+    view.done_us.push_back(frames_cut ? last_span_end_us(view.trace.processes[i])
+                                      : last_span_end_us(trace.processes[i]));
   bool any = false;
   for (const TraceProcess& p : view.trace.processes)
     for (const TraceTrack& t : p.tracks) any = any || !t.spans.empty();

@@ -95,14 +95,18 @@ struct TimelineView {
   double from_us = 0;    ///< left end of the time axis
   double to_us = 0;      ///< right end of the time axis (> from_us)
   std::string caption;   ///< what the window shows, e.g. "first 16 frames"
+  /// Per process (same order): when the work the window is about is done, in microseconds:
+  /// the end of its last selected span before clipping (first_frames: those frames; all and
+  /// time_range: the whole run). The picture marks it when it falls inside the axis.
+  std::vector<double> done_us;
+  std::string done_label;  ///< what done_us means: "first 16 frames done", "run done"
 };
 
 /// Cuts `trace` to `window`. Throws UsageError for an empty or inverted time range, or when
 /// no span falls into it.
 TimelineView select_window(const Trace& trace, const TimelineWindow& window);
 
-/// The time at which the last span shown in `process` ends (its "done" time), in microseconds;
-/// 0 when it shows none.
+/// The time at which the last span in `process` ends, in microseconds; 0 when it has none.
 double last_span_end_us(const TraceProcess& process);
 
 }  // namespace mjpeg::app

@@ -213,6 +213,8 @@ TEST(TimelineWindowTest, FirstFramesCutsEachRunAtItsOwnFrameAndSharesTheAxis) {
   EXPECT_DOUBLE_EQ(last_span_end_us(aok), 650.0);
   EXPECT_DOUBLE_EQ(view.from_us, 0.0);
   EXPECT_DOUBLE_EQ(view.to_us, 1250.0);
+  EXPECT_EQ(view.done_label, "first 4 frames done");
+  EXPECT_EQ(view.done_us, (std::vector<double>{1250.0, 650.0}));
   // The unnumbered sync at 10 us is inside SOK's window; the one at 100 ms is not.
   const TraceTrack& dispatcher = track_named(sok, "GPU dispatcher");
   ASSERT_EQ(dispatcher.spans.size(), 1u);
@@ -253,6 +255,10 @@ TEST(TimelineWindowTest, TimeRangeClipsSpansToTheWindow) {
   EXPECT_DOUBLE_EQ(stream.spans[0].dur_us, 50.0);
   EXPECT_EQ(stream.spans[1].name, "download");
   EXPECT_DOUBLE_EQ(stream.spans[1].end_us(), 250.0);
+
+  // "Done" is the end of the whole run, not of the clipped spans.
+  EXPECT_EQ(view.done_label, "run done");
+  EXPECT_EQ(view.done_us, (std::vector<double>{100020.0, 19 * 100.0 + 350.0}));
 
   // An open end runs to the end of the trace.
   window.to_ms = std::numeric_limits<double>::infinity();
