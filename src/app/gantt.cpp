@@ -6,8 +6,10 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "io/atomic_file.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::app {
@@ -321,6 +323,19 @@ cv::Mat draw_gantt(const Trace& trace, const GanttOptions& options, GanttLayout*
 
   if (layout_out) *layout_out = layout;
   return img;
+}
+
+GanttLayout write_gantt_png(const Trace& trace, const GanttOptions& options,
+                            const std::string& path, bool overwrite, std::size_t* png_bytes) {
+  GanttLayout layout;
+  const cv::Mat picture = draw_gantt(trace, options, &layout);
+  std::vector<std::uint8_t> png;
+  if (!cv::imencode(".png", picture, png)) throw Error("OpenCV could not encode the PNG");
+  io::AtomicFile out(path, /*replace_existing=*/overwrite);
+  out.write(png.data(), png.size());
+  out.commit();
+  if (png_bytes) *png_bytes = png.size();
+  return layout;
 }
 
 }  // namespace mjpeg::app

@@ -9,6 +9,7 @@
 // trace_model.hpp, which does not.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,14 @@ struct GanttLayout {
 /// width out of range or a window that shows nothing. Fills `layout` when given.
 cv::Mat draw_gantt(const Trace& trace, const GanttOptions& options,
                    GanttLayout* layout = nullptr);
+
+/// Draws the picture (see draw_gantt) and writes it to `path` as a PNG through io::AtomicFile
+/// (nothing under `path` on failure; an existing file is replaced only when `overwrite`).
+/// Returns the layout and sets *png_bytes (when given) to the file's size. For
+/// `mjpeg gantt` and `mjpeg compare --gantt`.
+GanttLayout write_gantt_png(const Trace& trace, const GanttOptions& options,
+                            const std::string& path, bool overwrite,
+                            std::size_t* png_bytes = nullptr);
 
 /// The BGR colour of bars of span kind `name` ("upload", "kernel", ...). Known kinds have fixed
 /// colours; others get one of a few spare colours chosen by a hash of the name.

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -14,8 +13,6 @@
 #include "trace_model.hpp"
 
 #if MJPEG_HAVE_OPENCV
-#include <opencv2/imgcodecs.hpp>
-
 #include "gantt.hpp"
 #endif
 
@@ -116,14 +113,9 @@ int run_gantt(const GanttArgs& args) {
   options.width = args.width;
   options.window = window_of(args);
   options.title = args.title;
-  GanttLayout layout;
-  const cv::Mat picture = draw_gantt(trace, options, &layout);
-
-  std::vector<std::uint8_t> png;
-  if (!cv::imencode(".png", picture, png)) throw Error("OpenCV could not encode the PNG");
-  io::AtomicFile out(args.output, /*replace_existing=*/args.overwrite);
-  out.write(png.data(), png.size());
-  out.commit();
+  std::size_t png_bytes = 0;
+  const GanttLayout layout =
+      write_gantt_png(trace, options, args.output, args.overwrite, &png_bytes);
 
   if (!args.quiet) {
     std::string runs;
@@ -132,7 +124,7 @@ int run_gantt(const GanttArgs& args) {
     std::fprintf(stderr, "%s\n",
                  fmt::format("mjpeg: wrote {}: {}x{} PNG, {} bytes; runs {}; {}; axis {:.3f} .. "
                              "{:.3f} ms",
-                             args.output, layout.width, layout.height, png.size(), runs,
+                             args.output, layout.width, layout.height, png_bytes, runs,
                              layout.caption, layout.from_us / 1000.0, layout.to_us / 1000.0)
                      .c_str());
   }

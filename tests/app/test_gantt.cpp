@@ -15,7 +15,12 @@
 #include "trace_model.hpp"
 
 #if MJPEG_HAVE_OPENCV
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 #include "gantt.hpp"
 #endif
@@ -386,6 +391,37 @@ TEST(Gantt, WidthOutOfRangeIsAUsageError) {
   GanttOptions options;
   options.width = 100;
   EXPECT_THROW(draw_gantt(parse(synthetic_trace(2)), options), UsageError);
+}
+
+TEST(Gantt, WritesALosslessPngAtomicallyAndRefusesToReplaceWithoutOverwrite) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("mjpeg_gantt_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "g.png").string();
+  const Trace trace = parse(synthetic_trace(6));
+  GanttOptions options;
+  options.width = 1000;
+
+  std::size_t bytes = 0;
+  const GanttLayout layout = write_gantt_png(trace, options, path, false, &bytes);
+  EXPECT_EQ(std::filesystem::file_size(path), bytes);
+  const cv::Mat read = cv::imread(path, cv::IMREAD_COLOR);
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read.cols, 1000);
+  EXPECT_EQ(read.rows, layout.height);
+  const cv::Mat drawn = draw_gantt(trace, options);
+  EXPECT_EQ(cv::norm(read, drawn, cv::NORM_INF), 0.0);  // PNG is lossless
+
+  EXPECT_THROW(write_gantt_png(trace, options, path, false), Error);
+  EXPECT_EQ(std::filesystem::file_size(path), bytes);
+  options.width = 1200;
+  write_gantt_png(trace, options, path, true);
+  EXPECT_EQ(cv::imread(path, cv::IMREAD_COLOR).cols, 1200);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1u);  // no temporary files left
+  std::filesystem::remove_all(dir);
 }
 
 #endif  // MJPEG_HAVE_OPENCV
