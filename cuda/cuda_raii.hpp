@@ -38,6 +38,8 @@ class Event {
   explicit Event(unsigned flags = cudaEventDefault) {
     MJPEG_CUDA_CHECK(cudaEventCreateWithFlags(&e_, flags));
   }
+  /// No event (nothing is created; get() is null). Lets optional events share one type.
+  explicit Event(std::nullptr_t) noexcept {}
   ~Event() { reset(); }
   Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
   Event& operator=(Event&& o) noexcept {

@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli_options.hpp"
+#include "compare_command.hpp"
 #include "encode_command.hpp"
 #include "gantt_command.hpp"
 #include "image_input.hpp"
@@ -29,23 +31,6 @@ void print_error(std::string message) {
   std::fprintf(stderr, "mjpeg: error: %s\n", message.c_str());
 }
 
-/// Accepts only plain decimal integers ("90", "-1", "+5"), and strips leading zeros: CLI11
-/// converts integers with strtoll base 0, which would read "010" as octal 8 and "0x5A" as 90.
-CLI::Validator decimal_integer() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const std::size_t digits_from = (!text.empty() && (text[0] == '-' || text[0] == '+'));
-        if (digits_from == text.size() ||
-            text.find_first_not_of("0123456789", digits_from) != std::string::npos)
-          return "'" + text + "' is not an integer";
-        const std::size_t first = text.find_first_not_of('0', digits_from);
-        const std::string sign = text[0] == '-' ? "-" : "";
-        text = first == std::string::npos ? "0" : sign + text.substr(first);
-        return {};
-      },
-      "", "decimal integer");  // no description: the option's type name says it all
-}
-
 /// Adds `mjpeg encode` to `app`; the parsed values land in `args` and `subsampling`.
 CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsampling) {
   CLI::App* cmd = app.add_subcommand(
@@ -62,23 +47,7 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
                   std::string("Output file; supported: ") + supported_output_extensions())
       ->type_name("OUTPUT")
       ->required();
-  cmd->add_option("-q,--quality", args.options.quality, "JPEG quality 1..100 (never clamped)")
-      ->transform(decimal_integer())
-      ->check(CLI::Range(1, 100).description(""))
-      ->type_name("1..100")
-      ->capture_default_str();
-  cmd->add_option("-s,--subsampling", subsampling, "Chroma subsampling: 444, 422, 420 or gray")
-      ->check(CLI::IsMember({"444", "422", "420", "gray"}).description(""))
-      ->type_name("444|422|420|gray")
-      ->capture_default_str();
-  cmd->add_option("-r,--restart", args.options.restart_interval,
-                  fmt::format("Restart interval in MCUs, 0..{} (0 = none)", kMaxRestartInterval))
-      ->transform(decimal_integer())
-      ->check(CLI::Range(0, kMaxRestartInterval).description(""))
-      ->type_name(fmt::format("0..{}", kMaxRestartInterval))
-      ->capture_default_str();
-  cmd->add_flag("--optimize", args.options.optimize,
-                "Optimal Huffman tables (like cjpeg -optimize)");
+  add_jpeg_options(cmd, args.options, subsampling);
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
 
@@ -94,40 +63,8 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
       ->type_name("N")
       ->group(stream);
-  cmd->add_option("--producers", args.producers, "Producer (decode) threads (default 2)")
-      ->transform(decimal_integer())
-      ->check(CLI::Range(1, 64).description(""))
-      ->type_name("N")
-      ->group(stream);
-  cmd->add_option("--slots", args.slots, "Stream-buffer slots (default: threads + 2, at least 8)")
-      ->transform(decimal_integer())
-      ->check(CLI::Range(1, 256).description(""))
-      ->type_name("K")
-      ->group(stream);
-  cmd->add_option("--entropy-threads", args.entropy_threads,
-                  "Huffman coding threads (default: the cores left over)")
-      ->transform(decimal_integer())
-      ->check(CLI::Range(1, 256).description(""))
-      ->type_name("M")
-      ->group(stream);
-  cmd->add_option("--device", args.device, "CUDA device index")
-      ->transform(decimal_integer())
-      ->check(CLI::Range(0, 1023).description(""))
-      ->type_name("N")
-      ->capture_default_str()
-      ->group(stream);
-  cmd->add_option("--variant", args.variant,
-                  "GPU kernel variant: direct, pipeline, partitioned or primitives")
-      ->check(CLI::IsMember({"direct", "pipeline", "partitioned", "primitives"}).description(""))
-      ->type_name("VARIANT")
-      ->capture_default_str()
-      ->group(stream);
-  cmd->add_option("--stages", args.stages, "cuda::pipeline stages of the kernel, 1..4")
-      ->transform(decimal_integer())
-      ->check(CLI::Range(1, 4).description(""))
-      ->type_name("1..4")
-      ->capture_default_str()
-      ->group(stream);
+  add_pipeline_options(cmd, stream, args.producers, args.slots, args.entropy_threads,
+                       args.device, args.variant, args.stages);
   cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
       ->group(stream);
   cmd->add_flag("--stats", args.stats,
@@ -172,6 +109,10 @@ int run_cli(int argc, char** argv) {
   commands.push_back({add_encode_command(app, encode_args, subsampling), [&] {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         return run_encode(encode_args);
+                      }});
+  CompareArgs compare_args;
+  commands.push_back({add_compare_command(app, compare_args), [&] {
+                        return run_compare(compare_args);
                       }});
   GanttArgs gantt_args;
   commands.push_back({add_gantt_command(app, gantt_args), [&] { return run_gantt(gantt_args); }});

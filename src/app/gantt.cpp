@@ -54,6 +54,7 @@ const KindColour kKnownKinds[] = {
     {"upload", cv::Scalar(180, 119, 31)},     // blue
     {"kernel", cv::Scalar(44, 160, 44)},      // green
     {"download", cv::Scalar(14, 127, 255)},   // orange
+    {"dispatch", cv::Scalar(194, 119, 227)},  // pink: AOK's dispatcher issuing work
     {"transform", cv::Scalar(207, 190, 23)},  // cyan
     {"wait", cv::Scalar(199, 199, 199)},      // light grey: the host blocked on a GPU event
     {"sync", cv::Scalar(40, 39, 214)},        // red: a blocking SOK call
@@ -61,7 +62,6 @@ const KindColour kKnownKinds[] = {
     {"write", cv::Scalar(75, 86, 140)},       // brown
 };
 const cv::Scalar kSpareColours[] = {
-    cv::Scalar(194, 119, 227),  // pink
     cv::Scalar(127, 127, 127),  // grey
     cv::Scalar(141, 219, 219),  // khaki
     cv::Scalar(232, 199, 174),  // light blue

@@ -25,6 +25,11 @@ void print_build_info(std::FILE* out) {
 #else
   fmt::print(out, "FFmpeg libraries: no\n");
 #endif
+#if MJPEG_HAVE_TURBOJPEG
+  fmt::print(out, "TurboJPEG: yes (the libjpeg-turbo row of compare and bench)\n");
+#else
+  fmt::print(out, "TurboJPEG: no\n");
+#endif
   fmt::print(out, "inputs: {}\n", supported_input_formats());
   fmt::print(out, "build type: {}\n", MJPEG_APP_BUILD_TYPE);
   fmt::print(out, "CUDA architectures: {}\n", MJPEG_APP_CUDA_ARCHITECTURES);

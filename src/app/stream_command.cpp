@@ -82,12 +82,8 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
 pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode) {
   pipeline::PipelineOptions o;
   o.mode = mode;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  o.producers = args.producers > 0 ? args.producers : std::min(2, cores);
-  // Entropy coding binds: it gets the cores the producers (and the GPU dispatcher) leave.
-  const int busy = o.producers + (mode == pipeline::Mode::cpu ? 0 : 1);
-  o.entropy_threads = args.entropy_threads > 0 ? args.entropy_threads : std::max(1, cores - busy);
-  o.slots = args.slots > 0 ? args.slots : std::max(8, o.entropy_threads + o.producers + 2);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  pipeline::apply_default_counts(o, cores, args.producers, args.entropy_threads, args.slots);
   o.device = args.device;
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;

@@ -1,12 +1,16 @@
 #include "pipeline/pipeline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include <nvtx3/nvToolsExt.h>
 
 #include "jpeg/entropy.hpp"
 #include "jpeg/geometry.hpp"
@@ -47,6 +51,15 @@ void validate(const PipelineOptions& o) {
   check(o.stages, 1, gpu::kMaxStages, "stages");
 }
 
+void apply_default_counts(PipelineOptions& o, int cores, int producers, int entropy_threads,
+                          int slots) {
+  cores = std::max(1, cores);
+  o.producers = producers > 0 ? producers : std::min(2, cores);
+  const int busy = o.producers + (o.mode == Mode::cpu ? 0 : 1);
+  o.entropy_threads = entropy_threads > 0 ? entropy_threads : std::max(1, cores - busy);
+  o.slots = slots > 0 ? slots : std::max(8, o.entropy_threads + o.producers + 2);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -55,21 +68,75 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Adds the lifetime of the object to a stage's busy-time counter (nanoseconds).
-class BusyTimer {
+/// One stage's work on one frame: adds its duration to the stage's busy-time counter
+/// (nanoseconds), is an NVTX range for Nsight Systems, and a span on the thread's track when
+/// tracing. The frame index may be filled in later (set_frame) when it is only known after the
+/// work, as for a producer's read; a read that found the end of the stream has no span.
+class StageScope {
  public:
-  explicit BusyTimer(std::atomic<std::int64_t>& sink) : sink_(sink), t0_(Clock::now()) {}
-  ~BusyTimer() {
-    sink_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0_).count(),
-                    std::memory_order_relaxed);
+  StageScope(std::atomic<std::int64_t>& busy_ns, SpanKind kind, Trace* trace, int track,
+             std::int64_t frame = -1)
+      : busy_ns_(busy_ns), kind_(kind), trace_(trace), track_(track), frame_(frame),
+        t0_(Clock::now()) {
+    nvtxRangePushA(to_string(kind));
   }
-  BusyTimer(const BusyTimer&) = delete;
-  BusyTimer& operator=(const BusyTimer&) = delete;
+  ~StageScope() {
+    const Clock::time_point t1 = Clock::now();
+    nvtxRangePop();
+    busy_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0_).count(),
+                       std::memory_order_relaxed);
+    if (trace_ && frame_ >= 0) trace_->add(track_, kind_, frame_, t0_, t1);  // not the end probe
+  }
+  void set_frame(std::int64_t frame) { frame_ = frame; }
+  StageScope(const StageScope&) = delete;
+  StageScope& operator=(const StageScope&) = delete;
 
  private:
-  std::atomic<std::int64_t>& sink_;
+  std::atomic<std::int64_t>& busy_ns_;
+  SpanKind kind_;
+  Trace* trace_;
+  int track_;
+  std::int64_t frame_;
   Clock::time_point t0_;
 };
+
+/// Sum and union of the GPU spans (copies and kernels) of a run.
+class GpuSpanLog {
+ public:
+  void add(const GpuTimes& t) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    spans_.push_back({t.upload_start, t.upload_end});
+    spans_.push_back({t.kernel_start, t.kernel_end});
+    spans_.push_back({t.download_start, t.download_end});
+    upload_s_ += t.upload_end - t.upload_start;
+    kernel_s_ += t.kernel_end - t.kernel_start;
+    download_s_ += t.download_end - t.download_start;
+  }
+  void fill(Stats& st) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    st.upload_gpu_s = upload_s_;
+    st.kernel_gpu_s = kernel_s_;
+    st.download_gpu_s = download_s_;
+    std::sort(spans_.begin(), spans_.end());
+    double covered = 0, end = -1e300;
+    for (const auto& [a, b] : spans_) {
+      if (b <= end) continue;
+      covered += b - std::max(a, end);
+      end = b;
+    }
+    st.gpu_union_s = covered;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<double, double>> spans_;
+  double upload_s_ = 0, kernel_s_ = 0, download_s_ = 0;
+};
+
+/// The track of thread `id` of a stage, or -1 when not tracing.
+int track(const std::vector<int>& tracks, int id) {
+  return id < static_cast<int>(tracks.size()) ? tracks[static_cast<std::size_t>(id)] : -1;
+}
 
 /// One frame in flight: which slot holds it and its position in the stream.
 struct Job {
@@ -129,7 +196,7 @@ class Run {
   Run(FrameSource& source, const EncodeOptions& encode, io::FrameSink& sink,
       const PipelineOptions& options, const ProgressFn& progress, const std::atomic<bool>* stop)
       : source_(source), encode_(encode), sink_(sink), opt_(options), progress_(progress),
-        stop_(stop), free_slots_(static_cast<std::size_t>(options.slots)),
+        stop_(stop), trace_(options.trace), free_slots_(static_cast<std::size_t>(options.slots)),
         to_gpu_(static_cast<std::size_t>(options.slots)),
         to_entropy_(static_cast<std::size_t>(options.slots)), reorder_(options.slots) {}
 
@@ -145,9 +212,13 @@ class Run {
   void setup();
   void producer(int id);
   void dispatcher();
-  void worker();
+  void worker(int id);
   void writer();
   void fail(std::exception_ptr e);
+  void add_tracks();
+  /// sok/aok with timing: the GPU spans of the frame in `job`'s slot, once its coefficients
+  /// are on the host.
+  void log_gpu(const Job& job);
   bool stopping() const { return stop_ && stop_->load(std::memory_order_relaxed); }
 
   FrameSource& source_;
@@ -156,6 +227,7 @@ class Run {
   const PipelineOptions opt_;
   const ProgressFn& progress_;
   const std::atomic<bool>* stop_;
+  Trace* const trace_;  // opt_.trace (may be null)
 
   SourceFormat format_;
   FrameGeometry geometry_;
@@ -174,6 +246,13 @@ class Run {
   std::mutex error_mutex_;
   std::exception_ptr error_;
   Clock::time_point start_;
+
+  bool timing_ = false;     // GPU event timing (sok/aok with gpu_timing or a trace)
+  GpuSpanLog gpu_log_;
+  // Tracks (trace only): one per producer and worker, the dispatcher, the writer, the streams.
+  std::vector<int> producer_track_, worker_track_;
+  int dispatcher_track_ = -1, writer_track_ = -1;
+  int upload_track_ = -1, kernel_track_ = -1, download_track_ = -1;
 
   std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, gpu_ns_{0}, transform_ns_{0},
       wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
@@ -223,16 +302,46 @@ void Run::setup() {
     const StreamBuffer::Kind kind = opt_.mode == Mode::aok ? StreamBuffer::Kind::aok
                                     : opt_.pinned_sok      ? StreamBuffer::Kind::sok_pinned
                                                            : StreamBuffer::Kind::sok_pageable;
+    timing_ = opt_.gpu_timing || trace_ != nullptr;
     gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_.format, k, kind,
-                                          opt_.device, opt_.variant, opt_.stages);
+                                          opt_.device, opt_.variant, opt_.stages, timing_);
     for (int i = 0; i < k; ++i) {
       slots_[i].pixels = gpu_->host_pixels(i);
       slots_[i].coeffs = const_cast<std::int16_t*>(gpu_->host_coeffs(i));
     }
   }
+  if (trace_) add_tracks();
   // Every slot starts free. (Capacity K: these pushes never block.)
   for (int i = 0; i < k; ++i) free_slots_.push(i);
   source_.prepare(opt_.producers);
+}
+
+void Run::add_tracks() {
+  for (int p = 0; p < opt_.producers; ++p)
+    producer_track_.push_back(trace_->add_track("producer " + std::to_string(p)));
+  if (opt_.mode == Mode::aok) {
+    dispatcher_track_ = trace_->add_track("GPU dispatcher");
+    upload_track_ = trace_->add_track("GPU upload stream", true);
+    kernel_track_ = trace_->add_track("GPU kernel stream", true);
+    download_track_ = trace_->add_track("GPU download stream", true);
+  } else if (opt_.mode == Mode::sok) {
+    dispatcher_track_ = trace_->add_track("GPU dispatcher (blocking calls)");
+    upload_track_ = kernel_track_ = download_track_ =
+        trace_->add_track("GPU (legacy default stream)", true);
+  }
+  for (int w = 0; w < opt_.entropy_threads; ++w)
+    worker_track_.push_back(trace_->add_track("entropy " + std::to_string(w)));
+  writer_track_ = trace_->add_track("writer");
+}
+
+void Run::log_gpu(const Job& job) {
+  const GpuTimes t = gpu_->gpu_times(job.slot);
+  gpu_log_.add(t);
+  if (!trace_) return;
+  trace_->add(Span{upload_track_, SpanKind::upload, job.index, t.upload_start, t.upload_end});
+  trace_->add(Span{kernel_track_, SpanKind::kernel, job.index, t.kernel_start, t.kernel_end});
+  trace_->add(
+      Span{download_track_, SpanKind::download, job.index, t.download_start, t.download_end});
 }
 
 void Run::producer(int id) {
@@ -249,15 +358,17 @@ void Run::producer(int id) {
       }
       bool got = false;
       {
-        BusyTimer t(read_ns_);
+        StageScope scope(read_ns_, SpanKind::read, trace_, track(producer_track_, id));
         got = source_.read_into(id, slots_[job.slot].pixels, format_.row_bytes(), job.index);
+        scope.set_frame(job.index);
       }
       if (!got) {
         free_slots_.push(job.slot);  // for the other producers, who will see the end too
         break;
       }
       if (opt_.mode == Mode::aok) {
-        BusyTimer t(upload_ns_);
+        StageScope scope(upload_ns_, SpanKind::upload, trace_, track(producer_track_, id),
+                         job.index);
         gpu_->upload_async(job.slot);  // PICC step 1: initiate; the count says the event exists
       }
       if (!next.push(job)) break;  // aborted
@@ -274,12 +385,15 @@ void Run::dispatcher() {
     gpu_->bind_thread();
     Job job;
     while (to_gpu_.pop(job)) {
-      {
-        BusyTimer t(gpu_ns_);
-        if (opt_.mode == Mode::aok)
-          gpu_->transform_async(job.slot);  // PICC: consumer completes on the GPU
-        else
+      if (opt_.mode == Mode::aok) {
+        StageScope scope(gpu_ns_, SpanKind::dispatch, trace_, dispatcher_track_, job.index);
+        gpu_->transform_async(job.slot);  // PICC: consumer completes on the GPU
+      } else {
+        {
+          StageScope scope(gpu_ns_, SpanKind::sync, trace_, dispatcher_track_, job.index);
           gpu_->offload_sync(job.slot);
+        }
+        if (timing_) log_gpu(job);
       }
       if (!to_entropy_.push(job)) break;
     }
@@ -289,7 +403,7 @@ void Run::dispatcher() {
   to_entropy_.close();
 }
 
-void Run::worker() {
+void Run::worker(int id) {
   try {
     if (gpu_) gpu_->bind_thread();
     Job job;
@@ -297,15 +411,19 @@ void Run::worker() {
       HostSlot& s = slots_[job.slot];
       const ImageView view{s.pixels, format_.width, format_.height, format_.format,
                            format_.row_bytes()};
+      const int my_track = track(worker_track_, id);
       if (opt_.mode == Mode::cpu) {
-        BusyTimer t(transform_ns_);
+        StageScope scope(transform_ns_, SpanKind::transform, trace_, my_track, job.index);
         transform_cpu(view, geometry_, tables_, s.coeffs);
       } else if (opt_.mode == Mode::aok) {
-        BusyTimer t(wait_ns_);
-        gpu_->wait_coeffs(job.slot);
+        {
+          StageScope scope(wait_ns_, SpanKind::wait, trace_, my_track, job.index);
+          gpu_->wait_coeffs(job.slot);
+        }
+        if (timing_) log_gpu(job);
       }
       {
-        BusyTimer t(entropy_ns_);
+        StageScope scope(entropy_ns_, SpanKind::entropy, trace_, my_track, job.index);
         encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
       }
       if (opt_.on_frame) opt_.on_frame(job.index, view, s.jpeg);
@@ -323,7 +441,7 @@ void Run::writer() {
     for (std::int64_t next = 0; reorder_.take(next, job); ++next) {
       const std::vector<std::uint8_t>& jpeg = slots_[job.slot].jpeg;
       {
-        BusyTimer t(write_ns_);
+        StageScope scope(write_ns_, SpanKind::write, trace_, writer_track_, job.index);
         sink_.write_frame(jpeg.data(), jpeg.size());
       }
       ++frames_;
@@ -340,6 +458,10 @@ Stats Run::execute() {
   start_ = Clock::now();
   setup();  // throws directly: no thread is running yet
   const double setup_s = seconds_since(start_);
+  // Time zero of the trace and of the GPU times: when the stages start (after the setup).
+  const Clock::time_point stages_start = Clock::now();
+  if (trace_) trace_->set_origin(stages_start);
+  if (timing_) gpu_->start_clock(stages_start);
 
   producers_left_ = opt_.producers;
   workers_left_ = opt_.entropy_threads;
@@ -347,7 +469,7 @@ Stats Run::execute() {
   try {
     for (int p = 0; p < opt_.producers; ++p) threads.emplace_back(&Run::producer, this, p);
     if (gpu_) threads.emplace_back(&Run::dispatcher, this);
-    for (int w = 0; w < opt_.entropy_threads; ++w) threads.emplace_back(&Run::worker, this);
+    for (int w = 0; w < opt_.entropy_threads; ++w) threads.emplace_back(&Run::worker, this, w);
   } catch (...) {
     // Thread creation failed: stop what runs. The counters of the missing threads never reach
     // zero, but abort() has already released everybody.
@@ -370,6 +492,12 @@ Stats Run::execute() {
   st.coeff_wait_s = s(wait_ns_);
   st.entropy_s = s(entropy_ns_);
   st.write_s = s(write_ns_);
+  if (timing_) {
+    st.gpu_timed = true;
+    gpu_log_.fill(st);
+    st.upload_bytes = static_cast<std::uint64_t>(frames_) * gpu_->upload_bytes();
+    st.download_bytes = static_cast<std::uint64_t>(frames_) * gpu_->download_bytes();
+  }
   st.wall_s = seconds_since(start_);
   return st;
 }

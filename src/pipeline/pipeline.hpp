@@ -25,6 +25,7 @@
 #include "io/frame_sink.hpp"
 #include "mjpeg/options.hpp"
 #include "pipeline/frame_source.hpp"
+#include "pipeline/trace.hpp"
 
 namespace mjpeg::pipeline {
 
@@ -51,10 +52,21 @@ struct PipelineOptions {
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
   bool pinned_sok = false;   ///< sok: host slots in pinned memory instead of pageable
   FrameObserver on_frame;    ///< optional (e.g. quality metrics of what is written)
+  /// sok/aok: time every copy and kernel with CUDA events (Stats::upload_gpu_s etc.).
+  bool gpu_timing = false;
+  /// Optional: record every stage's spans (host threads and, with a GPU, the streams; implies
+  /// gpu_timing). The pipeline adds the tracks and sets the origin; must outlive the call.
+  Trace* trace = nullptr;
 };
 
 /// Throws UsageError when a field is out of range.
 void validate(const PipelineOptions& options);
+
+/// Thread and slot counts for `mode` on a machine with `cores` cores; a request > 0 is kept,
+/// 0 takes the default: 2 producers (1 on one core), entropy workers on the cores left by the
+/// producers and the GPU dispatcher (entropy coding binds), K = max(8, N + M + 2) slots.
+void apply_default_counts(PipelineOptions& options, int cores, int producers = 0,
+                          int entropy_threads = 0, int slots = 0);
 
 /// Busy time of each stage, summed over the threads of the stage (seconds).
 struct Stats {
@@ -70,6 +82,14 @@ struct Stats {
   double coeff_wait_s = 0;        ///< aok: workers blocked on coeffs_ready events
   double entropy_s = 0;           ///< encode_coefficients
   double write_s = 0;             ///< FrameSink::write_frame
+  // GPU work from CUDA events (sok/aok with gpu_timing or a trace; else 0).
+  bool gpu_timed = false;
+  double upload_gpu_s = 0;        ///< sum of the host-to-device copies
+  double kernel_gpu_s = 0;        ///< sum of the transform kernels
+  double download_gpu_s = 0;      ///< sum of the device-to-host copies
+  double gpu_union_s = 0;         ///< time in which at least one of them ran
+  std::uint64_t upload_bytes = 0;    ///< host to device, all frames
+  std::uint64_t download_bytes = 0;  ///< device to host, all frames
 };
 
 /// What the progress callback sees (called by the writer thread after each frame).

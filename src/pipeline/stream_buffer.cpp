@@ -29,17 +29,26 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 
 StreamBuffer::DeviceSelect::DeviceSelect(int device) { MJPEG_CUDA_CHECK(cudaSetDevice(device)); }
 
-// Timing is off on every event (cheaper records); coeffs_ready also sleeps instead of spinning,
-// because M entropy workers may wait on it at once.
-StreamBuffer::Slot::Slot()
-    : data_ready(cudaEventDisableTiming),
-      transform_done(cudaEventDisableTiming),
-      coeffs_ready(cudaEventDisableTiming | cudaEventBlockingSync) {}
+namespace {
+// Without timing, events take no timestamps (cheaper records). coeffs_ready also sleeps instead
+// of spinning, because M entropy workers may wait on it at once.
+unsigned event_flags(bool timing) { return timing ? cudaEventDefault : cudaEventDisableTiming; }
+gpu::Event timing_event(bool timing) { return timing ? gpu::Event() : gpu::Event(nullptr); }
+}  // namespace
+
+StreamBuffer::Slot::Slot(bool timing)
+    : data_ready(event_flags(timing)),
+      transform_done(event_flags(timing)),
+      coeffs_ready(event_flags(timing) | cudaEventBlockingSync),
+      upload_start(timing_event(timing)),
+      kernel_start(timing_event(timing)),
+      download_start(timing_event(timing)) {}
 
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                            PixelFormat input, int slots, Kind kind, int device,
-                           gpu::Variant variant, int stages)
-    : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages) {
+                           gpu::Variant variant, int stages, bool timing)
+    : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages),
+      timing_(timing), origin_(timing_event(timing)) {
   if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
   row_bytes_ = static_cast<std::size_t>(geometry.width) * channels(input);
   pixel_bytes_ = row_bytes_ * static_cast<std::size_t>(geometry.height);
@@ -47,10 +56,10 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
   plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input);
 
   slot_count_ = slots;
-  slots_ = std::make_unique<Slot[]>(static_cast<std::size_t>(slots));
   const bool pinned = kind != Kind::sok_pageable;
   for (int i = 0; i < slots; ++i) {
-    Slot& s = slots_[i];
+    slots_.push_back(std::make_unique<Slot>(timing));
+    Slot& s = *slots_.back();
     if (pinned) {
       s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
       s.pinned_coeffs = gpu::PinnedBuffer(coeff_bytes_);
@@ -82,9 +91,10 @@ void StreamBuffer::drain() noexcept {
 }
 
 void StreamBuffer::upload_async(int slot) {
-  Slot& s = slots_[slot];
+  Slot& s = *slots_[slot];
   // (1) initiate the transfer, (2) record DATARDY behind it in the same stream,
   // (3) signal on the host that the event exists (release: the record happens-before).
+  if (timing_) s.upload_start.record(upload_.get());
   MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_pixels.get(), s.host_pixels, pixel_bytes_,
                                    cudaMemcpyHostToDevice, upload_.get()));
   s.data_ready.record(upload_.get());
@@ -92,15 +102,17 @@ void StreamBuffer::upload_async(int slot) {
 }
 
 void StreamBuffer::transform_async(int slot) {
-  Slot& s = slots_[slot];
+  Slot& s = *slots_[slot];
   use_record(s.data_ready_recorded, s.data_ready_used, "data_ready", slot);
   // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
   // thread goes on issuing.
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel_.get(), s.data_ready.get(), 0));
+  if (timing_) s.kernel_start.record(kernel_.get());
   gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
                         s.device_coeffs.as<std::int16_t>(), variant_, stages_, kernel_.get());
   s.transform_done.record(kernel_.get());
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), s.transform_done.get(), 0));
+  if (timing_) s.download_start.record(download_.get());
   MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.host_coeffs, s.device_coeffs.get(), coeff_bytes_,
                                    cudaMemcpyDeviceToHost, download_.get()));
   s.coeffs_ready.record(download_.get());
@@ -108,26 +120,64 @@ void StreamBuffer::transform_async(int slot) {
 }
 
 void StreamBuffer::wait_coeffs(int slot) {
-  Slot& s = slots_[slot];
+  Slot& s = *slots_[slot];
   use_record(s.coeffs_ready_recorded, s.coeffs_ready_used, "coeffs_ready", slot);
   s.coeffs_ready.synchronize();
 }
 
 void StreamBuffer::offload_sync(int slot) {
-  Slot& s = slots_[slot];
+  Slot& s = *slots_[slot];
   // A plain synchronous program: copy, launch and wait all on the legacy default stream, which
   // orders the kernel after the copy. The kernel must not go to the non-blocking kernel
   // stream here: a cudaMemcpy from pageable memory may return before its DMA has finished
   // (measured on the H200: such frames came out different), and nothing would order the
   // kernel after it.
+  // With timing, the events go to the same legacy stream between the calls; the stream
+  // orders them with the copies and the kernel.
+  cudaStream_t legacy = nullptr;
+  if (timing_) s.upload_start.record(legacy);
   MJPEG_CUDA_CHECK(cudaMemcpy(s.device_pixels.get(), s.host_pixels, pixel_bytes_,
                               cudaMemcpyHostToDevice));
+  if (timing_) {
+    s.data_ready.record(legacy);
+    s.kernel_start.record(legacy);
+  }
   gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
-                        s.device_coeffs.as<std::int16_t>(), variant_, stages_,
-                        /*legacy default stream*/ nullptr);
-  MJPEG_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+                        s.device_coeffs.as<std::int16_t>(), variant_, stages_, legacy);
+  if (timing_) s.transform_done.record(legacy);
+  MJPEG_CUDA_CHECK(cudaStreamSynchronize(legacy));
+  if (timing_) s.download_start.record(legacy);
   MJPEG_CUDA_CHECK(cudaMemcpy(s.host_coeffs, s.device_coeffs.get(), coeff_bytes_,
                               cudaMemcpyDeviceToHost));
+  if (timing_) {
+    s.coeffs_ready.record(legacy);
+    s.coeffs_ready.synchronize();  // the record after a synchronous copy completes at once
+  }
+}
+
+void StreamBuffer::start_clock(std::chrono::steady_clock::time_point origin) {
+  if (!timing_) throw Error("stream buffer: start_clock needs a buffer built with timing");
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point before = Clock::now();
+  origin_.record(upload_.get());
+  origin_.synchronize();
+  const Clock::time_point after = Clock::now();
+  origin_host_s_ = std::chrono::duration<double>(before - origin).count() +
+                   0.5 * std::chrono::duration<double>(after - before).count();
+}
+
+GpuTimes StreamBuffer::gpu_times(int slot) const {
+  if (!timing_) throw Error("stream buffer: gpu_times needs a buffer built with timing");
+  const Slot& s = *slots_[slot];
+  auto at = [&](const gpu::Event& e) { return origin_host_s_ + 1e-3 * e.elapsed_since(origin_); };
+  GpuTimes t;
+  t.upload_start = at(s.upload_start);
+  t.upload_end = at(s.data_ready);
+  t.kernel_start = at(s.kernel_start);
+  t.kernel_end = at(s.transform_done);
+  t.download_start = at(s.download_start);
+  t.download_end = at(s.coeffs_ready);
+  return t;
 }
 
 }  // namespace mjpeg::pipeline

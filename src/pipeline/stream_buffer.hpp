@@ -24,9 +24,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 #include <vector>
 
 #include "cuda_raii.hpp"
@@ -37,13 +39,24 @@
 
 namespace mjpeg::pipeline {
 
+/// When the GPU worked on one frame: seconds on the host's steady clock, relative to the
+/// origin given to StreamBuffer::start_clock (from CUDA events; timing builds only).
+struct GpuTimes {
+  double upload_start = 0, upload_end = 0;
+  double kernel_start = 0, kernel_end = 0;
+  double download_start = 0, download_end = 0;
+};
+
 class StreamBuffer {
  public:
   enum class Kind { aok, sok_pageable, sok_pinned };
 
   /// Selects `device` for the calling thread and allocates everything. Throws mjpeg::Error.
+  /// `timing`: every slot also gets start events and all events take timestamps, so that
+  /// gpu_times() can say when each copy and kernel ran (a little dearer per record).
   StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables, PixelFormat input,
-               int slots, Kind kind, int device, gpu::Variant variant, int stages);
+               int slots, Kind kind, int device, gpu::Variant variant, int stages,
+               bool timing = false);
   /// Waits for outstanding GPU work (never throws), then frees.
   ~StreamBuffer();
   StreamBuffer(const StreamBuffer&) = delete;
@@ -52,8 +65,8 @@ class StreamBuffer {
   int slots() const { return slot_count_; }
   std::size_t pixel_bytes() const { return pixel_bytes_; }
   std::size_t row_bytes() const { return row_bytes_; }
-  std::uint8_t* host_pixels(int slot) const { return slots_[slot].host_pixels; }
-  const std::int16_t* host_coeffs(int slot) const { return slots_[slot].host_coeffs; }
+  std::uint8_t* host_pixels(int slot) const { return slots_[slot]->host_pixels; }
+  const std::int16_t* host_coeffs(int slot) const { return slots_[slot]->host_coeffs; }
 
   /// Every thread that calls into CUDA must select the device first.
   void bind_thread() const;
@@ -74,6 +87,18 @@ class StreamBuffer {
   /// Blocks until all three streams are idle (used on shutdown). Never throws.
   void drain() noexcept;
 
+  // --- Timing (constructed with timing = true) ----------------------------------------------
+  bool timing() const { return timing_; }
+  /// Ties GPU event time to the host clock: records an event, waits for it and takes the host
+  /// time (the midpoint of the record and the wake-up; error a few microseconds). Call once,
+  /// before the first frame, with the origin the times should be relative to.
+  void start_clock(std::chrono::steady_clock::time_point origin);
+  /// The GPU times of the slot's last frame. Valid once that frame's coefficients are in host
+  /// memory (after wait_coeffs / offload_sync).
+  GpuTimes gpu_times(int slot) const;
+  std::size_t upload_bytes() const { return pixel_bytes_; }     ///< per frame, host to device
+  std::size_t download_bytes() const { return coeff_bytes_; }  ///< per frame, device to host
+
  private:
   struct Slot {
     gpu::PinnedBuffer pinned_pixels, pinned_coeffs;
@@ -83,11 +108,13 @@ class StreamBuffer {
     std::int16_t* host_coeffs = nullptr;
     gpu::DeviceBuffer device_pixels, device_coeffs;
     gpu::Event data_ready, transform_done, coeffs_ready;
+    // Timing only: recorded just before the copy in, the kernel and the copy out.
+    gpu::Event upload_start, kernel_start, download_start;
     // Host-side counts of the records above (PICC): how many times each event was recorded,
     // and how many of those records a consumer has already used.
     std::atomic<std::uint64_t> data_ready_recorded{0}, data_ready_used{0};
     std::atomic<std::uint64_t> coeffs_ready_recorded{0}, coeffs_ready_used{0};
-    Slot();
+    explicit Slot(bool timing);
   };
 
   // Declared first: selects the device before the streams below are created.
@@ -99,11 +126,14 @@ class StreamBuffer {
   Kind kind_;
   gpu::Variant variant_;
   int stages_;
+  bool timing_ = false;
+  gpu::Event origin_;        // timing: the event start_clock() recorded
+  double origin_host_s_ = 0;  // ... and the host time it maps to (relative to the origin)
   std::size_t row_bytes_ = 0, pixel_bytes_ = 0, coeff_bytes_ = 0;
   std::unique_ptr<gpu::TransformPlan> plan_;
   gpu::Stream upload_, kernel_, download_;
   int slot_count_ = 0;
-  std::unique_ptr<Slot[]> slots_;  // Slot holds atomics: not movable, so no std::vector
+  std::vector<std::unique_ptr<Slot>> slots_;  // Slot holds atomics: not movable
 };
 
 }  // namespace mjpeg::pipeline

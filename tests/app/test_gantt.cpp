@@ -377,8 +377,8 @@ TEST(Gantt, BarsAreDrawnWhereTheSpansAreAndAokIsVisiblyShorter) {
 }
 
 TEST(Gantt, KnownKindsHaveDistinctColours) {
-  const char* kinds[] = {"read", "upload", "kernel", "download", "transform",
-                         "wait", "sync",   "entropy", "write"};
+  const char* kinds[] = {"read", "upload", "kernel",  "download", "dispatch",
+                         "transform", "wait", "sync", "entropy", "write"};
   for (const char* a : kinds)
     for (const char* b : kinds)
       if (std::string(a) != b) {

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,6 +25,7 @@
 #include "mjpeg/error.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/trace.hpp"
 
 namespace mjpeg::pipetest {
 
@@ -280,6 +283,91 @@ inline void check_stop(pipeline::Mode mode, int n, int m, int k, std::int64_t st
   expect_frames_equal(ref, sink.frames, sink.frames.size());
   sink.close();  // the caller can finalize after a stop
   EXPECT_TRUE(sink.closed);
+}
+
+/// A traced run of `mode`: output still byte-identical; every frame has exactly one span of
+/// each kind its mode runs, on tracks of the right kind; spans lie within the run and never
+/// overlap on one track; GPU spans of a frame come in order (upload, kernel, download) and the
+/// GPU statistics agree with them.
+inline void check_trace(pipeline::Mode mode, bool pinned_sok = false) {
+  using pipeline::SpanKind;
+  const int n = 10;
+  const auto frames = make_frames(n, 96, 64, PixelFormat::rgb24);
+  const EncodeOptions o;
+  const auto ref = reference(frames, o);
+  pipeline::Trace trace;
+  pipeline::PipelineOptions p;
+  p.mode = mode;
+  p.producers = 2;
+  p.entropy_threads = 3;
+  p.slots = 6;
+  p.pinned_sok = pinned_sok;
+  p.trace = &trace;
+  pipeline::MemoryFrameSource source(views(frames));
+  MemorySink sink;
+  pipeline::Stats st;
+  within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+  expect_frames_equal(ref, sink.frames, n);
+
+  const bool gpu = mode != pipeline::Mode::cpu;
+  std::vector<SpanKind> kinds = {SpanKind::read, SpanKind::entropy, SpanKind::write};
+  if (!gpu) kinds.push_back(SpanKind::transform);
+  if (gpu) {
+    kinds.push_back(SpanKind::kernel);
+    kinds.push_back(SpanKind::download);
+    kinds.push_back(mode == pipeline::Mode::aok ? SpanKind::dispatch : SpanKind::sync);
+  }
+  if (mode == pipeline::Mode::aok) kinds.push_back(SpanKind::wait);
+  // upload: a GPU span in both GPU modes, plus the producer's issue in aok.
+  const int uploads_per_frame = mode == pipeline::Mode::aok ? 2 : gpu ? 1 : 0;
+
+  const std::vector<pipeline::Span> spans = trace.spans();
+  const auto& tracks = trace.tracks();
+  ASSERT_FALSE(tracks.empty());
+  std::map<std::pair<std::int64_t, SpanKind>, int> count;
+  std::map<std::int64_t, std::map<SpanKind, pipeline::Span>> gpu_of_frame;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const pipeline::Span& s = spans[i];
+    ASSERT_GE(s.track, 0);
+    ASSERT_LT(s.track, static_cast<int>(tracks.size()));
+    ASSERT_GE(s.frame, 0);
+    ASSERT_LT(s.frame, n);
+    EXPECT_LE(s.start_s, s.end_s);
+    EXPECT_GE(s.start_s, -1e-4) << pipeline::to_string(s.kind);
+    EXPECT_LE(s.end_s, st.wall_s + 1e-4) << pipeline::to_string(s.kind);
+    if (i > 0 && spans[i - 1].track == s.track) {
+      EXPECT_LE(spans[i - 1].end_s, s.start_s + 1e-6)
+          << "overlap on track " << tracks[s.track].name;
+    }
+    ++count[{s.frame, s.kind}];
+    const bool gpu_kind = s.kind == SpanKind::kernel || s.kind == SpanKind::download ||
+                          (s.kind == SpanKind::upload && tracks[s.track].gpu);
+    EXPECT_EQ(tracks[s.track].gpu, gpu_kind) << pipeline::to_string(s.kind) << " on "
+                                              << tracks[s.track].name;
+    if (gpu_kind) gpu_of_frame[s.frame][s.kind] = s;
+  }
+  for (std::int64_t f = 0; f < n; ++f) {
+    for (SpanKind k : kinds)
+      EXPECT_EQ((count[{f, k}]), 1) << "frame " << f << " " << pipeline::to_string(k);
+    EXPECT_EQ((count[{f, SpanKind::upload}]), uploads_per_frame) << "frame " << f;
+    if (!gpu) continue;
+    const auto& g = gpu_of_frame[f];
+    ASSERT_EQ(g.size(), 3u) << "frame " << f;
+    const double eps = 2e-6;  // event timestamps have ~0.5 us resolution
+    EXPECT_LE(g.at(SpanKind::upload).end_s, g.at(SpanKind::kernel).start_s + eps) << f;
+    EXPECT_LE(g.at(SpanKind::kernel).end_s, g.at(SpanKind::download).start_s + eps) << f;
+  }
+  EXPECT_EQ(st.gpu_timed, gpu);
+  if (gpu) {
+    EXPECT_GT(st.upload_gpu_s, 0);
+    EXPECT_GT(st.kernel_gpu_s, 0);
+    EXPECT_GT(st.download_gpu_s, 0);
+    const double sum = st.upload_gpu_s + st.kernel_gpu_s + st.download_gpu_s;
+    EXPECT_LE(st.gpu_union_s, sum + 1e-9);
+    EXPECT_GE(st.gpu_union_s, std::max({st.upload_gpu_s, st.kernel_gpu_s, st.download_gpu_s}));
+    EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(n) * 96 * 64 * 3);
+    EXPECT_GT(st.download_bytes, 0u);
+  }
 }
 
 }  // namespace mjpeg::pipetest

@@ -119,6 +119,8 @@ TEST(CpuPipeline, FrameObserverExceptionStopsTheEncode) {
   EXPECT_LT(sink.frames.size(), 6u);
 }
 
+TEST(CpuPipeline, TraceHasEverySpanOnceWithoutOverlaps) { check_trace(Mode::cpu); }
+
 TEST(CpuPipeline, ModeNames) {
   for (Mode m : {Mode::cpu, Mode::sok, Mode::aok})
     EXPECT_EQ(pipeline::parse_mode(pipeline::to_string(m)), m);

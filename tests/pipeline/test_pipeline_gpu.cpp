@@ -51,6 +51,21 @@ std::string name_of_param(const ::testing::TestParamInfo<std::tuple<GpuMode, Str
   return name_of_mode(std::get<0>(info.param)) + "_" + name_of(std::get<1>(info.param));
 }
 
+TEST(GpuPipeline, SokTraceHasGpuSpansFromEvents) {
+  MJPEG_NEED_GPU();
+  check_trace(Mode::sok);
+}
+
+TEST(GpuPipeline, SokPinnedTraceHasGpuSpansFromEvents) {
+  MJPEG_NEED_GPU();
+  check_trace(Mode::sok, true);
+}
+
+TEST(GpuPipeline, AokTraceHasGpuSpansFromEvents) {
+  MJPEG_NEED_GPU();
+  check_trace(Mode::aok);
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, GpuStream,
                          ::testing::Combine(::testing::ValuesIn(kModes),
                                             ::testing::ValuesIn(stream_cases())),

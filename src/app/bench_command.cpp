@@ -1,0 +1,364 @@
+#include "bench_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench_plots.hpp"
+#include "bench_rows.hpp"
+#include "cli_options.hpp"
+#include "frame_store.hpp"
+#include "gpu_transform.hpp"
+#include "io/atomic_file.hpp"
+#include "mjpeg/error.hpp"
+#include "mode_runner.hpp"
+#include "peer_turbojpeg.hpp"
+#include "pipeline/pipeline.hpp"
+#include "video_input.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+struct Size {
+  int width = 0, height = 0;
+};
+
+std::vector<std::string> split_list(const std::string& text, const char* what) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) items.push_back(item);
+  if (items.empty()) throw UsageError(fmt::format("{} lists nothing", what));
+  return items;
+}
+
+std::vector<Size> parse_sizes(const std::string& text) {
+  std::vector<Size> sizes;
+  for (const std::string& s : split_list(text, "--sizes")) {
+    Size z;
+    char x = 0, extra = 0;
+    if (std::sscanf(s.c_str(), "%d%c%d%c", &z.width, &x, &z.height, &extra) != 3 || x != 'x' ||
+        z.width < 1 || z.height < 1 || z.width > kMaxDimension || z.height > kMaxDimension)
+      throw UsageError(fmt::format("--sizes: '{}' is not WIDTHxHEIGHT (1..{} each)", s,
+                                   kMaxDimension));
+    sizes.push_back(z);
+  }
+  return sizes;
+}
+
+std::vector<int> parse_ints(const std::string& text, const char* what, int lo, int hi) {
+  std::vector<int> values;
+  for (const std::string& s : split_list(text, what)) {
+    char* end = nullptr;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    if (*end != '\0' || v < lo || v > hi)
+      throw UsageError(fmt::format("{}: '{}' is not an integer in {}..{}", what, s, lo, hi));
+    values.push_back(static_cast<int>(v));
+  }
+  return values;
+}
+
+/// 1, 2, 4, ... up to and including `most`.
+std::vector<int> doubling_up_to(int most) {
+  std::vector<int> v;
+  for (int m = 1; m < most; m *= 2) v.push_back(m);
+  v.push_back(most);
+  return v;
+}
+
+/// A row from a timed run.
+BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView& frame) {
+  const pipeline::Stats& s = r.stats;
+  const double frames = static_cast<double>(std::max<std::int64_t>(1, s.frames));
+  auto per_frame = [&](double busy) { return 1e3 * busy / frames; };
+  BenchRow row;
+  row.sweep = sweep;
+  row.mode = r.spec.name;
+  row.width = frame.width;
+  row.height = frame.height;
+  row.frames = static_cast<int>(s.frames);
+  row.producers = r.options.producers;
+  row.entropy_threads = r.options.entropy_threads;
+  row.slots = r.options.slots;
+  row.stages = r.options.stages;
+  row.variant = gpu::to_string(r.options.variant);
+  row.fps = r.analysis.fps;
+  row.bound_stage = r.analysis.binding;
+  row.bound_fps = r.analysis.bound_fps;
+  row.produce_ms = per_frame(s.read_s + s.upload_issue_s);
+  if (s.gpu_timed) {
+    row.upload_ms = per_frame(s.upload_gpu_s);
+    row.kernel_ms = per_frame(s.kernel_gpu_s);
+    row.download_ms = per_frame(s.download_gpu_s);
+  } else if (r.spec.mode == pipeline::Mode::cpu) {
+    row.kernel_ms = per_frame(s.transform_cpu_s);  // the CPU's transform in the kernel column
+  }
+  row.entropy_ms = per_frame(s.entropy_s);
+  row.write_ms = per_frame(s.write_s);
+  row.overlap = r.analysis.overlap;
+  row.h2d_gbps = r.analysis.h2d_gbps;
+  row.d2h_gbps = r.analysis.d2h_gbps;
+  row.kb_per_frame = static_cast<double>(s.jpeg_bytes) / frames / 1e3;
+  row.identical = r.identical;
+  return row;
+}
+
+/// Measures and collects rows; prints one line per row as it goes.
+class Sweeper {
+ public:
+  Sweeper(const BenchArgs& args, std::vector<ModeSpec> modes, int cores)
+      : args_(args), modes_(std::move(modes)), cores_(cores) {}
+
+  void run(const std::string& sweep, const ModeSpec& mode, const FrameStore& store,
+           int entropy_threads, int slots, int stages,
+           std::vector<std::vector<std::uint8_t>>& reference) {
+    pipeline::PipelineOptions o;
+    o.mode = mode.mode;
+    pipeline::apply_default_counts(o, cores_, args_.producers, entropy_threads, slots);
+    o.device = args_.device;
+    o.variant = gpu::parse_variant(args_.variant);
+    o.stages = stages;
+    pipeline::validate(o);
+    const ModeResult r = run_mode(mode, o, store.views(), args_.options, args_.repeat, reference);
+    rows_.push_back(make_row(sweep, r, store.frames[0].view()));
+    print(rows_.back());
+  }
+
+  /// libjpeg-turbo on N + M threads (the pipeline's producers and entropy workers); the row
+  /// keeps N and M apart so that it plots against M like the modes.
+  void run_turbojpeg_row(const std::string& sweep, const FrameStore& store, int producers,
+                         int entropy_threads,
+                         const std::vector<std::vector<std::uint8_t>>& reference) {
+    const int threads = producers + entropy_threads;
+    std::vector<PeerResult> runs;
+    for (int i = 0; i < args_.repeat; ++i) {
+      runs.push_back(run_turbojpeg(store.views(), args_.options, threads, reference));
+      if (!runs.back().available) return;  // said once at the start
+    }
+    std::sort(runs.begin(), runs.end(),
+              [](const PeerResult& a, const PeerResult& b) { return a.wall_s < b.wall_s; });
+    const PeerResult& p = runs[runs.size() / 2];
+    BenchRow row;
+    row.sweep = sweep;
+    row.mode = "libjpeg-turbo";
+    row.width = store.frames[0].width;
+    row.height = store.frames[0].height;
+    row.frames = static_cast<int>(p.frames);
+    row.producers = producers;
+    row.entropy_threads = entropy_threads;
+    row.fps = p.wall_s > 0 ? p.frames / p.wall_s : 0;
+    row.kb_per_frame = static_cast<double>(p.jpeg_bytes) / std::max<std::int64_t>(1, p.frames) / 1e3;
+    row.identical = p.identical;
+    rows_.push_back(row);
+    print(row);
+  }
+
+  const std::vector<BenchRow>& rows() const { return rows_; }
+
+ private:
+  void print(const BenchRow& r) const {
+    if (args_.quiet) return;
+    std::fprintf(stderr, "%s\n",
+                 fmt::format("mjpeg: bench {:<10} {:<13} {:>5}x{:<5} M={:<3} K={:<2} S={} "
+                             "{:8.1f} fps{}{}",
+                             r.sweep, r.mode, r.width, r.height, r.entropy_threads, r.slots,
+                             r.stages, r.fps,
+                             r.bound_stage.empty() ? "" : "  bound by " + r.bound_stage,
+                             r.identical ? "" : "  (output differs!)")
+                     .c_str());
+  }
+
+  const BenchArgs& args_;
+  std::vector<ModeSpec> modes_;
+  int cores_;
+  std::vector<BenchRow> rows_;
+};
+
+void write_text_file(const std::string& path, const std::string& text) {
+  io::AtomicFile f(path);
+  f.write(text.data(), text.size());
+  f.commit();
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read '{}'", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<BenchRow> measure(BenchArgs& args) {
+  auto notice = [&](const std::string& text) {
+    if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
+  };
+  if (input_kind(args.input) != InputKind::image)
+    throw UsageError("bench cuts its frames from a still image (e.g. a PPM or PNG)");
+  const std::vector<Size> sizes = parse_sizes(args.sizes);
+  const std::set<std::string> sweeps = [&] {
+    std::set<std::string> s;
+    for (const std::string& w : split_list(args.sweeps, "--sweeps")) {
+      if (w != "resolution" && w != "threads" && w != "slots" && w != "stages")
+        throw UsageError(fmt::format("--sweeps: unknown sweep '{}' (resolution, threads, slots, "
+                                     "stages)", w));
+      s.insert(w);
+    }
+    return s;
+  }();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::vector<int> slot_list = parse_ints(args.slots, "--slots", 1, 256);
+  const std::vector<int> stage_list = parse_ints(args.stages, "--stages", 1, 4);
+  std::vector<int> thread_list =
+      args.threads.empty() ? doubling_up_to(cores) : parse_ints(args.threads, "--threads", 1, 256);
+
+  std::string reason;
+  const bool gpu = gpu::usable_device(&reason);
+  std::vector<ModeSpec> modes;
+  if (args.modes.empty()) {
+    modes = parse_mode_list(gpu ? "cpu,sok,aok" : "cpu");
+    if (!gpu) notice(fmt::format("{}: measuring the cpu mode and libjpeg-turbo only", reason));
+  } else {
+    modes = parse_mode_list(args.modes);
+    for (const ModeSpec& m : modes)
+      if (m.mode != pipeline::Mode::cpu && !gpu)
+        throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
+  }
+  {
+    const PeerResult probe = run_turbojpeg({}, args.options, 1, {});
+    if (!probe.available) notice("no libjpeg-turbo rows: " + probe.why_not);
+  }
+
+  const io::Image picture = read_input_image(args.input, notice);
+  Sweeper sweeper(args, modes, cores);
+  for (std::size_t si = 0; si < sizes.size(); ++si) {
+    const Size z = sizes[si];
+    const bool first = si == 0;
+    if (!first && !sweeps.count("resolution")) break;
+    const double area = static_cast<double>(z.width) * z.height / (1920.0 * 1080.0);
+    const int frames = static_cast<int>(std::max<double>(8, std::round(args.frames / std::max(area, 1e-9))));
+    const FrameStore store = panning_frames(picture, z.width, z.height, std::min(frames, 100000));
+    if (!args.quiet)
+      std::fprintf(stderr, "mjpeg: bench: %s, %.0f MB in memory\n", store.description.c_str(),
+                   store.bytes() / 1e6);
+    std::vector<std::vector<std::uint8_t>> reference;
+    if (sweeps.count("resolution")) {
+      for (const ModeSpec& m : modes) sweeper.run("resolution", m, store, 0, 0, 2, reference);
+    }
+    if (!first) continue;
+    if (sweeps.count("threads")) {
+      for (const ModeSpec& m : modes)
+        for (int t : thread_list) sweeper.run("threads", m, store, t, 0, 2, reference);
+      // libjpeg-turbo on as many threads as the pipeline's producers + entropy workers.
+      pipeline::PipelineOptions o;
+      pipeline::apply_default_counts(o, cores, args.producers);
+      for (int t : thread_list) sweeper.run_turbojpeg_row("threads", store, o.producers, t, reference);
+    }
+    if (sweeps.count("slots")) {
+      for (const ModeSpec& m : modes)
+        for (int k : slot_list) sweeper.run("slots", m, store, 0, k, 2, reference);
+    }
+    if (sweeps.count("stages")) {
+      for (const ModeSpec& m : modes) {
+        if (m.mode != pipeline::Mode::aok) continue;
+        for (int s : stage_list) sweeper.run("stages", m, store, 0, 0, s, reference);
+      }
+    }
+  }
+  return sweeper.rows();
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Sweep resolution, entropy threads, slots and kernel stages on frames cut from a still "
+      "image; write CSV and PNG plots");
+  cmd->add_option("input", args.input,
+                  "A still image to cut the frames from (they pan across it, tiled)")
+      ->type_name("IMAGE");
+  cmd->add_option("--sizes", args.sizes, "Frame sizes for the resolution sweep; the first one "
+                                         "is used by the other sweeps")
+      ->type_name("WxH,...")
+      ->capture_default_str();
+  cmd->add_option("--modes", args.modes,
+                  "Comma list of cpu, sok, sok-pinned, aok (default: cpu,sok,aok; cpu without a GPU)")
+      ->type_name("LIST");
+  cmd->add_option("--sweeps", args.sweeps, "Which sweeps to run")
+      ->type_name("LIST")
+      ->capture_default_str();
+  cmd->add_option("--threads", args.threads,
+                  "Entropy threads of the threads sweep (default: 1, 2, 4, ... up to the cores)")
+      ->type_name("LIST");
+  cmd->add_option("--slots", args.slots, "Slots of the slots sweep")
+      ->type_name("LIST")
+      ->capture_default_str();
+  cmd->add_option("--stages", args.stages, "cuda::pipeline stages of the stages sweep (aok)")
+      ->type_name("LIST")
+      ->capture_default_str();
+  cmd->add_option("--frames", args.frames,
+                  "Frames per run at 1920x1080 (scaled by the frame area, at least 8)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000}).description(""))
+      ->type_name("N")
+      ->capture_default_str();
+  cmd->add_option("--repeat", args.repeat, "Timed runs per point (after a warm-up); the median counts")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 100).description(""))
+      ->type_name("R")
+      ->capture_default_str();
+  add_jpeg_options(cmd, args.options, args.subsampling);
+  cmd->add_option("--producers", args.producers, "Producer threads (default 2)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 64).description(""))
+      ->type_name("N");
+  cmd->add_option("--device", args.device, "CUDA device index")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("N");
+  cmd->add_option("--variant", args.variant, "GPU kernel variant")
+      ->check(CLI::IsMember({"direct", "pipeline", "partitioned", "primitives"}).description(""))
+      ->type_name("VARIANT")
+      ->capture_default_str();
+  cmd->add_option("--csv", args.csv, "The CSV of every point (replaced if it exists)")
+      ->type_name("F")
+      ->capture_default_str();
+  cmd->add_option("--plots", args.plots,
+                  "Directory for the PNG plots (fps vs threads, fps vs slots, stage time vs "
+                  "resolution)")
+      ->type_name("DIR");
+  cmd->add_option("--from", args.from, "Draw the plots from this bench CSV instead of measuring")
+      ->type_name("F.csv");
+  cmd->add_flag("--quiet", args.quiet, "No notices or progress on stderr");
+  return cmd;
+}
+
+int run_bench(BenchArgs& args) {
+  args.options.subsampling = parse_subsampling(args.subsampling);
+  validate(args.options);
+  if (!args.from.empty()) {
+    if (!args.input.empty()) throw UsageError("--from draws from a CSV; give no input image");
+    if (args.plots.empty()) throw UsageError("--from needs --plots DIR");
+    write_bench_plots(parse_bench_csv(read_text_file(args.from)), args.plots);
+    return 0;
+  }
+  if (args.input.empty()) throw UsageError("bench needs an input image (or --from F.csv)");
+  if (!args.plots.empty()) check_bench_plots_possible();
+  const std::vector<BenchRow> rows = measure(args);
+  write_text_file(args.csv, bench_csv(rows));
+  if (!args.quiet) std::fprintf(stderr, "mjpeg: bench: %zu points in %s\n", rows.size(), args.csv.c_str());
+  if (!args.plots.empty()) write_bench_plots(rows, args.plots);
+  for (const BenchRow& r : rows)
+    if (!r.identical && r.mode != "libjpeg-turbo")
+      throw Error("some runs wrote different bytes (see the CSV's identical column)");
+  return 0;
+}
+
+}  // namespace mjpeg::app

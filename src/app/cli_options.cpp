@@ -1,0 +1,82 @@
+#include "cli_options.hpp"
+
+#include <fmt/format.h>
+
+#include "mjpeg/encoder.hpp"
+
+namespace mjpeg::app {
+
+CLI::Validator decimal_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::size_t digits_from = (!text.empty() && (text[0] == '-' || text[0] == '+'));
+        if (digits_from == text.size() ||
+            text.find_first_not_of("0123456789", digits_from) != std::string::npos)
+          return "'" + text + "' is not an integer";
+        const std::size_t first = text.find_first_not_of('0', digits_from);
+        const std::string sign = text[0] == '-' ? "-" : "";
+        text = first == std::string::npos ? "0" : sign + text.substr(first);
+        return {};
+      },
+      "", "decimal integer");  // no description: the option's type name says it all
+}
+
+void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsampling) {
+  cmd->add_option("-q,--quality", options.quality, "JPEG quality 1..100 (never clamped)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 100).description(""))
+      ->type_name("1..100")
+      ->capture_default_str();
+  cmd->add_option("-s,--subsampling", subsampling, "Chroma subsampling: 444, 422, 420 or gray")
+      ->check(CLI::IsMember({"444", "422", "420", "gray"}).description(""))
+      ->type_name("444|422|420|gray")
+      ->capture_default_str();
+  cmd->add_option("-r,--restart", options.restart_interval,
+                  fmt::format("Restart interval in MCUs, 0..{} (0 = none)", kMaxRestartInterval))
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, kMaxRestartInterval).description(""))
+      ->type_name(fmt::format("0..{}", kMaxRestartInterval))
+      ->capture_default_str();
+  cmd->add_flag("--optimize", options.optimize,
+                "Optimal Huffman tables (like cjpeg -optimize)");
+}
+
+void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int& slots,
+                          int& entropy_threads, int& device, std::string& variant, int& stages) {
+  cmd->add_option("--producers", producers, "Producer (decode) threads (default 2)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 64).description(""))
+      ->type_name("N")
+      ->group(group);
+  cmd->add_option("--slots", slots, "Stream-buffer slots (default: threads + 2, at least 8)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 256).description(""))
+      ->type_name("K")
+      ->group(group);
+  cmd->add_option("--entropy-threads", entropy_threads,
+                  "Huffman coding threads (default: the cores left over)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 256).description(""))
+      ->type_name("M")
+      ->group(group);
+  cmd->add_option("--device", device, "CUDA device index")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("N")
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--variant", variant,
+                  "GPU kernel variant: direct, pipeline, partitioned or primitives")
+      ->check(CLI::IsMember({"direct", "pipeline", "partitioned", "primitives"}).description(""))
+      ->type_name("VARIANT")
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--stages", stages, "cuda::pipeline stages of the kernel, 1..4")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 4).description(""))
+      ->type_name("1..4")
+      ->capture_default_str()
+      ->group(group);
+}
+
+}  // namespace mjpeg::app

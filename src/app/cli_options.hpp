@@ -1,0 +1,26 @@
+// Option definitions shared by several commands (CLI11): integer parsing, the JPEG settings,
+// and the pipeline's thread and GPU options.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "mjpeg/options.hpp"
+
+namespace mjpeg::app {
+
+/// Accepts only plain decimal integers ("90", "-1", "+5") and strips leading zeros: CLI11
+/// converts integers with strtoll base 0, which would read "010" as octal 8 and "0x5A" as 90.
+CLI::Validator decimal_integer();
+
+/// -q/--quality, -s/--subsampling (into `subsampling`, parsed later with parse_subsampling),
+/// -r/--restart and --optimize.
+void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsampling);
+
+/// Pipeline threads and GPU choices, in the group `group`: --producers, --slots,
+/// --entropy-threads, --device, --variant, --stages (0 = the default for the counts).
+void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int& slots,
+                          int& entropy_threads, int& device, std::string& variant, int& stages);
+
+}  // namespace mjpeg::app

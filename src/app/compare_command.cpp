@@ -1,0 +1,345 @@
+#include "compare_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_options.hpp"
+#include "frame_store.hpp"
+#include "gpu_transform.hpp"
+#include "io/atomic_file.hpp"
+#include "io/frame_sink.hpp"
+#include "mjpeg/encoder.hpp"
+#include "mjpeg/error.hpp"
+#include "mode_runner.hpp"
+#include "peer_turbojpeg.hpp"
+#include "pipeline/analysis.hpp"
+#include "pipeline/pipeline.hpp"
+#include "trace_json.hpp"
+#include "video_input.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// What is compared
+// ---------------------------------------------------------------------------------------------
+
+std::vector<ModeSpec> choose_modes(const CompareArgs& args,
+                                   const std::function<void(const std::string&)>& notice) {
+  std::string reason;
+  const bool gpu = gpu::usable_device(&reason);
+  if (!args.modes.empty()) {
+    std::vector<ModeSpec> modes = parse_mode_list(args.modes);
+    for (const ModeSpec& m : modes)
+      if (m.mode != pipeline::Mode::cpu && !gpu)
+        throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
+    return modes;
+  }
+  if (gpu) return parse_mode_list("cpu,sok,aok");
+  notice(fmt::format("{}: comparing the cpu mode with libjpeg-turbo only", reason));
+  return parse_mode_list("cpu");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reporting
+// ---------------------------------------------------------------------------------------------
+
+/// The busy time of one displayed stage (summed over its lanes), or < 0 when the mode has none.
+struct StageColumn {
+  const char* title;
+  double (*busy)(const pipeline::Stats&, pipeline::Mode);
+};
+const StageColumn kStageColumns[] = {
+    {"produce", [](const pipeline::Stats& s, pipeline::Mode) { return s.read_s; }},
+    {"upload", [](const pipeline::Stats& s, pipeline::Mode) {
+       return s.gpu_timed ? s.upload_gpu_s : -1.0;
+     }},
+    {"kernel", [](const pipeline::Stats& s, pipeline::Mode m) {
+       return m == pipeline::Mode::cpu ? s.transform_cpu_s : s.gpu_timed ? s.kernel_gpu_s : -1.0;
+     }},
+    {"download", [](const pipeline::Stats& s, pipeline::Mode) {
+       return s.gpu_timed ? s.download_gpu_s : -1.0;
+     }},
+    {"entropy", [](const pipeline::Stats& s, pipeline::Mode) { return s.entropy_s; }},
+    {"write", [](const pipeline::Stats& s, pipeline::Mode) { return s.write_s; }},
+};
+
+void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const PeerResult& turbo,
+                  int turbo_threads, const FrameStore& store, double sok_fps) {
+  const double frames = static_cast<double>(store.frames.size());
+  const double pixels = static_cast<double>(store.frames[0].width) * store.frames[0].height;
+
+  std::fprintf(out, "\n%-11s %9s %7s %10s %11s %9s  %-18s %9s %6s\n", "mode", "fps", "x SOK",
+               "ms/frame", "KB/frame", "bits/px", "bound by", "bound fps", "of it");
+  for (const ModeResult& r : results) {
+    const pipeline::RunAnalysis& a = r.analysis;
+    const double bytes = static_cast<double>(r.stats.jpeg_bytes) / std::max<double>(1, r.stats.frames);
+    std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s %9.1f %5.0f%%\n",
+                 display_name(r.spec).c_str(), a.fps,
+                 sok_fps > 0 ? fmt::format("{:.2f}", a.fps / sok_fps).c_str() : "-",
+                 a.fps > 0 ? 1e3 / a.fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
+                 a.binding.c_str(), a.bound_fps, 100 * a.of_bound);
+  }
+  if (turbo.available) {
+    const double fps = turbo.wall_s > 0 ? frames / turbo.wall_s : 0;
+    const double bytes = static_cast<double>(turbo.jpeg_bytes) / frames;
+    std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s\n",
+                 fmt::format("libjpeg-t.").c_str(), fps,
+                 sok_fps > 0 ? fmt::format("{:.2f}", fps / sok_fps).c_str() : "-",
+                 fps > 0 ? 1e3 / fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
+                 fmt::format("{} threads", turbo_threads).c_str());
+  }
+
+  std::fprintf(out, "\nstage busy time, ms per frame (share of wall time; over 100%% = several "
+                    "threads at once)\n%-11s", "mode");
+  for (const StageColumn& c : kStageColumns) std::fprintf(out, " %17s", c.title);
+  std::fprintf(out, "\n");
+  for (const ModeResult& r : results) {
+    const double wall = r.stats.wall_s - r.stats.setup_s;
+    std::fprintf(out, "%-11s", display_name(r.spec).c_str());
+    for (const StageColumn& c : kStageColumns) {
+      const double busy = c.busy(r.stats, r.spec.mode);
+      if (busy < 0 || (busy == 0 && r.spec.mode == pipeline::Mode::cpu &&
+                       (std::strcmp(c.title, "upload") == 0 || std::strcmp(c.title, "download") == 0)))
+        std::fprintf(out, " %17s", "-");
+      else
+        std::fprintf(out, " %17s",
+                     fmt::format("{:.3f} ({:.0f}%)", 1e3 * busy / frames, 100 * busy / wall).c_str());
+    }
+    std::fprintf(out, "\n");
+  }
+
+  bool any_gpu = false;
+  for (const ModeResult& r : results) any_gpu = any_gpu || r.stats.gpu_timed;
+  if (!any_gpu) return;
+  std::fprintf(out, "\n%-11s %9s %10s %10s %13s %13s\n", "GPU", "overlap", "H2D GB/s", "D2H GB/s",
+               "H2D KB/frame", "D2H KB/frame");
+  for (const ModeResult& r : results) {
+    if (!r.stats.gpu_timed) continue;
+    const pipeline::RunAnalysis& a = r.analysis;
+    std::fprintf(out, "%-11s %8.0f%% %10.2f %10.2f %13.1f %13.1f\n", display_name(r.spec).c_str(),
+                 100 * a.overlap, a.h2d_gbps, a.d2h_gbps, r.stats.upload_bytes / frames / 1e3,
+                 r.stats.download_bytes / frames / 1e3);
+  }
+}
+
+nlohmann::json to_json(const ModeResult& r, double sok_fps) {
+  const pipeline::Stats& s = r.stats;
+  const pipeline::RunAnalysis& a = r.analysis;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const pipeline::StageLoad& l : a.stages)
+    stages.push_back({{"name", l.name}, {"busy_s", l.busy_s}, {"lanes", l.lanes},
+                      {"bound_fps", l.bound_fps}});
+  nlohmann::json j = {
+      {"mode", r.spec.name},
+      {"producers", r.options.producers},
+      {"entropy_threads", r.options.entropy_threads},
+      {"slots", r.options.slots},
+      {"fps", a.fps},
+      {"fps_of_runs", r.fps_of_runs},
+      {"speedup_over_sok", sok_fps > 0 ? a.fps / sok_fps : 0.0},
+      {"frames", s.frames},
+      {"jpeg_bytes", s.jpeg_bytes},
+      {"wall_s", s.wall_s},
+      {"setup_s", s.setup_s},
+      {"busy_s",
+       {{"read", s.read_s}, {"upload_issue", s.upload_issue_s}, {"gpu_dispatch", s.gpu_s},
+        {"transform_cpu", s.transform_cpu_s}, {"coeff_wait", s.coeff_wait_s},
+        {"entropy", s.entropy_s}, {"write", s.write_s}}},
+      {"stages", stages},
+      {"bound", {{"stage", a.binding}, {"fps", a.bound_fps}, {"of_bound", a.of_bound}}},
+      {"identical", r.identical},
+  };
+  if (s.gpu_timed)
+    j["gpu"] = {{"upload_s", s.upload_gpu_s},     {"kernel_s", s.kernel_gpu_s},
+                {"download_s", s.download_gpu_s}, {"union_s", s.gpu_union_s},
+                {"overlap", a.overlap},           {"h2d_gbps", a.h2d_gbps},
+                {"d2h_gbps", a.d2h_gbps},         {"upload_bytes", s.upload_bytes},
+                {"download_bytes", s.download_bytes}};
+  return j;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  io::AtomicFile f(path);
+  f.write(text.data(), text.size());
+  f.commit();
+}
+
+}  // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Encode the same frames (decoded once into memory) with each mode and with libjpeg-turbo; "
+      "check the outputs are identical and show what asynchronous offload buys");
+  cmd->add_option("input", args.input,
+                  "Input: a video, Y4M, image sequence, or a still image (panning frames)")
+      ->type_name("INPUT")
+      ->required();
+  cmd->add_option("--modes", args.modes,
+                  "Comma list of cpu, sok, sok-pinned, aok (default: cpu,sok,aok; cpu without a "
+                  "GPU)")
+      ->type_name("LIST");
+  cmd->add_option("--frames", args.frames, "Frames to load and encode per run")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000}).description(""))
+      ->type_name("N")
+      ->capture_default_str();
+  cmd->add_option("--repeat", args.repeat, "Timed runs per mode (after a warm-up); the median is shown")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 100).description(""))
+      ->type_name("R")
+      ->capture_default_str();
+  cmd->add_option("--size", args.size, "Frame size WxH cut from a still-image input")
+      ->type_name("WxH");
+  add_jpeg_options(cmd, args.options, args.subsampling);
+  const char* threads = "Pipeline options";
+  add_pipeline_options(cmd, threads, args.producers, args.slots, args.entropy_threads,
+                       args.device, args.variant, args.stages);
+  const char* outputs = "Outputs (replaced if they exist)";
+  cmd->add_option("--json", args.json, "Write the figures as JSON")->type_name("F")->group(outputs);
+  cmd->add_option("--trace", args.trace,
+                  "Write the timeline as Chrome trace-event JSON (Perfetto, chrome://tracing)")
+      ->type_name("F")
+      ->group(outputs);
+  cmd->add_option("--gantt", args.gantt, "Draw the timeline as a PNG, SOK above AOK")
+      ->type_name("F.png")
+      ->group(outputs);
+  cmd->add_flag("--quiet", args.quiet, "No notices or progress on stderr");
+  return cmd;
+}
+
+int run_compare(CompareArgs& args) {
+  args.options.subsampling = parse_subsampling(args.subsampling);
+  validate(args.options);
+  auto notice = [&](const std::string& text) {
+    if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
+  };
+  int width = 0, height = 0;
+  if (!args.size.empty()) {
+    char x = 0, extra = 0;
+    if (std::sscanf(args.size.c_str(), "%d%c%d%c", &width, &x, &height, &extra) != 3 || x != 'x' ||
+        width < 1 || height < 1 || width > kMaxDimension || height > kMaxDimension)
+      throw UsageError(fmt::format("--size '{}' is not WIDTHxHEIGHT (1..{} each)", args.size,
+                                   kMaxDimension));
+  }
+  if (width > 0 && input_kind(args.input) != InputKind::image)
+    throw UsageError("--size applies to a still-image input (video frames keep their size)");
+  const std::vector<ModeSpec> modes = choose_modes(args, notice);
+
+  const FrameStore store = load_frames(args.input, args.frames, width, height, notice);
+  if (!args.quiet)
+    std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory\n", store.description.c_str(),
+                 store.bytes() / 1e6);
+
+  // One set of counts for every mode, so that the modes differ only in how they offload.
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  pipeline::PipelineOptions base;
+  base.mode = modes.size() > 1 || modes[0].mode != pipeline::Mode::cpu ? pipeline::Mode::aok
+                                                                        : pipeline::Mode::cpu;
+  pipeline::apply_default_counts(base, cores, args.producers, args.entropy_threads, args.slots);
+  base.device = args.device;
+  base.variant = gpu::parse_variant(args.variant);
+  base.stages = args.stages;
+  pipeline::validate(base);
+
+  std::vector<std::vector<std::uint8_t>> reference;
+  std::vector<ModeResult> results;
+  for (const ModeSpec& m : modes) {
+    if (!args.quiet)
+      std::fprintf(stderr, "mjpeg: compare: %s, %d runs of %zu frames...\n", m.name.c_str(),
+                   args.repeat, store.frames.size());
+    results.push_back(run_mode(m, base, store.views(), args.options, args.repeat, reference));
+  }
+  const int turbo_threads = base.producers + base.entropy_threads;
+  if (!args.quiet)
+    std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %d threads...\n", turbo_threads);
+  PeerResult turbo;
+  {
+    std::vector<PeerResult> runs;
+    for (int i = 0; i < args.repeat; ++i) {
+      runs.push_back(run_turbojpeg(store.views(), args.options, turbo_threads, reference));
+      if (!runs.back().available) break;
+    }
+    std::sort(runs.begin(), runs.end(),
+              [](const PeerResult& a, const PeerResult& b) { return a.wall_s > b.wall_s; });
+    turbo = runs[runs.size() / 2];
+    if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
+  }
+
+  double sok_fps = 0;
+  for (const ModeResult& r : results)
+    if (r.spec.name == "sok") sok_fps = r.analysis.fps;
+
+  const ImageView first = store.frames[0].view();
+  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {} producers, "
+                                "{} entropy threads, {} slots, {} cores, median of {} runs (fps "
+                                "over the stages' time, allocation excluded)\n",
+                                store.description, first.width, first.height,
+                                args.options.quality, to_string(args.options.subsampling),
+                                args.options.restart_interval
+                                    ? fmt::format(" r{}", args.options.restart_interval)
+                                    : "",
+                                args.options.optimize ? " optimize" : "", store.frames.size(),
+                                base.producers, base.entropy_threads, base.slots, cores,
+                                args.repeat)
+                        .c_str());
+  print_tables(stdout, results, turbo, turbo_threads, store, sok_fps);
+
+  bool all_identical = true;
+  std::string identity = "outputs: ";
+  for (const ModeResult& r : results) {
+    all_identical = all_identical && r.identical;
+    identity += fmt::format("{} {}; ", r.spec.name,
+                            &r == &results[0] ? "reference"
+                            : r.identical     ? "identical"
+                                              : fmt::format("DIFFERENT from frame {}", r.first_difference));
+  }
+  if (turbo.available)
+    identity += fmt::format("libjpeg-turbo {}",
+                            turbo.identical ? "identical" : "not identical (" + turbo.identity_note + ")");
+  std::printf("\n%s\n", identity.c_str());
+  std::fflush(stdout);
+
+  if (!args.json.empty()) {
+    nlohmann::json j = {{"input", args.input},
+                        {"frames", store.frames.size()},
+                        {"width", first.width},
+                        {"height", first.height},
+                        {"quality", args.options.quality},
+                        {"subsampling", to_string(args.options.subsampling)},
+                        {"restart_interval", args.options.restart_interval},
+                        {"optimize", args.options.optimize},
+                        {"repeat", args.repeat},
+                        {"cores", cores},
+                        {"identical", all_identical}};
+    for (const ModeResult& r : results) j["modes"].push_back(to_json(r, sok_fps));
+    if (turbo.available)
+      j["libjpeg_turbo"] = {{"threads", turbo_threads},
+                            {"fps", turbo.wall_s > 0 ? store.frames.size() / turbo.wall_s : 0.0},
+                            {"wall_s", turbo.wall_s},
+                            {"jpeg_bytes", turbo.jpeg_bytes},
+                            {"identical", turbo.identical},
+                            {"note", turbo.identity_note}};
+    write_text_file(args.json, j.dump(2) + "\n");
+  }
+  std::vector<TraceRun> trace_runs;
+  for (const ModeResult& r : results)
+    trace_runs.push_back(
+        {display_name(r.spec), r.trace.get(), r.stats.frames, r.stats.wall_s - r.stats.setup_s});
+  if (!args.trace.empty()) write_text_file(args.trace, chrome_trace_json(trace_runs));
+  if (!args.gantt.empty())
+    throw Error("--gantt: drawing is not built in yet");  // replaced when the Gantt lands
+
+  if (!all_identical) throw Error("the modes wrote different bytes (see the outputs line)");
+  return 0;
+}
+
+}  // namespace mjpeg::app

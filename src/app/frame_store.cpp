@@ -1,0 +1,86 @@
+#include "frame_store.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "mjpeg/error.hpp"
+#include "video_input.hpp"
+
+namespace mjpeg::app {
+
+std::vector<ImageView> FrameStore::views() const {
+  std::vector<ImageView> v;
+  v.reserve(frames.size());
+  for (const io::Image& f : frames) v.push_back(f.view());
+  return v;
+}
+
+std::uint64_t FrameStore::bytes() const {
+  std::uint64_t total = 0;
+  for (const io::Image& f : frames) total += f.pixels.size();
+  return total;
+}
+
+FrameStore panning_frames(const io::Image& picture, int width, int height, int count) {
+  if (width < 1 || height < 1 || count < 1)
+    throw UsageError(fmt::format("cannot make {} frames of {}x{}", count, width, height));
+  const int ch = channels(picture.format);
+  const int pw = picture.width, ph = picture.height;
+  FrameStore store;
+  store.frames.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    // A diagonal pan, 8 pixels right and 3 down per frame, wrapping around the tiled picture.
+    const int x0 = static_cast<int>((8LL * i) % pw), y0 = static_cast<int>((3LL * i) % ph);
+    io::Image frame(width, height, picture.format);
+    for (int y = 0; y < height; ++y) {
+      const std::uint8_t* src_row = picture.pixels.data() + picture.stride() * ((y0 + y) % ph);
+      std::uint8_t* dst = frame.pixels.data() + frame.stride() * y;
+      for (int x = 0; x < width;) {
+        const int sx = (x0 + x) % pw;
+        const int run = std::min(width - x, pw - sx);  // contiguous until the picture's edge
+        std::copy(src_row + sx * ch, src_row + (sx + run) * ch, dst + x * ch);
+        x += run;
+      }
+    }
+    store.frames.push_back(std::move(frame));
+  }
+  store.description = fmt::format("{} frames of {}x{} panning across a {}x{} picture", count,
+                                  width, height, pw, ph);
+  return store;
+}
+
+FrameStore load_frames(const std::string& input, std::int64_t max_frames, int width, int height,
+                       const NoticeSink& notice) {
+  if (max_frames < 1) throw UsageError("at least one frame is needed");
+  const InputKind kind = input_kind(input);
+  if (kind == InputKind::image) {
+    const io::Image picture = read_input_image(input, notice);
+    FrameStore store = panning_frames(picture, width > 0 ? width : picture.width,
+                                      height > 0 ? height : picture.height,
+                                      static_cast<int>(std::min<std::int64_t>(max_frames, 1 << 20)));
+    store.description += " (" + input + ")";
+    return store;
+  }
+  if (width > 0 || height > 0)
+    throw UsageError("--size applies to a still-image input (video frames keep their size)");
+  VideoInput in = open_video_input(input, kind, max_frames);
+  for (const std::string& n : in.notices) notice(n);
+  const pipeline::SourceFormat f = in.source->format();
+  in.source->prepare(1);
+  FrameStore store;
+  store.fps_num = in.fps_num;
+  store.fps_den = in.fps_den;
+  for (;;) {
+    io::Image frame(f.width, f.height, f.format);
+    std::int64_t index = -1;
+    if (!in.source->read_into(0, frame.pixels.data(), frame.stride(), index)) break;
+    store.frames.push_back(std::move(frame));
+  }
+  if (store.frames.empty()) throw Error(fmt::format("'{}' has no frames", input));
+  store.description = fmt::format("{} frames of {} ({})", store.frames.size(), input,
+                                  in.description);
+  return store;
+}
+
+}  // namespace mjpeg::app

@@ -1,0 +1,135 @@
+#include "mode_runner.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "io/frame_sink.hpp"
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+/// Keeps the first run's frames and checks every later run against them, frame by frame.
+class CheckingSink final : public io::FrameSink {
+ public:
+  explicit CheckingSink(std::vector<std::vector<std::uint8_t>>* reference, bool record)
+      : reference_(reference), record_(record) {}
+  void write_frame(const std::uint8_t* jpeg, std::size_t size) override {
+    const std::size_t i = static_cast<std::size_t>(frames_);
+    if (record_) {
+      reference_->emplace_back(jpeg, jpeg + size);
+    } else if (first_difference_ < 0 &&
+               (i >= reference_->size() || (*reference_)[i].size() != size ||
+                std::memcmp((*reference_)[i].data(), jpeg, size) != 0)) {
+      first_difference_ = frames_;
+    }
+    ++frames_;
+    bytes_ += size;
+  }
+  void close() override {}
+  std::int64_t frames_written() const override { return frames_; }
+  std::uint64_t bytes_written() const override { return bytes_; }
+  std::int64_t first_difference() const { return first_difference_; }
+
+ private:
+  std::vector<std::vector<std::uint8_t>>* reference_;
+  bool record_;
+  std::int64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::int64_t first_difference_ = -1;
+};
+
+}  // namespace
+
+ModeSpec parse_mode_spec(const std::string& text) {
+  if (text == "cpu") return {text, pipeline::Mode::cpu};
+  if (text == "sok") return {text, pipeline::Mode::sok};
+  if (text == "sok-pinned") return {text, pipeline::Mode::sok, true};
+  if (text == "aok") return {text, pipeline::Mode::aok};
+  throw UsageError(fmt::format("unknown mode '{}' in --modes (cpu, sok, sok-pinned, aok)", text));
+}
+
+std::vector<ModeSpec> parse_mode_list(const std::string& text) {
+  std::vector<ModeSpec> modes;
+  std::string rest = text;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    ModeSpec m = parse_mode_spec(item);
+    for (const ModeSpec& seen : modes)
+      if (seen.name == m.name) throw UsageError(fmt::format("mode '{}' is listed twice", item));
+    modes.push_back(m);
+  }
+  if (modes.empty()) throw UsageError("no mode listed");
+  return modes;
+}
+
+std::string display_name(const ModeSpec& spec) {
+  std::string s = spec.name;
+  for (char& c : s) c = c == '-' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+double stage_fps(const pipeline::Stats& st) {
+  const double t = st.wall_s - st.setup_s;
+  return t > 0 ? st.frames / t : 0;
+}
+
+ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
+                    const std::vector<ImageView>& views, const EncodeOptions& encode, int repeat,
+                    std::vector<std::vector<std::uint8_t>>& reference) {
+  ModeResult r;
+  r.spec = spec;
+  options.mode = spec.mode;
+  options.pinned_sok = spec.pinned;
+  options.gpu_timing = true;
+  r.options = options;
+
+  // Warm-up: CUDA context, first-touch page faults, thread start-up; not measured.
+  {
+    const std::vector<ImageView> few(views.begin(),
+                                     views.begin() + std::min<std::size_t>(views.size(), 16));
+    pipeline::MemoryFrameSource source(few);
+    std::vector<std::vector<std::uint8_t>> none;
+    CheckingSink sink(&none, true);
+    pipeline::encode_stream(source, encode, sink, options);
+  }
+
+  struct Run {
+    pipeline::Stats stats;
+    std::unique_ptr<pipeline::Trace> trace;
+  };
+  std::vector<Run> runs;
+  for (int i = 0; i < repeat; ++i) {
+    Run run;
+    run.trace = std::make_unique<pipeline::Trace>();
+    pipeline::PipelineOptions o = options;
+    o.trace = run.trace.get();
+    pipeline::MemoryFrameSource source(views);
+    const bool record = reference.empty();
+    CheckingSink sink(&reference, record);
+    run.stats = pipeline::encode_stream(source, encode, sink, o);
+    if (sink.first_difference() >= 0 && r.first_difference < 0) {
+      r.identical = false;
+      r.first_difference = sink.first_difference();
+    }
+    r.fps_of_runs.push_back(stage_fps(run.stats));
+    runs.push_back(std::move(run));
+  }
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+    return stage_fps(a.stats) < stage_fps(b.stats);
+  });
+  Run& median = runs[runs.size() / 2];
+  r.stats = median.stats;
+  r.trace = std::move(median.trace);
+  r.analysis = pipeline::analyse(r.stats, options);
+  r.analysis.fps = stage_fps(r.stats);
+  r.analysis.of_bound = r.analysis.bound_fps > 0 ? r.analysis.fps / r.analysis.bound_fps : 0;
+  return r;
+}
+
+}  // namespace mjpeg::app

@@ -1,0 +1,54 @@
+// Timed runs of the streaming pipeline on frames held in memory, shared by `mjpeg compare` and
+// `mjpeg bench`: one warm-up, then R timed runs of a mode, the median kept with its trace; every
+// run's output is checked byte for byte against a reference (the first run's frames).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mjpeg/options.hpp"
+#include "pipeline/analysis.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/trace.hpp"
+
+namespace mjpeg::app {
+
+struct ModeSpec {
+  std::string name;  ///< as on the command line: cpu, sok, sok-pinned, aok
+  pipeline::Mode mode = pipeline::Mode::cpu;
+  bool pinned = false;
+};
+
+/// "cpu", "sok", "sok-pinned" or "aok"; throws UsageError otherwise.
+ModeSpec parse_mode_spec(const std::string& text);
+/// A comma list of mode names (no repeats); throws UsageError.
+std::vector<ModeSpec> parse_mode_list(const std::string& text);
+/// The name in capitals for tables and traces ("SOK PINNED").
+std::string display_name(const ModeSpec& spec);
+
+/// The median run of one mode (by frames/s), with its trace.
+struct ModeResult {
+  ModeSpec spec;
+  pipeline::PipelineOptions options;
+  pipeline::Stats stats;
+  pipeline::RunAnalysis analysis;  ///< fps over the stages' time (allocation excluded)
+  std::unique_ptr<pipeline::Trace> trace;
+  std::vector<double> fps_of_runs;
+  bool identical = true;            ///< every run equal to the reference
+  std::int64_t first_difference = -1;
+};
+
+/// Frames per second over the stages' time: the allocation before the first frame is excluded
+/// (it is paid once per geometry, not per frame).
+double stage_fps(const pipeline::Stats& stats);
+
+/// Runs `spec` once untimed (warm-up: CUDA context, page faults, thread start) on up to 16
+/// frames, then `repeat` times on all `frames`, with GPU timing and a trace. `reference`: when
+/// empty, the first timed run's JPEGs are stored in it; otherwise every run is compared to it.
+ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
+                    const std::vector<ImageView>& frames, const EncodeOptions& encode, int repeat,
+                    std::vector<std::vector<std::uint8_t>>& reference);
+
+}  // namespace mjpeg::app

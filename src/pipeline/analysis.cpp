@@ -1,0 +1,55 @@
+#include "pipeline/analysis.hpp"
+
+namespace mjpeg::pipeline {
+
+RunAnalysis analyse(const Stats& st, const PipelineOptions& o) {
+  RunAnalysis a;
+  const double frames = static_cast<double>(st.frames);
+  a.fps = st.wall_s > 0 ? frames / st.wall_s : 0;
+  auto stage = [&](std::string name, double busy, int lanes) {
+    StageLoad s{std::move(name), busy, lanes, busy > 0 ? lanes * frames / busy : 0};
+    a.stages.push_back(s);
+  };
+  switch (o.mode) {
+    case Mode::cpu:
+      stage("produce", st.read_s, o.producers);
+      stage("transform+entropy", st.transform_cpu_s + st.entropy_s, o.entropy_threads);
+      break;
+    case Mode::sok:
+      stage("produce", st.read_s, o.producers);
+      stage("gpu offload", st.gpu_s, 1);
+      stage("entropy", st.entropy_s, o.entropy_threads);
+      break;
+    case Mode::aok:
+      stage("produce", st.read_s + st.upload_issue_s, o.producers);
+      stage("dispatch", st.gpu_s, 1);
+      if (st.gpu_timed) {
+        stage("upload", st.upload_gpu_s, 1);
+        stage("kernel", st.kernel_gpu_s, 1);
+        stage("download", st.download_gpu_s, 1);
+      }
+      stage("entropy", st.entropy_s, o.entropy_threads);
+      break;
+  }
+  stage("write", st.write_s, 1);
+
+  for (const StageLoad& s : a.stages) {
+    if (s.bound_fps <= 0) continue;
+    if (a.binding.empty() || s.bound_fps < a.bound_fps) {
+      a.binding = s.name;
+      a.bound_fps = s.bound_fps;
+    }
+  }
+  a.of_bound = a.bound_fps > 0 ? a.fps / a.bound_fps : 0;
+
+  if (st.gpu_timed) {
+    a.gpu_work_s = st.upload_gpu_s + st.kernel_gpu_s + st.download_gpu_s;
+    a.overlap = a.gpu_work_s > 0 ? 1.0 - st.gpu_union_s / a.gpu_work_s : 0;
+    if (a.overlap < 0) a.overlap = 0;
+    a.h2d_gbps = st.upload_gpu_s > 0 ? st.upload_bytes / st.upload_gpu_s * 1e-9 : 0;
+    a.d2h_gbps = st.download_gpu_s > 0 ? st.download_bytes / st.download_gpu_s * 1e-9 : 0;
+  }
+  return a;
+}
+
+}  // namespace mjpeg::pipeline

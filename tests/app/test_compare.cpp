@@ -1,0 +1,182 @@
+// The pieces of `mjpeg compare`: the Chrome trace JSON of traced runs, the panning frames, the
+// stage-bound analysis and the libjpeg-turbo peer.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "frame_store.hpp"
+#include "io/frame_sink.hpp"
+#include "mjpeg/encoder.hpp"
+#include "mjpeg/error.hpp"
+#include "peer_turbojpeg.hpp"
+#include "pipeline/analysis.hpp"
+#include "pipeline/pipeline.hpp"
+#include "trace_json.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+io::Image gradient(int w, int h) {
+  io::Image img(w, h, PixelFormat::rgb24);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c)
+        img.pixels[(static_cast<std::size_t>(y) * w + x) * 3 + c] =
+            static_cast<std::uint8_t>((x * 7 + y * 3 + c * 50 + (x * y) % 13) & 255);
+  return img;
+}
+
+class NullSink final : public io::FrameSink {
+ public:
+  void write_frame(const std::uint8_t*, std::size_t size) override {
+    ++frames_;
+    bytes_ += size;
+  }
+  void close() override {}
+  std::int64_t frames_written() const override { return frames_; }
+  std::uint64_t bytes_written() const override { return bytes_; }
+
+ private:
+  std::int64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+TEST(FrameStore, PanningFramesHaveTheSizeAndDifferAndWrap) {
+  const io::Image picture = gradient(50, 30);
+  const FrameStore store = panning_frames(picture, 80, 70, 5);  // larger than the picture
+  ASSERT_EQ(store.frames.size(), 5u);
+  for (const io::Image& f : store.frames) {
+    EXPECT_EQ(f.width, 80);
+    EXPECT_EQ(f.height, 70);
+  }
+  EXPECT_NE(store.frames[0].pixels, store.frames[1].pixels);
+  // Frame 0 starts at the picture's origin and tiles it: pixel (x, y) = picture (x%50, y%30).
+  for (int y : {0, 29, 30, 69})
+    for (int x : {0, 49, 50, 79})
+      for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(store.frames[0].pixels[(static_cast<std::size_t>(y) * 80 + x) * 3 + c],
+                  picture.pixels[(static_cast<std::size_t>(y % 30) * 50 + x % 50) * 3 + c]);
+  // Frame 2 is panned by (16, 6).
+  EXPECT_EQ(store.frames[2].pixels[0], picture.pixels[(6 * 50 + 16) * 3]);
+  EXPECT_EQ(store.bytes(), 5u * 80 * 70 * 3);
+  EXPECT_THROW(panning_frames(picture, 0, 10, 1), UsageError);
+}
+
+TEST(TraceJson, ProcessesTracksAndSpansOfATracedRun) {
+  const FrameStore store = panning_frames(gradient(64, 48), 64, 48, 7);
+  const std::vector<ImageView> views = store.views();
+  pipeline::MemoryFrameSource source(views);
+  NullSink sink;
+  pipeline::Trace trace;
+  pipeline::PipelineOptions p;
+  p.producers = 2;
+  p.entropy_threads = 2;
+  p.slots = 4;
+  p.trace = &trace;
+  const pipeline::Stats st = pipeline::encode_stream(source, EncodeOptions{}, sink, p);
+  ASSERT_EQ(st.frames, 7);
+
+  const nlohmann::json doc = nlohmann::json::parse(
+      chrome_trace_json({{"CPU", &trace, st.frames, st.wall_s}, {"EMPTY", nullptr, 0, 0}}));
+  ASSERT_TRUE(doc.contains("traceEvents"));
+  EXPECT_EQ(doc["displayTimeUnit"], "ms");
+  ASSERT_EQ(doc["otherData"]["runs"].size(), 2u);
+  EXPECT_EQ(doc["otherData"]["runs"][0]["name"], "CPU");
+  EXPECT_EQ(doc["otherData"]["runs"][0]["frames"], 7);
+
+  std::map<int, std::string> process;
+  std::map<int, std::string> thread;  // of pid 1
+  std::map<int, std::vector<std::pair<double, double>>> spans;  // tid -> (ts, end)
+  std::map<std::string, int> per_name;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") process[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1)
+      thread[e["tid"]] = e["args"]["name"];
+    if (e["ph"] != "X") continue;
+    EXPECT_EQ(e["pid"], 1);
+    EXPECT_EQ(e["cat"], "host");
+    EXPECT_GE(e["dur"].get<double>(), 0);
+    EXPECT_GE(e["args"]["frame"].get<int>(), 0);
+    spans[e["tid"]].push_back({e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()});
+    ++per_name[e["name"]];
+  }
+  EXPECT_EQ(process[1], "CPU");
+  EXPECT_EQ(process[2], "EMPTY");
+  EXPECT_EQ(thread.size(), trace.tracks().size());
+  EXPECT_EQ(thread[1], "producer 0");
+  EXPECT_EQ(per_name["read"], 7);
+  EXPECT_EQ(per_name["transform"], 7);
+  EXPECT_EQ(per_name["entropy"], 7);
+  EXPECT_EQ(per_name["write"], 7);
+  for (auto& [tid, list] : spans) {
+    std::sort(list.begin(), list.end());
+    for (std::size_t i = 1; i < list.size(); ++i)
+      EXPECT_LE(list[i - 1].second, list[i].first) << "overlap on " << thread[tid];
+  }
+}
+
+TEST(RunAnalysis, TheStageWithTheLowestBoundBinds) {
+  pipeline::Stats st;
+  st.frames = 100;
+  st.wall_s = 1.0;
+  st.read_s = 0.5;       // 2 producers: 400 fps
+  st.gpu_s = 0.05;       // dispatch: 2000 fps
+  st.gpu_timed = true;
+  st.upload_gpu_s = 0.2;    // 500 fps
+  st.kernel_gpu_s = 0.1;    // 1000 fps
+  st.download_gpu_s = 0.1;  // 1000 fps
+  st.gpu_union_s = 0.25;    // of 0.4 s of GPU work: 37.5% overlapped
+  st.upload_bytes = 100 * 6000000ull;
+  st.download_bytes = 100 * 3000000ull;
+  st.entropy_s = 3.0;    // 4 workers: 133.3 fps
+  st.write_s = 0.01;
+  pipeline::PipelineOptions o;
+  o.mode = pipeline::Mode::aok;
+  o.producers = 2;
+  o.entropy_threads = 4;
+  const pipeline::RunAnalysis a = pipeline::analyse(st, o);
+  EXPECT_DOUBLE_EQ(a.fps, 100);
+  EXPECT_EQ(a.binding, "entropy");
+  EXPECT_NEAR(a.bound_fps, 133.333, 1e-3);
+  EXPECT_NEAR(a.of_bound, 0.75, 1e-9);
+  EXPECT_NEAR(a.overlap, 0.375, 1e-9);
+  EXPECT_NEAR(a.h2d_gbps, 3.0, 1e-9);   // 600 MB in 0.2 s
+  EXPECT_NEAR(a.d2h_gbps, 3.0, 1e-9);   // 300 MB in 0.1 s
+  ASSERT_EQ(a.stages.size(), 7u);       // produce, dispatch, upload, kernel, download, entropy, write
+
+  o.mode = pipeline::Mode::cpu;
+  st.gpu_timed = false;
+  st.transform_cpu_s = 1.0;  // with entropy 3.0 on 4 workers: 100 fps
+  const pipeline::RunAnalysis c = pipeline::analyse(st, o);
+  EXPECT_EQ(c.binding, "transform+entropy");
+  EXPECT_NEAR(c.bound_fps, 100, 1e-9);
+  EXPECT_EQ(c.overlap, 0);
+}
+
+TEST(PeerTurbojpeg, FrameParallelOutputIsIdenticalToOurs) {
+  const FrameStore store = panning_frames(gradient(97, 61), 97, 61, 9);
+  const std::vector<ImageView> views = store.views();
+  for (Subsampling s : {Subsampling::s420, Subsampling::s422, Subsampling::s444, Subsampling::gray}) {
+    EncodeOptions o;
+    o.quality = 77;
+    o.subsampling = s;
+    std::vector<std::vector<std::uint8_t>> ours;
+    for (const ImageView& v : views) ours.push_back(encode_jpeg(v, o));
+    const PeerResult r = run_turbojpeg(views, o, 3, ours);
+    if (!r.available) GTEST_SKIP() << r.why_not;
+    EXPECT_EQ(r.frames, 9);
+    EXPECT_TRUE(r.identical) << to_string(s) << ": " << r.identity_note;
+    std::uint64_t bytes = 0;
+    for (const auto& j : ours) bytes += j.size();
+    EXPECT_EQ(r.jpeg_bytes, bytes);
+    // A different reference is noticed.
+    ours[4].back() ^= 1;
+    EXPECT_FALSE(run_turbojpeg(views, o, 2, ours).identical);
+  }
+}
+
+}  // namespace
+}  // namespace mjpeg::app

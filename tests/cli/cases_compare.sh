@@ -1,0 +1,68 @@
+# Cases of `mjpeg compare` (sourced by cli_test.sh; its helpers are available).
+
+# compare_json_check FILE: the JSON says every mode's output was identical, and the trace (if
+# given as $2) has complete events, one process per mode, and no overlapping spans on a track.
+compare_json_check() {
+  python3 - "$@" <<'PY' || die "compare outputs are not as expected"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["identical"] is True, "modes not identical"
+modes = [m["mode"] for m in report["modes"]]
+for m in report["modes"]:
+    assert m["frames"] == report["frames"], m
+    assert m["fps"] > 0 and m["bound"]["fps"] > 0, m
+    assert m["identical"] is True, m
+if len(sys.argv) > 2:
+    trace = json.load(open(sys.argv[2]))
+    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    assert sorted(names.values()) == sorted(m.upper() for m in modes), names
+    tracks = {}
+    for e in trace["traceEvents"]:
+        if e["ph"] == "X":
+            tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    assert tracks, "no spans"
+    for key, spans in tracks.items():
+        spans.sort()
+        for a, b in zip(spans, spans[1:]):
+            assert a[1] <= b[0], f"overlap on {key}: {a} {b}"
+print("compare outputs ok:", modes)
+PY
+}
+
+case_compare_cpu_table_json_trace() {
+  command -v python3 >/dev/null || skip "python3 not found"
+  expect_ok compare "$SAMPLE" --modes cpu --frames 12 --repeat 2 --size 160x96 \
+    --json report.json --trace trace.json --quiet
+  grep -q '^CPU ' out.txt || die "no CPU row: $(cat out.txt)"
+  grep -q 'bound by' out.txt || die "no bound column: $(cat out.txt)"
+  grep -q 'outputs: cpu reference' out.txt || die "no outputs line: $(cat out.txt)"
+  if "$MJPEG" info | grep -q '^TurboJPEG: yes'; then
+    grep -q 'libjpeg-turbo identical' out.txt || die "libjpeg-turbo row not identical: $(cat out.txt)"
+  fi
+  compare_json_check report.json trace.json
+}
+
+case_compare_video_input() {
+  command -v python3 >/dev/null || skip "python3 not found"
+  make_y4m in.y4m 6 128x72
+  expect_ok compare in.y4m --modes cpu --repeat 1 --json report.json --quiet -q 75 -s 444
+  python3 -c 'import json,sys; r=json.load(open("report.json")); assert r["frames"]==6 and r["width"]==128 and r["subsampling"]=="444", r' \
+    || die "report does not describe the input: $(cat report.json)"
+}
+
+case_compare_usage_errors_exit_2() {
+  expect_fail 2 compare "$SAMPLE" --modes cpu,gpu
+  expect_fail 2 compare "$SAMPLE" --modes cpu,cpu
+  expect_fail 2 compare "$SAMPLE" --size 10by10
+  expect_fail 2 compare "$SAMPLE" --frames 0
+  expect_fail 2 compare "$SAMPLE" --repeat 0
+  make_y4m in.y4m 2
+  expect_fail 2 compare in.y4m --size 64x64
+}
+
+case_compare_gpu_mode_without_device_exit_1() {
+  "$MJPEG" info | grep -q '^CUDA devices: none' || skip "a CUDA device is present"
+  expect_fail 1 compare "$SAMPLE" --modes cpu,aok --frames 2
+  grep -q 'CUDA device' err.txt || die "error does not say why: $(cat err.txt)"
+}
