@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli_options.hpp"
 #include "io/atomic_file.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
@@ -24,8 +25,9 @@ What the picture shows:
   One panel per run in the trace (SOK above AOK), one row per host thread or CUDA stream,
   bars coloured by span kind (legend at the top) with the frame number on bars wide enough,
   and one time axis in ms shared by all panels, so the faster run is visibly shorter. A red
-  line marks where each run's last shown span ends; panel titles give the run's wall time,
-  fps and frames when the trace's otherData.runs has them.
+  line marks when each run is done with the frames shown (with --from/--to or --all: when the
+  whole run is done); panel titles give the run's wall time, fps and frames when the trace's
+  otherData.runs has them.
 
 The window's --frames N takes each run's first N frame numbers (and the spans without a frame
 that start before the last of them ends); the axis ends where the slower run finishes them.
@@ -82,6 +84,7 @@ CLI::App* add_gantt_command(CLI::App& app, GanttArgs& args) {
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No summary line on stderr");
   cmd->add_option("--width", args.width, "Picture width in pixels; the height follows the rows")
+      ->transform(decimal_integer())
       ->check(CLI::Range(kGanttMinWidth, kGanttMaxWidth).description(""))
       ->type_name(fmt::format("{}..{}", kGanttMinWidth, kGanttMaxWidth))
       ->capture_default_str();
@@ -89,6 +92,7 @@ CLI::App* add_gantt_command(CLI::App& app, GanttArgs& args) {
       ->type_name("TEXT");
   const char* window = "Window (at most one of --frames, --from/--to, --all; default --frames 16)";
   cmd->add_option("--frames", args.frames, "Show each run's first N frames")
+      ->transform(decimal_integer())
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40).description(""))
       ->type_name("N")
       ->group(window);

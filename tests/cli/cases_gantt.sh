@@ -82,6 +82,8 @@ case_gantt_windows() {
   grep -q 'first 16 frames; axis 0.000 .. 4.850 ms' err.txt || die "default window: $(cat err.txt)"
   expect_ok gantt trace.json -o g.png -y --frames 3
   grep -q 'first 3 frames; axis 0.000 .. 0.950 ms' err.txt || die "--frames 3: $(cat err.txt)"
+  expect_ok gantt trace.json -o g.png -y --frames 010 --width 01000  # decimal, not octal
+  grep -q '1000x[0-9]* PNG.*first 10 frames' err.txt || die "--frames 010: $(cat err.txt)"
   expect_ok gantt trace.json -o g.png -y --all
   grep -q 'whole trace; axis 0.000 .. 12.050 ms' err.txt || die "--all: $(cat err.txt)"
   expect_ok gantt trace.json -o g.png -y --from 1 --to 2.5
