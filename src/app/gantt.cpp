@@ -118,8 +118,38 @@ std::vector<double> ticks_ms(double from_ms, double to_ms) {
 // Layout
 // ---------------------------------------------------------------------------------------------
 
-/// Positions of every panel and row for `view` at `width` pixels.
-GanttLayout compute_layout(const TimelineView& view, int width) {
+constexpr const char* kDoneLegend = "done (the frames shown, or the whole run)";
+
+/// One legend entry: a span kind's swatch and name, or the done marker and its meaning.
+struct LegendItem {
+  std::string label;
+  bool done_marker = false;
+  int x = 0;     ///< left end of the swatch
+  int line = 0;  ///< legend line (0 = first)
+};
+
+/// The legend's entries for `kinds` and the done marker, wrapped into lines `width` wide.
+std::vector<LegendItem> place_legend(const std::vector<std::string>& kinds, int width) {
+  std::vector<LegendItem> items;
+  for (const std::string& kind : kinds) items.push_back({kind, false, 0, 0});
+  items.push_back({kDoneLegend, true, 0, 0});
+  int x = kMargin, line = 0;
+  for (LegendItem& item : items) {
+    const int item_width = 32 + text_size(item.label, kLabelScale).width;
+    if (x > kMargin && x + item_width > width - kMargin) {
+      x = kMargin;
+      ++line;
+    }
+    item.x = x;
+    item.line = line;
+    x += item_width + 22;
+  }
+  return items;
+}
+
+/// Positions of every panel and row for `view` at `width` pixels, below `legend_lines` lines
+/// of legend.
+GanttLayout compute_layout(const TimelineView& view, int width, int legend_lines) {
   GanttLayout layout;
   layout.width = width;
   layout.from_us = view.from_us;
@@ -133,7 +163,7 @@ GanttLayout compute_layout(const TimelineView& view, int width) {
   layout.plot_left = kMargin + std::max(120, label_width + 2 * kLabelPadding);
   layout.plot_right = width - kMargin - kRightPadding;
 
-  int y = kMargin + kHeaderHeight + kLegendHeight;
+  int y = kMargin + kHeaderHeight + legend_lines * kLegendHeight;
   for (const TraceProcess& p : view.trace.processes) {
     GanttLayout::Panel panel;
     panel.process = p.name;
@@ -178,20 +208,20 @@ void draw_header(cv::Mat& img, const std::string& title) {
   put_text(img, title, kMargin, kMargin + kHeaderHeight / 2 - 4, kTitleScale, kText, 2);
 }
 
-/// One swatch per span kind, then the meaning of the end marker.
-void draw_legend(cv::Mat& img, const std::vector<std::string>& kinds) {
-  const int y_mid = kMargin + kHeaderHeight + kLegendHeight / 2 - 2;
-  int x = kMargin;
-  for (const std::string& kind : kinds) {
-    cv::rectangle(img, cv::Rect(x, y_mid - 8, 26, 16), gantt_colour(kind), cv::FILLED);
-    cv::rectangle(img, cv::Rect(x, y_mid - 8, 26, 16), gantt_colour(kind) * 0.6, 1);
-    x += 32;
-    put_text(img, kind, x, y_mid, kLabelScale, kText);
-    x += text_size(kind, kLabelScale).width + 22;
+/// One swatch per span kind, then the meaning of the done marker.
+void draw_legend(cv::Mat& img, const std::vector<LegendItem>& items) {
+  for (const LegendItem& item : items) {
+    const int y_mid = kMargin + kHeaderHeight + item.line * kLegendHeight + kLegendHeight / 2 - 2;
+    if (item.done_marker) {
+      cv::line(img, cv::Point(item.x + 13, y_mid - 9), cv::Point(item.x + 13, y_mid + 9),
+               kEndMarker, 2, cv::LINE_AA);
+    } else {
+      const cv::Rect swatch(item.x, y_mid - 8, 26, 16);
+      cv::rectangle(img, swatch, gantt_colour(item.label), cv::FILLED);
+      cv::rectangle(img, swatch, gantt_colour(item.label) * 0.6, 1);
+    }
+    put_text(img, item.label, item.x + 32, y_mid, kLabelScale, kText);
   }
-  cv::line(img, cv::Point(x + 4, y_mid - 9), cv::Point(x + 4, y_mid + 9), kEndMarker, 2,
-           cv::LINE_AA);
-  put_text(img, "done (the frames shown, or the whole run)", x + 14, y_mid, kLabelScale, kText);
 }
 
 /// Vertical grid lines at the ticks over every panel's rows.
@@ -237,9 +267,16 @@ void draw_panel_title(cv::Mat& img, const GanttLayout& layout, const GanttLayout
   if (process.info.fps) add(fmt::format("{:.0f} fps", *process.info.fps));
   if (process.info.frames) add(fmt::format("{} frames", *process.info.frames));
   add(done);
-  const int x = std::max(layout.plot_left,
-                         kMargin + text_size(process.name, kPanelTitleScale, 2).width + 16);
-  put_text(img, facts, x, y_mid, kLabelScale, kMutedText);
+  // At the time axis' left end when it fits there, else right after the name, smaller if need be.
+  const int after_name = kMargin + text_size(process.name, kPanelTitleScale, 2).width + 16;
+  int x = std::max(layout.plot_left, after_name);
+  double scale = kLabelScale;
+  if (x + text_size(facts, scale).width > layout.width - kMargin) {
+    x = after_name;
+    while (scale > 0.36 && x + text_size(facts, scale).width > layout.width - kMargin)
+      scale -= 0.02;
+  }
+  put_text(img, facts, x, y_mid, scale, kMutedText);
 }
 
 /// One bar; its frame number on it when the bar is wide enough.
@@ -305,11 +342,12 @@ cv::Mat draw_gantt(const Trace& trace, const GanttOptions& options, GanttLayout*
     throw UsageError(fmt::format("the picture width must be {}..{} pixels, not {}",
                                  kGanttMinWidth, kGanttMaxWidth, options.width));
   const TimelineView view = select_window(trace, options.window);
-  const GanttLayout layout = compute_layout(view, options.width);
+  const std::vector<LegendItem> legend = place_legend(kinds_shown(view.trace), options.width);
+  const GanttLayout layout = compute_layout(view, options.width, legend.back().line + 1);
 
   cv::Mat img(layout.height, layout.width, CV_8UC3, kWhite);
   draw_header(img, options.title.empty() ? default_title(view) : options.title);
-  draw_legend(img, kinds_shown(view.trace));
+  draw_legend(img, legend);
   const std::vector<double> ticks = ticks_ms(view.from_us / 1000.0, view.to_us / 1000.0);
   for (std::size_t i = 0; i < layout.panels.size(); ++i) {
     const std::string done =

@@ -376,6 +376,19 @@ TEST(Gantt, BarsAreDrawnWhereTheSpansAreAndAokIsVisiblyShorter) {
                            layout.plot_right), 1000);
 }
 
+TEST(Gantt, NothingIsDrawnInTheRightMarginEvenWhenNarrow) {
+  // The legend wraps and the panel titles shrink rather than run off the picture.
+  for (const int width : {800, 1000, 1920}) {
+    GanttOptions options;
+    options.width = width;
+    GanttLayout layout;
+    const cv::Mat img = draw_gantt(parse(synthetic_trace(20)), options, &layout);
+    const cv::Mat strip = img(cv::Rect(width - 8, 0, 8, img.rows));
+    EXPECT_EQ(cv::countNonZero(cv::Mat(strip != cv::Scalar(255, 255, 255)).reshape(1)), 0)
+        << "width " << width;
+  }
+}
+
 TEST(Gantt, KnownKindsHaveDistinctColours) {
   const char* kinds[] = {"read", "upload", "kernel",  "download", "dispatch",
                          "transform", "wait", "sync", "entropy", "write"};
