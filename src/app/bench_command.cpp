@@ -1,6 +1,7 @@
 #include "bench_command.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -71,6 +72,17 @@ std::vector<int> doubling_up_to(int most) {
   for (int m = 1; m < most; m *= 2) v.push_back(m);
   v.push_back(most);
   return v;
+}
+
+/// Frames per run at size `z`: `at_hd` scaled by the area relative to 1920x1080 (so every size
+/// takes about as long), at most 4 x `at_hd` and 4 GB of pixels, but at least 40: twice the
+/// default slots and more, so that slots are reused and the first touch of freshly allocated
+/// (pageable SOK) slots does not dominate a large frame's run.
+int frames_for(Size z, std::int64_t at_hd) {
+  const double frame_bytes = 3.0 * z.width * z.height;
+  const double scaled = static_cast<double>(at_hd) * (1920.0 * 1080.0 * 3) / frame_bytes;
+  const double most = std::min(4.0 * static_cast<double>(at_hd), 4e9 / frame_bytes);
+  return static_cast<int>(std::max(40.0, std::min(std::round(scaled), most)));
 }
 
 /// A row from a timed run.
@@ -241,9 +253,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     const Size z = sizes[si];
     const bool first = si == 0;
     if (!first && !sweeps.count("resolution")) break;
-    const double area = static_cast<double>(z.width) * z.height / (1920.0 * 1080.0);
-    const int frames = static_cast<int>(std::max<double>(8, std::round(args.frames / std::max(area, 1e-9))));
-    const FrameStore store = panning_frames(picture, z.width, z.height, std::min(frames, 100000));
+    const FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: bench: %s, %.0f MB in memory\n", store.description.c_str(),
                    store.bytes() / 1e6);
@@ -304,7 +314,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
       ->type_name("LIST")
       ->capture_default_str();
   cmd->add_option("--frames", args.frames,
-                  "Frames per run at 1920x1080 (scaled by the frame area, at least 8)")
+                  "Frames per run at 1920x1080 (scaled by the frame area, at least 40)")
       ->transform(decimal_integer())
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000}).description(""))
       ->type_name("N")

@@ -26,7 +26,7 @@ struct BenchArgs {
   std::string slots = "1,2,3,4,6,8";
   std::string stages = "1,2,3,4";
   std::string sweeps = "resolution,threads,slots,stages";
-  std::int64_t frames = 60;     ///< frames per run at 1920x1080; scaled by area, at least 8
+  std::int64_t frames = 60;     ///< frames per run at 1920x1080; scaled by area, at least 40
   int repeat = 3;
   EncodeOptions options;
   std::string subsampling = "420";

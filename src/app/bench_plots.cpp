@@ -86,33 +86,33 @@ void write_bench_plots(const std::vector<BenchRow>& rows, const std::string& dir
   make_directory(dir);
   const std::string settings = [&] {
     for (const BenchRow& r : rows)
-      if (r.mode != "libjpeg-turbo") return fmt::format("{} producers, variant {}", r.producers, r.variant);
+      if (r.mode != "libjpeg-turbo") return fmt::format("N={}", r.producers);
     return std::string();
   }();
 
   if (!by_mode(rows, "threads").empty()) {
     plot::Chart c;
-    c.title = fmt::format("Frames/s vs entropy threads M ({}, {})", size_of(rows, "threads"), settings);
+    c.title = fmt::format("frames/s vs entropy threads M ({}, {})", size_of(rows, "threads"), settings);
     c.panels.push_back(fps_panel(rows, "threads", "entropy threads M",
                                  [](const BenchRow& r) { return double(r.entropy_threads); }));
     write_chart(c, dir, "fps_vs_threads.png");
   }
   if (!by_mode(rows, "slots").empty()) {
     plot::Chart c;
-    c.title = fmt::format("Frames/s vs stream-buffer slots K ({}, {})", size_of(rows, "slots"), settings);
+    c.title = fmt::format("frames/s vs slots K ({}, {})", size_of(rows, "slots"), settings);
     c.panels.push_back(fps_panel(rows, "slots", "slots K", [](const BenchRow& r) { return double(r.slots); }));
     write_chart(c, dir, "fps_vs_slots.png");
   }
   if (!by_mode(rows, "stages").empty()) {
     plot::Chart c;
-    c.title = fmt::format("AOK frames/s vs cuda::pipeline stages ({})", size_of(rows, "stages"));
+    c.title = fmt::format("AOK frames/s vs kernel pipeline stages ({})", size_of(rows, "stages"));
     c.panels.push_back(fps_panel(rows, "stages", "stages", [](const BenchRow& r) { return double(r.stages); }));
     write_chart(c, dir, "fps_vs_stages.png");
   }
   const auto resolution = by_mode(rows, "resolution");
   if (!resolution.empty()) {
     plot::Chart c;
-    c.title = "Per-stage busy time per frame vs resolution (summed over the stage's threads)";
+    c.title = "stage time per frame vs resolution";
     c.side_by_side = false;
     c.panel_height = 330;
     struct Stage {

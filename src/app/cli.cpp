@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench_command.hpp"
 #include "cli_options.hpp"
 #include "compare_command.hpp"
 #include "encode_command.hpp"
@@ -19,6 +20,7 @@
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
+#include "quality_command.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -50,6 +52,9 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   add_jpeg_options(cmd, args.options, subsampling);
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
+  cmd->add_flag("--psnr", args.psnr,
+                "After writing, print the PSNR (RGB, Y, Cb, Cr) and SSIM (Y) of the written "
+                "frames against the input on stderr (see `mjpeg quality`)");
 
   const char* stream = "Video (stream) options";
   cmd->add_option("--mode", args.mode,
@@ -113,6 +118,12 @@ int run_cli(int argc, char** argv) {
   CompareArgs compare_args;
   commands.push_back({add_compare_command(app, compare_args), [&] {
                         return run_compare(compare_args);
+                      }});
+  BenchArgs bench_args;
+  commands.push_back({add_bench_command(app, bench_args), [&] { return run_bench(bench_args); }});
+  QualityArgs quality_args;
+  commands.push_back({add_quality_command(app, quality_args), [&] {
+                        return run_quality(quality_args);
                       }});
   GanttArgs gantt_args;
   commands.push_back({add_gantt_command(app, gantt_args), [&] { return run_gantt(gantt_args); }});

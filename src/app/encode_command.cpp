@@ -10,6 +10,7 @@
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
+#include "quality_hook.hpp"
 #include "stream_command.hpp"
 
 namespace mjpeg::app {
@@ -40,6 +41,8 @@ int run_encode(const EncodeArgs& args) {
   const NoticeSink notice = [&](const std::string& text) {
     if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
   };
+  std::unique_ptr<WrittenQuality> written_quality;  // --psnr (checked before any work)
+  if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   const io::Image image = read_input_image(args.input, notice);
 
   const auto t_encode = Clock::now();
@@ -61,6 +64,10 @@ int run_encode(const EncodeArgs& args) {
                              args.options.quality, to_string(args.options.subsampling),
                              ms_since(t_start), encode_ms)
                      .c_str());
+  }
+  if (written_quality) {
+    written_quality->add(0, image.view(), jpeg);
+    written_quality->print(stderr, args.output);
   }
   return 0;
 }

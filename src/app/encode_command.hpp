@@ -14,6 +14,7 @@ struct EncodeArgs {
   EncodeOptions options;
   bool overwrite = false;  ///< -y: replace an existing output
   bool quiet = false;      ///< no notices, no summary
+  bool psnr = false;       ///< --psnr: print PSNR/SSIM of what was written (quality_hook.hpp)
 
   // Streaming (video) options; see stream_command.hpp.
   std::string mode;                ///< "cpu", "sok", "aok", or "" = aok when a GPU is usable

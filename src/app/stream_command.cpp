@@ -18,6 +18,7 @@
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 #include "pipeline/pipeline.hpp"
+#include "quality_hook.hpp"
 #include "video_input.hpp"
 
 namespace mjpeg::app {
@@ -176,7 +177,16 @@ int run_encode_stream(const EncodeArgs& args) {
     io::check_output_allowed(args.output, args.overwrite);
 
   const pipeline::Mode mode = choose_mode(args);
-  const pipeline::PipelineOptions popt = pipeline_options(args, mode);
+  pipeline::PipelineOptions popt = pipeline_options(args, mode);
+  // --psnr: each written frame is decoded and compared with its source pixels in the workers.
+  std::unique_ptr<WrittenQuality> written_quality;
+  if (args.psnr) {
+    written_quality = std::make_unique<WrittenQuality>();
+    popt.on_frame = [q = written_quality.get()](std::int64_t index, const ImageView& pixels,
+                                                const std::vector<std::uint8_t>& jpeg) {
+      q->add(index, pixels, jpeg);
+    };
+  }
 
   const InputKind kind = input_kind(args.input);
   std::vector<io::Image> stills;
@@ -216,6 +226,7 @@ int run_encode_stream(const EncodeArgs& args) {
                      .c_str());
   }
   if (args.stats) print_stage_stats(stats);
+  if (written_quality) written_quality->print(stderr, args.output);
   return interrupted ? 130 : 0;
 }
 

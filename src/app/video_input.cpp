@@ -64,7 +64,7 @@ namespace {
 
 /// Throws when frame `index` (0-based) is not the stream's size: resolution changes mid-stream
 /// are not supported (every buffer is sized once for the stream's geometry).
-void check_frame_size(const std::string& name, std::int64_t index, int width, int height,
+[[maybe_unused]] void check_frame_size(const std::string& name, std::int64_t index, int width, int height,
                       const pipeline::SourceFormat& format) {
   if (width != format.width || height != format.height)
     throw Error(fmt::format("{}: frame {} is {}x{}, but the stream started at {}x{} "

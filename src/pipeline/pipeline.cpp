@@ -305,6 +305,7 @@ void Run::setup() {
     timing_ = opt_.gpu_timing || trace_ != nullptr;
     gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_.format, k, kind,
                                           opt_.device, opt_.variant, opt_.stages, timing_);
+    gpu_->inject_error_at(opt_.inject_gpu_error_at);
     for (int i = 0; i < k; ++i) {
       slots_[i].pixels = gpu_->host_pixels(i);
       slots_[i].coeffs = const_cast<std::int16_t*>(gpu_->host_coeffs(i));

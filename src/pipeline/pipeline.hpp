@@ -57,6 +57,9 @@ struct PipelineOptions {
   /// Optional: record every stage's spans (host threads and, with a GPU, the streams; implies
   /// gpu_timing). The pipeline adds the tracks and sets the origin; must outlive the call.
   Trace* trace = nullptr;
+  /// Tests only: the GPU transform of the n-th frame handed to the GPU fails with a real CUDA
+  /// error (StreamBuffer::inject_error_at); -1 = never.
+  std::int64_t inject_gpu_error_at = -1;
 };
 
 /// Throws UsageError when a field is out of range.

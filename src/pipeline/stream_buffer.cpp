@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <mutex>
 #include <string>
 
 #include "cuda_check.hpp"
@@ -92,6 +93,10 @@ void StreamBuffer::drain() noexcept {
 
 void StreamBuffer::upload_async(int slot) {
   Slot& s = *slots_[slot];
+  // N producers share the upload stream: one producer's records and copy must not interleave
+  // with another's, or a timed span [upload_start, data_ready] would also cover the other
+  // frame's copy (measured on the H200). The lock only orders the enqueueing.
+  std::lock_guard<std::mutex> lock(upload_mutex_);
   // (1) initiate the transfer, (2) record DATARDY behind it in the same stream,
   // (3) signal on the host that the event exists (release: the record happens-before).
   if (timing_) s.upload_start.record(upload_.get());
@@ -101,8 +106,17 @@ void StreamBuffer::upload_async(int slot) {
   s.data_ready_recorded.fetch_add(1, std::memory_order_release);
 }
 
+void StreamBuffer::maybe_inject_error(cudaStream_t stream) {
+  if (transforms_++ != inject_at_) return;
+  // A copy larger than both buffers: the runtime refuses it before touching memory.
+  Slot& s = *slots_[0];
+  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_coeffs.get(), s.device_pixels.get(),
+                                   std::size_t(1) << 62, cudaMemcpyDeviceToDevice, stream));
+}
+
 void StreamBuffer::transform_async(int slot) {
   Slot& s = *slots_[slot];
+  maybe_inject_error(kernel_.get());
   use_record(s.data_ready_recorded, s.data_ready_used, "data_ready", slot);
   // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
   // thread goes on issuing.
@@ -127,6 +141,7 @@ void StreamBuffer::wait_coeffs(int slot) {
 
 void StreamBuffer::offload_sync(int slot) {
   Slot& s = *slots_[slot];
+  maybe_inject_error(nullptr);
   // A plain synchronous program: copy, launch and wait all on the legacy default stream, which
   // orders the kernel after the copy. The kernel must not go to the non-blocking kernel
   // stream here: a cudaMemcpy from pageable memory may return before its DMA has finished

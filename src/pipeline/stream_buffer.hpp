@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 #include <vector>
 
@@ -97,6 +98,11 @@ class StreamBuffer {
   /// memory (after wait_coeffs / offload_sync).
   GpuTimes gpu_times(int slot) const;
   std::size_t upload_bytes() const { return pixel_bytes_; }     ///< per frame, host to device
+
+  /// Tests: the `n`-th transform (0-based count of transform_async / offload_sync calls) makes
+  /// a real, non-sticky CUDA error (a copy larger than its buffer, refused by the runtime with
+  /// cudaErrorInvalidValue) instead of its work, so that error paths can be exercised.
+  void inject_error_at(std::int64_t n) { inject_at_ = n; }
   std::size_t download_bytes() const { return coeff_bytes_; }  ///< per frame, device to host
 
  private:
@@ -127,11 +133,14 @@ class StreamBuffer {
   gpu::Variant variant_;
   int stages_;
   bool timing_ = false;
+  std::int64_t transforms_ = 0, inject_at_ = -1;  // transform calls so far; test error hook
+  void maybe_inject_error(cudaStream_t stream);
   gpu::Event origin_;        // timing: the event start_clock() recorded
   double origin_host_s_ = 0;  // ... and the host time it maps to (relative to the origin)
   std::size_t row_bytes_ = 0, pixel_bytes_ = 0, coeff_bytes_ = 0;
   std::unique_ptr<gpu::TransformPlan> plan_;
   gpu::Stream upload_, kernel_, download_;
+  std::mutex upload_mutex_;  // producers enqueue on the upload stream one at a time
   int slot_count_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;  // Slot holds atomics: not movable
 };

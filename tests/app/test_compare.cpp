@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_rows.hpp"
 #include "frame_store.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/encoder.hpp"
@@ -176,6 +177,46 @@ TEST(PeerTurbojpeg, FrameParallelOutputIsIdenticalToOurs) {
     ours[4].back() ^= 1;
     EXPECT_FALSE(run_turbojpeg(views, o, 2, ours).identical);
   }
+}
+
+TEST(BenchRows, CsvRoundTripAndErrors) {
+  BenchRow a;
+  a.sweep = "threads";
+  a.mode = "aok";
+  a.width = 1920;
+  a.height = 1080;
+  a.frames = 120;
+  a.producers = 2;
+  a.entropy_threads = 13;
+  a.slots = 17;
+  a.stages = 2;
+  a.variant = "pipeline";
+  a.fps = 1521.75;
+  a.bound_stage = "gpu offload";
+  a.bound_fps = 1715.5;
+  a.upload_ms = 0.133;
+  a.overlap = 0.1;
+  a.identical = false;
+  BenchRow b;
+  b.sweep = "threads";
+  b.mode = "libjpeg-turbo";
+  const std::vector<BenchRow> back = parse_bench_csv(bench_csv({a, b}));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].mode, "aok");
+  EXPECT_EQ(back[0].bound_stage, "gpu offload");
+  EXPECT_EQ(back[0].entropy_threads, 13);
+  EXPECT_DOUBLE_EQ(back[0].fps, 1521.75);
+  EXPECT_DOUBLE_EQ(back[0].upload_ms, 0.133);
+  EXPECT_DOUBLE_EQ(back[0].kernel_ms, -1);
+  EXPECT_FALSE(back[0].identical);
+  EXPECT_TRUE(back[1].identical);
+  EXPECT_EQ(back[1].variant, "");
+  EXPECT_THROW(parse_bench_csv(""), Error);
+  EXPECT_THROW(parse_bench_csv("sweep,mode\n"), Error);
+  std::string text = bench_csv({a});
+  EXPECT_THROW(parse_bench_csv(text + "threads,aok\n"), Error);        // too few fields
+  const std::size_t fps = text.find("1521.75");
+  EXPECT_THROW(parse_bench_csv(text.replace(fps, 7, "fast")), Error);  // not a number
 }
 
 }  // namespace

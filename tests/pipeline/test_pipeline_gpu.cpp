@@ -106,6 +106,63 @@ TEST_P(GpuErrors, StopFlagDrainsInFlightFrames) {
   check_stop(m, 4, 2, 8, 10);
 }
 
+// A real CUDA error in the middle of a stream (injected by the stream buffer's test hook): the
+// encode stops within the watchdog's time and throws a CUDA error; what was written is a
+// byte-exact prefix of the stream; the device stays usable for the next encode.
+TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
+  MJPEG_NEED_GPU();
+  const GpuMode m = GetParam();
+  const auto frames = make_frames(24, 64, 48, PixelFormat::rgb24);
+  const EncodeOptions o;
+  const auto ref = reference(frames, o);
+  for (std::int64_t at : {0, 9, 23}) {
+    pipeline::PipelineOptions p;
+    p.mode = m.mode;
+    p.pinned_sok = m.pinned_sok;
+    p.producers = 2;
+    p.entropy_threads = 3;
+    p.slots = 6;
+    p.inject_gpu_error_at = at;
+    pipeline::MemoryFrameSource source(views(frames));
+    MemorySink sink;
+    std::string message;
+    within(30, [&] {
+      try {
+        pipeline::encode_stream(source, o, sink, p);
+      } catch (const Error& e) {
+        message = e.what();
+      }
+    });
+    EXPECT_NE(message.find("cudaErrorInvalidValue"), std::string::npos) << "at " << at << ": " << message;
+    ASSERT_LE(sink.frames.size(), static_cast<std::size_t>(at));
+    expect_frames_equal(ref, sink.frames, sink.frames.size());
+  }
+  check_stream(StreamCase{64, 48, Subsampling::s420, PixelFormat::rgb24, 2, 2, 4}, m.mode,
+               m.pinned_sok);  // the device still works
+}
+
+// More slots than device memory holds: a clear error from the allocation, nothing written.
+TEST(GpuPipeline, DeviceOutOfMemoryIsAClearError) {
+  MJPEG_NEED_GPU();
+  io::Image big(16384, 16384, PixelFormat::gray8);  // 268 MB of pixels, 537 MB of coefficients
+  const ImageView view = big.view();
+  pipeline::MemoryFrameSource source({view});
+  MemorySink sink;
+  pipeline::PipelineOptions p;
+  p.mode = Mode::sok;  // pageable host slots: only the device allocations are real
+  p.slots = 1000;      // ~800 GB of device memory
+  std::string message;
+  within(120, [&] {
+    try {
+      pipeline::encode_stream(source, EncodeOptions{}, sink, p);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  });
+  EXPECT_NE(message.find("cudaErrorMemoryAllocation"), std::string::npos) << message;
+  EXPECT_TRUE(sink.frames.empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, GpuErrors, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return name_of_mode(info.param); });
 

@@ -1,0 +1,75 @@
+#include "frame_reader.hpp"
+
+#include <fmt/format.h>
+
+#include "image_input.hpp"
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::app {
+
+io::Image to_rgb(const ImageView& image) {
+  io::Image out(image.width, image.height, PixelFormat::rgb24);
+  for (int y = 0; y < image.height; ++y) {
+    const std::uint8_t* src = image.data + static_cast<std::size_t>(y) * image.stride;
+    std::uint8_t* dst = out.pixels.data() + static_cast<std::size_t>(y) * out.stride();
+    for (int x = 0; x < image.width; ++x) {
+      if (image.format == PixelFormat::gray8) {
+        dst[3 * x] = dst[3 * x + 1] = dst[3 * x + 2] = src[x];
+      } else {
+        dst[3 * x] = src[3 * x];
+        dst[3 * x + 1] = src[3 * x + 1];
+        dst[3 * x + 2] = src[3 * x + 2];
+      }
+    }
+  }
+  return out;
+}
+
+FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
+    : path_(path), max_frames_(max_frames) {
+  const InputKind kind = input_kind(path);
+  if (kind == InputKind::image) {
+    const io::Image image = read_input_image(path, [](const std::string&) {});
+    still_ = to_rgb(image.view());
+    is_still_ = true;
+    width_ = still_.width;
+    height_ = still_.height;
+    frame_count_ = 1;
+    description_ = fmt::format("{}x{} still image", width_, height_);
+    return;
+  }
+  video_ = open_video_input(path, kind, max_frames);
+  const pipeline::SourceFormat f = video_.source->format();
+  width_ = f.width;
+  height_ = f.height;
+  frame_count_ = video_.frame_count;
+  description_ = video_.description;
+  video_.source->prepare(1);
+  if (f.format == PixelFormat::gray8) gray_scratch_ = io::Image(f.width, f.height, f.format);
+}
+
+FrameReader::~FrameReader() = default;
+
+bool FrameReader::next(io::Image& out) {
+  if (max_frames_ >= 0 && read_ >= max_frames_) return false;
+  if (is_still_) {
+    if (read_ > 0) return false;
+    out = still_;
+    ++read_;
+    return true;
+  }
+  if (out.width != width_ || out.height != height_ || out.format != PixelFormat::rgb24)
+    out = io::Image(width_, height_, PixelFormat::rgb24);
+  std::int64_t index = 0;
+  if (gray_scratch_.width > 0) {
+    if (!video_.source->read_into(0, gray_scratch_.pixels.data(), gray_scratch_.stride(), index))
+      return false;
+    out = to_rgb(gray_scratch_.view());
+  } else if (!video_.source->read_into(0, out.pixels.data(), out.stride(), index)) {
+    return false;
+  }
+  ++read_;
+  return true;
+}
+
+}  // namespace mjpeg::app

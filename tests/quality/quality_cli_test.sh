@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# End-to-end tests of `mjpeg quality` and `mjpeg encode --psnr`, one case per ctest test.
+#
+#   quality_cli_test.sh --list                     print the case names
+#   quality_cli_test.sh CASE MJPEG MEDIA_DIR WORK_DIR
+#
+# The agreement cases make short clips at test time from MEDIA_DIR/video, encode them with
+# ffmpeg's own MJPEG encoder (independent of ours) and with mjpeg, and compare our figures with
+# ffmpeg's psnr filter (RGB, on rgb24 frames) and ssim/psnr filters (on the luma plane computed
+# here, in Python, with libjpeg's integer formula from the same rgb24 frames).
+# Exit 0 = pass, 77 = skipped (a tool is missing), anything else = fail.
+set -uo pipefail
+
+die() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+need_tools() {
+  command -v ffmpeg >/dev/null || skip "ffmpeg not found"
+  command -v python3 >/dev/null || skip "python3 not found"
+}
+have_opencv() { "$MJPEG" info | grep -q '^OpenCV: yes'; }
+
+# expect_fail CODE ARGS...: exit CODE, one stderr line "mjpeg: error: ...", nothing on stdout.
+expect_fail() {
+  local want=$1; shift
+  local rc=0
+  "$MJPEG" "$@" >out.txt 2>err.txt || rc=$?
+  [[ $rc -eq $want ]] || die "mjpeg $* exited $rc, expected $want; stderr: $(cat err.txt)"
+  [[ $(wc -l <err.txt) -eq 1 ]] || die "mjpeg $* printed more than one stderr line: $(cat err.txt)"
+  grep -q '^mjpeg: error: ' err.txt || die "stderr lacks 'mjpeg: error: ': $(cat err.txt)"
+  echo "ok ($rc): mjpeg $* -> $(cat err.txt)"
+}
+run_ok() { "$MJPEG" "$@" >out.txt 2>err.txt || die "mjpeg $* failed: $(cat err.txt)"; }
+
+# make_source VIDEO SIZE FRAMES OUT: the first FRAMES frames of MEDIA/video/VIDEO scaled to SIZE,
+# as lossless rgb24 (so that every reader sees the same pixels), without audio: with an audio
+# stream in the file, ffmpeg's filters pair frames by timestamp differently (measured: 0.44 dB off).
+make_source() {
+  local video="$MEDIA/video/$1"
+  [[ -f $video ]] || die "test media $video missing (set MJPEG_MEDIA_DIR)"
+  ffmpeg -v error -y -i "$video" -an -frames:v "$3" -vf "scale=$2" -c:v rawvideo -pix_fmt rgb24 "$4" ||
+    die "ffmpeg could not cut $video"
+}
+
+# ffmpeg_rgb_psnr A B: ffmpeg's average RGB PSNR of A against B, both converted to rgb24.
+ffmpeg_rgb_psnr() {
+  ffmpeg -v info -nostats -i "$1" -i "$2" \
+    -lavfi "[0:v]format=rgb24[a];[1:v]format=rgb24[b];[a][b]psnr=stats_file=psnr_rgb.log" \
+    -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1
+}
+
+# luma_of VIDEO OUT W H: the full-range BT.601 luma (libjpeg's integer formula) of every frame of
+# VIDEO as decoded to rgb24 by ffmpeg, written as raw gray frames (Python, independent of mjpeg).
+luma_of() {
+  ffmpeg -v error -y -i "$1" -f rawvideo -pix_fmt rgb24 rgb.raw || die "ffmpeg cannot decode $1"
+  python3 - "$2" <<'EOF' || die "luma conversion failed"
+import sys
+rgb = open("rgb.raw", "rb").read()
+r, g, b = rgb[0::3], rgb[1::3], rgb[2::3]
+y = bytes((19595 * R + 38470 * G + 7471 * B + 32768) >> 16 for R, G, B in zip(r, g, b))
+open(sys.argv[1], "wb").write(y)
+EOF
+}
+
+# ffmpeg_luma FILTER A.gray B.gray W H: runs ffmpeg's FILTER (ssim or psnr) on raw gray frames;
+# prints its summary line.
+ffmpeg_luma() {
+  ffmpeg -v info -nostats -f rawvideo -pix_fmt gray -s "$4x$5" -i "$2" \
+    -f rawvideo -pix_fmt gray -s "$4x$5" -i "$3" -lavfi "[0:v][1:v]$1=stats_file=$1_y.log" \
+    -f null - 2>&1 | grep -E "Parsed_$1" | tail -1
+}
+
+# json_get FILE EXPR: a value from our --json output (Python expression on `d`).
+json_get() {
+  python3 -c "import json,sys; d=json.load(open('$1')); print($2)" || die "cannot read $1"
+}
+
+# close A B TOL: |A - B| <= TOL (numbers or inf).
+close() {
+  python3 -c "import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(0 if (a==b or abs(a-b)<=t) else 1)" \
+    "$1" "$2" "$3"
+}
+
+# per_frame_close LOG KEY JSON_KEY TOL: every frame of ffmpeg's stats log (KEY:value) within TOL
+# of our per-frame figure.
+per_frame_close() {
+  python3 - "$1" "$2" "$3" "$4" <<'EOF' || die "per-frame figures differ from ffmpeg's ($1)"
+import json, sys
+log, key, ours_key, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+theirs = []
+for line in open(log):
+    fields = dict(f.split(":", 1) for f in line.split() if ":" in f)
+    theirs.append(float(fields[key]))
+ours = [float(f[ours_key]) for f in json.load(open("q.json"))["per_frame"]]
+assert len(ours) == len(theirs), (len(ours), len(theirs))
+worst = max(abs(a - b) for a, b in zip(ours, theirs))
+print(f"{log}: {len(ours)} frames, largest difference {worst:.6f}")
+sys.exit(0 if worst <= tol else 1)
+EOF
+}
+
+# agreement VIDEO SIZE ENCODER: our figures equal ffmpeg's on a 10-frame clip of VIDEO encoded
+# by ENCODER ("ffmpeg": its own mjpeg encoder at -q:v 5; "mjpeg": ours at -q 75).
+agreement() {
+  need_tools
+  local video=$1 size=$2 encoder=$3 w=${2%:*} h=${2#*:}
+  make_source "$video" "$size" 10 src.nut
+  if [[ $encoder == ffmpeg ]]; then
+    ffmpeg -v error -y -i src.nut -c:v mjpeg -q:v 5 enc.avi || die "ffmpeg mjpeg encode failed"
+  else
+    run_ok encode src.nut -o enc.avi -q 75 --quiet
+  fi
+  run_ok quality src.nut enc.avi --json q.json
+  [[ $(json_get q.json 'd["frames"]') == 10 ]] || die "expected 10 frames"
+
+  # RGB PSNR: summary (ffmpeg's average is the PSNR of the mean MSE) and per frame.
+  local theirs ours
+  theirs=$(ffmpeg_rgb_psnr enc.avi src.nut)
+  ours=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
+  [[ -n $theirs ]] || die "no PSNR from ffmpeg"
+  close "$ours" "$theirs" 0.05 || die "RGB PSNR $ours dB, ffmpeg says $theirs dB"
+  per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+  echo "RGB PSNR: ours $ours, ffmpeg $theirs"
+
+  # Luma: SSIM and PSNR of the same Y planes.
+  luma_of enc.avi enc.y
+  luma_of src.nut src.y
+  local line
+  line=$(ffmpeg_luma ssim enc.y src.y "$w" "$h")
+  theirs=$(sed -n 's/.* Y:\([0-9.]*\) .*/\1/p' <<<"$line")
+  ours=$(json_get q.json 'd["summary"]["ssim_y"]["mean"]')
+  [[ -n $theirs ]] || die "no SSIM from ffmpeg: $line"
+  close "$ours" "$theirs" 0.002 || die "SSIM $ours, ffmpeg says $theirs"
+  per_frame_close ssim_y.log Y ssim_y 0.002
+  echo "SSIM Y: ours $ours, ffmpeg $theirs"
+  line=$(ffmpeg_luma psnr enc.y src.y "$w" "$h")
+  theirs=$(sed -n 's/.* average:\([0-9.inf]*\).*/\1/p' <<<"$line")
+  ours=$(json_get q.json 'd["summary"]["psnr_y"]["mean"]')
+  close "$ours" "$theirs" 0.05 || die "Y PSNR $ours dB, ffmpeg says $theirs dB"
+  echo "Y PSNR: ours $ours, ffmpeg $theirs"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------------------------
+
+case_agrees_with_ffmpeg_on_ffmpeg_mjpeg() { agreement flower.mp4 320:180 ffmpeg; }
+case_agrees_with_ffmpeg_on_our_mjpeg() { agreement car-detection.mp4 384:216 mjpeg; }
+case_agrees_with_ffmpeg_on_h264_source() {
+  # The source decoded from H.264 (BT.601 limited range) by both sides rather than raw RGB.
+  need_tools
+  ffmpeg -v error -y -i "$MEDIA/video/friday.mp4" -frames:v 8 -vf scale=320:240 \
+    -c:v libx264 -qp 0 -pix_fmt yuv420p src.mp4 || skip "ffmpeg cannot make an H.264 clip"
+  run_ok encode src.mp4 -o enc.avi -q 60 -s 422 --quiet
+  run_ok quality src.mp4 enc.avi --json q.json
+  local theirs ours
+  theirs=$(ffmpeg_rgb_psnr enc.avi src.mp4)
+  ours=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
+  close "$ours" "$theirs" 0.05 || die "RGB PSNR $ours dB, ffmpeg says $theirs dB"
+  per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+}
+
+case_identical_inputs_are_infinite() {
+  need_tools
+  make_source flower.mp4 64:48 3 src.nut
+  run_ok quality src.nut src.nut --json q.json --csv q.csv
+  [[ $(json_get q.json 'd["summary"]["psnr_rgb"]["min"]') == inf ]] || die "PSNR not inf"
+  [[ $(json_get q.json 'd["summary"]["ssim_y"]["mean"]') == 1.0 ]] || die "SSIM not 1"
+  [[ $(sed -n 2p q.csv | cut -d, -f2) == inf ]] || die "CSV PSNR not inf: $(sed -n 2p q.csv)"
+  [[ $(wc -l <q.csv) -eq 4 ]] || die "CSV should have a header and 3 rows"
+}
+
+case_encode_psnr_equals_quality() {
+  need_tools
+  make_source flower.mp4 320:180 6 src.nut
+  run_ok encode src.nut -o enc.avi -q 50 --psnr --mode cpu
+  grep -A7 '^mjpeg: quality of enc.avi' err.txt | tail -n +2 >encode_summary.txt
+  [[ $(wc -l <encode_summary.txt) -eq 7 ]] || die "no --psnr summary: $(cat err.txt)"
+  run_ok quality src.nut enc.avi --quiet
+  grep -B0 -A6 '^summary over' out.txt >quality_summary.txt
+  diff encode_summary.txt quality_summary.txt || die "encode --psnr and quality disagree"
+  # A single picture too.
+  ffmpeg -v error -y -i src.nut -frames:v 1 one.ppm || die "ffmpeg failed"
+  run_ok encode one.ppm -o one.jpg -q 30 --psnr
+  grep -q 'PSNR RGB' err.txt || die "no PSNR for a single picture: $(cat err.txt)"
+}
+
+case_errors_are_one_line() {
+  need_tools
+  make_source flower.mp4 320:180 4 a.nut
+  make_source flower.mp4 160:90 4 small.nut
+  make_source flower.mp4 320:180 3 short.nut
+  expect_fail 1 quality a.nut small.nut --json x.json
+  grep -q 'sizes differ' err.txt || die "unclear: $(cat err.txt)"
+  expect_fail 1 quality a.nut short.nut --csv x.csv
+  grep -q 'frame counts differ' err.txt || die "unclear: $(cat err.txt)"
+  expect_fail 1 quality a.nut missing.avi
+  grep -q "missing.avi" err.txt || die "unclear: $(cat err.txt)"
+  printf 'not a video' >junk.avi
+  expect_fail 1 quality a.nut junk.avi
+  expect_fail 2 quality a.nut
+  expect_fail 2 quality a.nut a.nut --plot x.jpg
+  expect_fail 2 quality --sweep a.nut --qualities 0:50:10
+  expect_fail 2 quality --sweep a.nut a.nut a.nut
+  [[ ! -e x.json && ! -e x.csv ]] || die "an output was written on failure"
+  touch exists.csv
+  expect_fail 1 quality a.nut a.nut --csv exists.csv
+  [[ ! -s exists.csv ]] || die "existing output replaced without -y"
+  # --frames compares only the first frames.
+  run_ok quality a.nut short.nut --frames 3 --quiet
+}
+
+case_pictures() {
+  need_tools
+  make_source flower.mp4 320:180 20 src.nut
+  run_ok encode src.nut -o enc.avi -q 40 --quiet
+  if ! have_opencv; then
+    expect_fail 1 quality src.nut enc.avi --plot p.png
+    grep -q 'OpenCV' err.txt || die "error does not name OpenCV"
+    return
+  fi
+  run_ok quality src.nut enc.avi --plot p.png --worst w.png --sheet s.png --sheet-frames 6 --json q.json
+  local f size
+  for f in p.png w.png s.png; do
+    [[ $(head -c 8 "$f" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || die "$f is not a PNG"
+  done
+  size=$(ffprobe -v error -show_entries stream=width,height -of csv=p=0 w.png)
+  [[ $size == 1440,* ]] || die "worst picture should be three 480-wide panels, is $size"
+  size=$(ffprobe -v error -show_entries stream=width,height -of csv=p=0 p.png)
+  [[ $size == 900,* ]] || die "plot is $size"
+  # The worst picture shows the frame the summary names.
+  local worst
+  worst=$(json_get q.json 'd["summary"]["worst_frames"][0]')
+  grep -q "worst frames (RGB PSNR): $worst" out.txt || die "summary and JSON disagree"
+}
+
+case_sweep() {
+  need_tools
+  make_source flower.mp4 320:180 1 src.nut
+  local plot=()
+  have_opencv && plot=(--plot rd.png)
+  run_ok quality --sweep src.nut --qualities 30:90:30 --csv rd.csv "${plot[@]}"
+  [[ $(wc -l <rd.csv) -eq 10 ]] || die "expected 9 points: $(cat rd.csv)"
+  python3 - <<'EOF' || die "sweep points wrong: $(cat rd.csv)"
+import csv
+rows = list(csv.DictReader(open("rd.csv")))
+for enc in ("mjpeg", "mjpeg --optimize", "libjpeg-turbo"):
+    pts = [r for r in rows if r["encoder"] == enc]
+    assert [int(r["quality"]) for r in pts] == [30, 60, 90], enc
+    bpp = [float(r["bits_per_pixel"]) for r in pts]
+    psnr = [float(r["psnr_rgb"]) for r in pts]
+    assert bpp == sorted(bpp) and psnr == sorted(psnr), (enc, bpp, psnr)
+ours = {r["quality"]: r for r in rows if r["encoder"] == "mjpeg"}
+opt = {r["quality"]: r for r in rows if r["encoder"] == "mjpeg --optimize"}
+for r in rows:
+    if r["encoder"] == "libjpeg-turbo":
+        assert r["identical_to_mjpeg"] == "yes", r
+        assert r["psnr_rgb"] == ours[r["quality"]]["psnr_rgb"], r
+for q in opt:  # optimal Huffman tables: same pixels, fewer bits
+    assert opt[q]["psnr_rgb"] == ours[q]["psnr_rgb"]
+    assert float(opt[q]["bits_per_pixel"]) < float(ours[q]["bits_per_pixel"])
+EOF
+  grep -q 'byte-identical to mjpeg at every quality' out.txt || die "no identity line: $(cat out.txt)"
+  if have_opencv; then [[ -s rd.png ]] || die "no rd.png"; fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------------
+
+if [[ ${1:-} == --list ]]; then
+  declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'
+  exit 0
+fi
+[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG MEDIA_DIR WORK_DIR" >&2; exit 2; }
+name=$1
+MJPEG=$(realpath "$2")
+MEDIA=${MJPEG_MEDIA_DIR:-$3}
+declare -F "case_$name" >/dev/null || { echo "unknown case $name" >&2; exit 2; }
+[[ -x $MJPEG ]] || die "mjpeg binary $MJPEG not found"
+[[ -d $MEDIA/video ]] || die "test media $MEDIA/video not found (set MJPEG_MEDIA_DIR)"
+dir="$4/$name"
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || die "cannot make $dir"
+"case_$name"
+echo "PASS: $name"
