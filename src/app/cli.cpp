@@ -14,6 +14,7 @@
 #include "cli_options.hpp"
 #include "compare_command.hpp"
 #include "encode_command.hpp"
+#include "gantt_command.hpp"
 #include "image_input.hpp"
 #include "info_command.hpp"
 #include "mjpeg/encoder.hpp"
@@ -129,6 +130,8 @@ int cli_main(int argc, char** argv, bool run_command) {
   commands.push_back({add_quality_command(app, quality_args), [&] {
                         return run_quality(quality_args);
                       }});
+  GanttArgs gantt_args;
+  commands.push_back({add_gantt_command(app, gantt_args), [&] { return run_gantt(gantt_args); }});
   commands.push_back({app.add_subcommand("info", "Print the version and build options"), [] {
                         run_info(stdout);
                         return static_cast<int>(kExitOk);
