@@ -12,6 +12,9 @@
 
 #include "cli_options.hpp"
 #include "frame_store.hpp"
+#if MJPEG_HAVE_OPENCV
+#include "gantt.hpp"
+#endif
 #include "gpu_transform.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
@@ -22,6 +25,7 @@
 #include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
 #include "trace_json.hpp"
+#include "trace_model.hpp"
 #include "video_input.hpp"
 
 namespace mjpeg::app {
@@ -232,6 +236,11 @@ int run_compare(CompareArgs& args) {
   }
   if (width > 0 && input_kind(args.input) != InputKind::image)
     throw UsageError("--size applies to a still-image input (video frames keep their size)");
+#if !MJPEG_HAVE_OPENCV
+  if (!args.gantt.empty())  // before any work: this build cannot draw
+    throw Error("--gantt needs a build with OpenCV; write --trace F.json and draw it with "
+                "`mjpeg gantt F.json -o G.png` where OpenCV is available");
+#endif
   const std::vector<ModeSpec> modes = choose_modes(args, notice);
 
   const FrameStore store = load_frames(args.input, args.frames, width, height, notice);
@@ -335,8 +344,13 @@ int run_compare(CompareArgs& args) {
     trace_runs.push_back(
         {display_name(r.spec), r.trace.get(), r.stats.frames, r.stats.wall_s - r.stats.setup_s});
   if (!args.trace.empty()) write_text_file(args.trace, chrome_trace_json(trace_runs));
-  if (!args.gantt.empty())
-    throw Error("--gantt: drawing is not built in yet");  // replaced when the Gantt lands
+  if (!args.gantt.empty()) {
+#if MJPEG_HAVE_OPENCV
+    // Through the JSON, so that the picture is exactly what `mjpeg gantt` draws from --trace.
+    write_gantt_png(parse_trace_json(chrome_trace_json(trace_runs), "the compare trace"),
+                    GanttOptions{}, args.gantt, /*overwrite=*/true);
+#endif
+  }
 
   if (!all_identical) throw Error("the modes wrote different bytes (see the outputs line)");
   return 0;

@@ -41,6 +41,13 @@ case_compare_cpu_table_json_trace() {
     grep -q 'libjpeg-turbo identical' out.txt || die "libjpeg-turbo row not identical: $(cat out.txt)"
   fi
   compare_json_check report.json trace.json
+  if have_opencv; then
+    expect_ok compare "$SAMPLE" --modes cpu --frames 6 --repeat 1 --size 64x48 --gantt g.png --quiet
+    [[ $(head -c 8 g.png | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || die "g.png is not a PNG"
+  else
+    expect_fail 1 compare "$SAMPLE" --modes cpu --frames 6 --gantt g.png
+    [[ ! -e g.png ]] || die "g.png written by a build that cannot draw"
+  fi
 }
 
 case_compare_video_input() {
