@@ -209,19 +209,25 @@ int run_encode_stream(const EncodeArgs& args) {
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
+  pipeline::Stats stats;
+  bool interrupted = false;
+  // Ctrl-C / SIGTERM are ours from before the output exists (its temporary file is the sign
+  // of life scripts can wait for) until the pipeline has returned.
+  InterruptGuard guard;
   std::unique_ptr<io::FrameSink> sink =
       io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
                           /*first_number=*/1, /*replace_existing=*/args.overwrite);
   ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
-  pipeline::Stats stats;
-  {
-    InterruptGuard guard;
-    stats = pipeline::encode_stream(
-        *in.source, args.options, *sink, popt,
-        [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
-    progress.finish();
+  stats = pipeline::encode_stream(
+      *in.source, args.options, *sink, popt,
+      [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
+  progress.finish();
+  interrupted = g_stop.load();
+  if (stats.frames == 0 && interrupted) {
+    // Nothing to finalise: the temporary output is removed with the sink.
+    if (!args.quiet) std::fprintf(stderr, "mjpeg: interrupted before the first frame; nothing written\n");
+    return 130;
   }
-  const bool interrupted = g_stop.load();
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
   sink->close();

@@ -26,6 +26,18 @@ no_temp_files() {
   [[ -z "$left" ]] || die "temporary files left behind: $left"
 }
 
+# wait_for_output_start NAME: waits (up to 30 s) until mjpeg has created NAME's temporary file,
+# i.e. its Ctrl-C/SIGTERM handling is in place (a background job of a script starts with SIGINT
+# ignored, so a signal sent during start-up would be lost), then lets a few frames pass.
+wait_for_output_start() {
+  local i
+  for ((i = 0; i < 300; ++i)); do
+    find . -maxdepth 1 -name ".$1.tmp-*" | grep -q . && { sleep 0.5; return 0; }
+    sleep 0.1
+  done
+  die "mjpeg did not start writing $1 within 30 s"
+}
+
 # expect_fail CODE ARGS...: runs mjpeg, expects exit CODE, exactly one stderr line starting
 # with "mjpeg: error: ", nothing on stdout, and no temporary files in the current directory.
 expect_fail() {
@@ -354,7 +366,7 @@ case_interrupt_finalises_playable_avi() {
   ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
     -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi --quiet &
   local pid=$! rc=0
-  sleep 1.5
+  wait_for_output_start out.avi
   kill -INT $pid
   wait $pid || rc=$?
   [[ $rc -eq 130 ]] || die "exit code $rc after SIGINT, expected 130"
@@ -646,13 +658,13 @@ case_disk_full_single_picture_exit_1() {
   grep -q 'No space left on device' err.txt || die "error does not say why: $(cat err.txt)"
 }
 # interrupted_encode SIGNAL: encodes a real-time feed (-re: 25 frames/s for 20 s, so it is still
-# running) to out.avi and sends SIGNAL after 1.5 s; prints mjpeg's exit code.
+# running) to out.avi and sends SIGNAL once the encode runs; prints mjpeg's exit code.
 interrupted_encode() {
   need_ffmpeg
   ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
     -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi --quiet 2>err.txt &
   local pid=$! rc=0
-  sleep 1.5
+  wait_for_output_start out.avi
   kill "-$1" $pid
   wait $pid || rc=$?
   echo "$rc"
