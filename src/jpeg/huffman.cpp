@@ -15,9 +15,16 @@
 //    store unless one of them is 0xFF (found with a zero-byte bit trick on ~word); only then
 //    are they written one by one with a 0x00 stuffed after each 0xFF.
 //  * Raw output pointer: capacity is checked once per MCU against an MCU's worst case.
-//  * On x86-64 CPUs with BMI2 and LZCNT the same code is compiled a second time for them
-//    (picked once at run time): lzcnt, tzcnt, bzhi and shlx replace slower generic sequences;
-//    with AVX-512BW the block's nonzero mask comes from two 32-lane compares.
+//  * Instruction-set variants, picked once at run time (huffman_coder.inc is compiled once
+//    per variant under `#pragma GCC target`):
+//      generic  SSE2 nonzero mask, bsr/bsf for bit lengths;
+//      bmi2     the same source with lzcnt/tzcnt/bzhi/shlx (x86-64 with BMI2 and LZCNT);
+//      avx512   (AVX-512 F/BW/CD/DQ/VL/VBMI2) the AC coefficients are coded in vectors:
+//               nonzero values and positions are compressed into order, runs come from
+//               neighbouring positions, categories from vplzcntd, codes from a gather, and two
+//               symbols are joined per 64-bit lane, so the scalar writer does one put per two
+//               coefficients. Blocks with zero runs of 16+ (ZRL) take the scalar path.
+//    Every variant is checked against a reference coder in tests/test_units.cpp.
 #include "jpeg/huffman.hpp"
 
 #include <algorithm>
