@@ -2,8 +2,10 @@
 // dummy blocks. The byte-exactness matrix against libjpeg-turbo is in test_exactness.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "jpeg/geometry.hpp"
@@ -182,6 +184,205 @@ TEST(Huffman, OptimalTableForTwoSymbols) {
   EXPECT_EQ(spec.bits[2], 1);
   EXPECT_EQ(spec.values[0], 0);
   EXPECT_EQ(spec.values[1], 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Huffman coder's instruction-set variants against a plain bit-at-a-time reference coder
+// (T.81 F.1.2, written for clarity), on synthetic coefficients that reach the edge cases:
+// zero runs of 16..62 (ZRL codes), a nonzero coefficient 63 (no EOB), full blocks, empty
+// blocks, extreme values (categories 10 for AC, 11 for DC), 0xFF bytes (stuffing), restarts.
+// ---------------------------------------------------------------------------------------------
+class ReferenceBits {
+ public:
+  void put(std::uint32_t value, int n) {
+    for (int i = n - 1; i >= 0; --i) bit((value >> i) & 1);
+  }
+  void pad() {
+    while (used_) bit(1);
+  }
+  void marker(int code) {
+    out.push_back(0xFF);
+    out.push_back(static_cast<std::uint8_t>(code));
+  }
+  std::vector<std::uint8_t> out;
+
+ private:
+  void bit(std::uint32_t b) {
+    byte_ = (byte_ << 1) | b;
+    if (++used_ == 8) {
+      out.push_back(static_cast<std::uint8_t>(byte_));
+      if (byte_ == 0xFF) out.push_back(0x00);
+      byte_ = 0;
+      used_ = 0;
+    }
+  }
+  std::uint32_t byte_ = 0;
+  int used_ = 0;
+};
+
+struct ReferenceCodes {
+  std::uint32_t code[256] = {};
+  int size[256] = {};
+  explicit ReferenceCodes(const HuffmanSpec& spec) {
+    std::uint32_t c = 0;
+    int k = 0;
+    for (int len = 1; len <= 16; ++len, c <<= 1)
+      for (int i = 0; i < spec.bits[len]; ++i, ++k, ++c) {
+        code[spec.values[k]] = c;
+        size[spec.values[k]] = len;
+      }
+  }
+  void put(ReferenceBits& w, int symbol) const {
+    ASSERT_GT(size[symbol], 0) << "symbol " << symbol << " missing from the table";
+    w.put(code[symbol], size[symbol]);
+  }
+};
+
+int magnitude_bits(int v) {
+  int n = 0;
+  for (int a = std::abs(v); a; a >>= 1) ++n;
+  return n;
+}
+
+void reference_value(ReferenceBits& w, int v, int n) {
+  w.put(static_cast<std::uint32_t>(v < 0 ? v - 1 : v) & ((1u << n) - 1), n);
+}
+
+std::vector<std::uint8_t> reference_scan(const FrameGeometry& g, const std::int16_t* coeffs,
+                                         int restart_interval, const HuffmanTables& tables) {
+  ReferenceBits w;
+  const ReferenceCodes dc[2] = {ReferenceCodes(tables.dc[0]), ReferenceCodes(tables.dc[1])};
+  const ReferenceCodes ac[2] = {ReferenceCodes(tables.ac[0]), ReferenceCodes(tables.ac[1])};
+  int last_dc[kMaxComponents] = {};
+  int mcu = 0;
+  for (int my = 0; my < g.mcus_y; ++my)
+    for (int mx = 0; mx < g.mcus_x; ++mx, ++mcu) {
+      if (restart_interval && mcu && mcu % restart_interval == 0) {
+        w.pad();
+        w.marker(0xD0 + (mcu / restart_interval - 1) % 8);
+        std::fill(last_dc, last_dc + kMaxComponents, 0);
+      }
+      for (int c = 0; c < g.num_components; ++c)
+        for (int yy = 0; yy < g.comp[c].v; ++yy)
+          for (int xx = 0; xx < g.comp[c].h; ++xx) {
+            const std::int16_t* b =
+                coeffs + g.block_index(c, my * g.comp[c].v + yy, mx * g.comp[c].h + xx) * kBlockSize;
+            const int t = c == 0 ? 0 : 1;
+            const int diff = b[0] - last_dc[c];
+            last_dc[c] = b[0];
+            dc[t].put(w, magnitude_bits(diff));
+            reference_value(w, diff, magnitude_bits(diff));
+            int run = 0;
+            for (int k = 1; k < 64; ++k) {
+              if (b[k] == 0) {
+                ++run;
+                continue;
+              }
+              for (; run >= 16; run -= 16) ac[t].put(w, 0xF0);
+              ac[t].put(w, (run << 4) | magnitude_bits(b[k]));
+              reference_value(w, b[k], magnitude_bits(b[k]));
+              run = 0;
+            }
+            if (run) ac[t].put(w, 0x00);
+          }
+    }
+  w.pad();
+  return w.out;
+}
+
+/// Coefficients of every kind of block, deterministic (xorshift).
+std::vector<std::int16_t> edge_case_coefficients(const FrameGeometry& g) {
+  std::vector<std::int16_t> c(g.coefficient_count());
+  std::uint32_t state = 12345;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  for (std::size_t b = 0; b < g.total_blocks; ++b) {
+    std::int16_t* blk = c.data() + b * kBlockSize;
+    blk[0] = static_cast<std::int16_t>(static_cast<int>(next() % 2048) - 1024);  // DC diffs to cat 11
+    const int kind = static_cast<int>(next() % 8);
+    auto value = [&] {  // mostly small, sometimes up to +-1023 (category 10)
+      const int mag = next() % 8 == 0 ? 1 + next() % 1023 : 1 + next() % 7;
+      return static_cast<std::int16_t>(next() & 1 ? mag : -mag);
+    };
+    switch (kind) {
+      case 0:  // empty
+        break;
+      case 1:  // full
+        for (int k = 1; k < 64; ++k) blk[k] = value();
+        break;
+      case 2:  // long runs, ZRL codes (runs 16..62)
+        blk[1 + next() % 3] = value();
+        blk[20 + next() % 10] = value();
+        blk[63] = next() & 1 ? value() : 0;
+        break;
+      case 3:  // only coefficient 63 (run 62: three ZRLs, no EOB)
+        blk[63] = value();
+        break;
+      case 4:  // run of exactly 16 and 32
+        blk[17] = value();
+        blk[50] = value();
+        break;
+      default:  // random density
+        for (int k = 1; k < 64; ++k)
+          if (next() % 64 < static_cast<std::uint32_t>(8 * kind)) blk[k] = value();
+        break;
+    }
+  }
+  return c;
+}
+
+TEST(Huffman, EveryVariantMatchesTheReferenceCoder) {
+  const std::vector<std::string> variants = huffman_variants();
+  ASSERT_FALSE(variants.empty());
+  EXPECT_EQ(variants.back(), "generic");
+  EXPECT_EQ(variants.front(), huffman_variant());
+  for (Subsampling s : {Subsampling::s420, Subsampling::s422, Subsampling::s444, Subsampling::gray}) {
+    const FrameGeometry g = make_geometry(200, 72, s);
+    const std::vector<std::int16_t> coeffs = edge_case_coefficients(g);
+    for (int restart : {0, 1, 7}) {
+      // Symbol statistics (--optimize's first pass) agree across variants.
+      HuffmanStats reference_stats;
+      for (const std::string& v : variants) {
+        HuffmanStats stats;
+        gather_stats(v, g, coeffs.data(), restart, stats);
+        if (v == variants.front()) reference_stats = stats;
+        EXPECT_GT(stats.ac[0][0xF0], 0u);  // the data has ZRL codes
+        for (int t = 0; t < 2; ++t) {
+          EXPECT_TRUE(std::equal(stats.dc[t], stats.dc[t] + 257, reference_stats.dc[t])) << v;
+          EXPECT_TRUE(std::equal(stats.ac[t], stats.ac[t] + 257, reference_stats.ac[t])) << v;
+        }
+      }
+      for (bool optimize : {false, true}) {
+        SCOPED_TRACE(to_string(s) + (optimize ? " optimize" : " standard") + " restart " +
+                     std::to_string(restart));
+        HuffmanTables tables;
+        const int table_count = g.num_components == 1 ? 1 : 2;
+        for (int t = 0; t < table_count; ++t) {
+          HuffmanStats counts = reference_stats;  // optimal_spec consumes its input
+          tables.dc[t] = optimize ? optimal_spec(counts.dc[t]) : standard_dc_spec(t);
+          tables.ac[t] = optimize ? optimal_spec(counts.ac[t]) : standard_ac_spec(t);
+        }
+        if (table_count == 1) tables.dc[1] = tables.dc[0], tables.ac[1] = tables.ac[0];
+        const std::vector<std::uint8_t> expected = reference_scan(g, coeffs.data(), restart, tables);
+        const std::uint8_t stuffed[2] = {0xFF, 0x00};
+        EXPECT_NE(std::search(expected.begin(), expected.end(), stuffed, stuffed + 2), expected.end());
+        for (const std::string& v : variants) {
+          std::vector<std::uint8_t> out = {0x12, 0x34};  // encode_scan appends
+          encode_scan(v, g, coeffs.data(), restart, tables, out);
+          ASSERT_EQ(out.size(), expected.size() + 2) << v;
+          EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 2)) << v;
+        }
+      }
+    }
+  }
+  std::vector<std::uint8_t> unused;
+  EXPECT_THROW(encode_scan("no-such-variant", make_geometry(8, 8, Subsampling::gray), nullptr, 0,
+                           HuffmanTables{}, unused),
+               Error);
 }
 
 TEST(DummyBlocks, CopyDcFromLeftAndFromRowAbove) {

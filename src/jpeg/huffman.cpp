@@ -1,15 +1,58 @@
+// Huffman coding of quantized coefficients into a baseline JPEG scan, and libjpeg's optimal
+// Huffman tables for --optimize. The output is byte-identical to libjpeg(-turbo)'s.
+//
+// How the coder is made fast:
+//  * Pre-combined code tables: for every symbol (run << 4 | size) an entry holds the Huffman
+//    code already shifted left by `size` and the total length (code length + size). A
+//    coefficient is then one put of (entry.code | value bits) with entry.length bits.
+//  * Zero skipping: each block's nonzero AC coefficients form a 64-bit mask (in zigzag order,
+//    made with SIMD compares). The coder walks the set bits with count-trailing-zeros, so zero
+//    coefficients cost nothing and the zero run is the distance between two set bits (runs of
+//    16 or more emit ZRL codes first).
+//  * Branch-free value coding: the magnitude category is the bit length of |v| (lzcnt/bsr);
+//    the value bits are v - 1 for negative v (v + (v >> 31)), cut to the category's width.
+//  * Bit accumulator: 64 bits filled from the top. When it is full, its 8 bytes go out with one
+//    store unless one of them is 0xFF (found with a zero-byte bit trick on ~word); only then
+//    are they written one by one with a 0x00 stuffed after each 0xFF.
+//  * Raw output pointer: capacity is checked once per MCU against an MCU's worst case.
+//  * Instruction-set variants, picked once at run time (huffman_coder.inc is compiled once
+//    per variant under `#pragma GCC target`):
+//      generic  SSE2 nonzero mask, bsr/bsf for bit lengths;
+//      bmi2     the same source with lzcnt/tzcnt/bzhi/shlx (x86-64 with BMI2 and LZCNT);
+//      avx512   (AVX-512 F/BW/CD/DQ/VL/VBMI2) the AC coefficients are coded in vectors:
+//               nonzero values and positions are compressed into order, runs come from
+//               neighbouring positions, categories from vplzcntd, codes from a gather, and two
+//               symbols are joined per 64-bit lane, so the scalar writer does one put per two
+//               coefficients. Blocks with zero runs of 16+ (ZRL) take the scalar path.
+//    Every variant is checked against a reference coder in tests/test_units.cpp.
 #include "jpeg/huffman.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string>
 
-#if defined(__SSE2__)
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MJPEG_X86_DISPATCH 1
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 #include "mjpeg/error.hpp"
 
+#if defined(__GNUC__)
+#define MJPEG_ALWAYS_INLINE inline __attribute__((always_inline))
+#define MJPEG_NOINLINE __attribute__((noinline))
+#define MJPEG_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define MJPEG_ALWAYS_INLINE inline
+#define MJPEG_NOINLINE
+#define MJPEG_LIKELY(x) (x)
+#endif
+
 namespace mjpeg {
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -61,15 +104,16 @@ const HuffmanSpec kStdAc[2] = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Encoding tables: for each symbol, its code left-aligned nowhere, just value + length.
+// Code tables.
 // ---------------------------------------------------------------------------------------------
-struct CodeTable {
+/// Code and length of every symbol of a table (length 0: the symbol is absent).
+struct SymbolCodes {
   std::uint32_t code[256] = {};
-  std::uint8_t size[256] = {};  // 0 = symbol absent
+  std::uint8_t size[256] = {};
 };
 
-CodeTable derive(const HuffmanSpec& spec) {
-  CodeTable t;
+SymbolCodes derive(const HuffmanSpec& spec) {
+  SymbolCodes t;
   std::uint32_t code = 0;
   int k = 0;
   for (int len = 1; len <= 16; ++len) {
@@ -82,118 +126,170 @@ CodeTable derive(const HuffmanSpec& spec) {
   return t;
 }
 
-inline int bit_length(std::uint32_t v) { return v ? 32 - __builtin_clz(v) : 0; }
+/// A symbol's code with room for its value bits: the coded coefficient is
+/// (code | value bits) on `length` bits.
+struct CodeEntry {
+  std::uint32_t code = 0;    ///< Huffman code << category
+  std::uint32_t length = 0;  ///< code length + category
+};
 
-/// Bit mask of the nonzero AC coefficients of a zigzag-ordered block (bit k = coefficient k).
-inline std::uint64_t nonzero_ac_mask(const std::int16_t* b) {
-#if defined(__SSE2__)
-  const __m128i zero = _mm_setzero_si128();
-  std::uint64_t zero_mask = 0;
-  for (int i = 0; i < 4; ++i) {
-    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i));
-    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i + 8));
-    const __m128i packed = _mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero));
-    zero_mask |= static_cast<std::uint64_t>(_mm_movemask_epi8(packed) & 0xFFFF) << (16 * i);
+/// What one block is coded with (luma or chroma tables).
+struct BlockCoder {
+  CodeEntry dc[17];        ///< by DC category (0..11 in valid data; up to 16 stays in bounds)
+  CodeEntry ac[256 + 16];  ///< by run << 4 | category (likewise: no read past the end)
+  /// Unshifted code | code length << 16 by run << 4 | category, for the AVX-512 gather.
+  std::int32_t ac_packed[256 + 16] = {};
+};
+
+BlockCoder make_block_coder(const HuffmanSpec& dc_spec, const HuffmanSpec& ac_spec) {
+  const SymbolCodes dc = derive(dc_spec);
+  const SymbolCodes ac = derive(ac_spec);
+  BlockCoder t;
+  for (int cat = 0; cat <= 16; ++cat)
+    t.dc[cat] = {dc.code[cat] << cat, static_cast<std::uint32_t>(dc.size[cat] + cat)};
+  for (int sym = 0; sym < 256; ++sym) {
+    const int cat = sym & 15;
+    t.ac[sym] = {ac.code[sym] << cat, static_cast<std::uint32_t>(ac.size[sym] + cat)};
+    t.ac_packed[sym] = static_cast<std::int32_t>(ac.code[sym] | std::uint32_t{ac.size[sym]} << 16);
   }
-  return ~zero_mask & ~std::uint64_t{1};
-#else
-  std::uint64_t mask = 0;
-  for (int k = 1; k < 64; ++k) mask |= static_cast<std::uint64_t>(b[k] != 0) << k;
-  return mask;
-#endif
+  return t;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Bit writer: a 64-bit accumulator filled from the top; full words go out with 0xFF stuffing.
-// ---------------------------------------------------------------------------------------------
-class BitWriter {
+constexpr int kEob = 0x00;  // AC symbol: end of block
+constexpr int kZrl = 0xF0;  // AC symbol: 16 zeros
+
+/// Writes the top `count` bytes of `word`, each 0xFF followed by a stuffed 0x00.
+MJPEG_NOINLINE std::uint8_t* write_stuffed(std::uint8_t* p, std::uint64_t word, int count) {
+  for (int i = 0; i < count; ++i) {
+    const auto byte = static_cast<std::uint8_t>(word >> (56 - 8 * i));
+    *p++ = byte;
+    if (byte == 0xFF) *p++ = 0x00;
+  }
+  return p;
+}
+
+// Worst case for one block: DC 16+11 bits, 63 AC codes of 16+10 bits, all bytes stuffed, plus
+// a partial accumulator.
+constexpr std::size_t kMaxBlockBytes = 2 * (27 + 63 * 26 + 7) / 8 + 16;
+
+/// The scan's output space at the end of `out`, written through a raw pointer and grown a
+/// chunk at a time (std::vector zero-fills what it grows, so not all at once).
+class ScanOutput {
  public:
-  explicit BitWriter(std::vector<std::uint8_t>& out) : out_(out), pos_(out.size()) {}
+  explicit ScanOutput(std::vector<std::uint8_t>& out) : out_(out), used_(out.size()) {}
 
-  /// Makes room for at least `bytes` more output bytes.
-  void reserve(std::size_t bytes) {
-    if (out_.size() - pos_ < bytes) out_.resize(std::max(out_.size() * 2, pos_ + bytes));
+  std::uint8_t* begin() const { return out_.data() + used_; }
+
+  /// Returns where `p` (a position in the output) now lies, with `bytes` of room after it.
+  MJPEG_ALWAYS_INLINE std::uint8_t* ensure(std::uint8_t* p, std::size_t bytes) {
+    if (MJPEG_LIKELY(static_cast<std::size_t>(out_.data() + out_.size() - p) >= bytes)) return p;
+    return grow(p, bytes);
   }
-
-  /// Appends the low `n` bits of `value` (n <= 32, value < 2^n).
-  void put(std::uint32_t value, int n) {
-    if (n < free_) {
-      free_ -= n;
-      acc_ |= static_cast<std::uint64_t>(value) << free_;
-      return;
-    }
-    const int rest = n - free_;  // bits that do not fit in this word
-    write_word(acc_ | (static_cast<std::uint64_t>(value) >> rest));
-    free_ = 64 - rest;
-    acc_ = rest ? static_cast<std::uint64_t>(value) << free_ : 0;
-  }
-
-  /// Pads the last partial byte with 1-bits and writes every pending byte.
-  void flush() {
-    const int used = 64 - free_;
-    const int pad = (8 - used % 8) % 8;
-    if (pad) put((1u << pad) - 1, pad);
-    const int bytes = (64 - free_) / 8;
-    for (int i = 0; i < bytes; ++i) write_byte(static_cast<std::uint8_t>(acc_ >> (56 - 8 * i)));
-    acc_ = 0;
-    free_ = 64;
-  }
-
-  void marker(std::uint8_t code) {
-    out_[pos_++] = 0xFF;
-    out_[pos_++] = code;
-  }
-
-  /// Shrinks the output vector to what was written.
-  void finish() { out_.resize(pos_); }
+  /// Cuts the output at `p`.
+  void finish(std::uint8_t* p) { out_.resize(static_cast<std::size_t>(p - out_.data())); }
 
  private:
-  void write_byte(std::uint8_t b) {
-    out_[pos_++] = b;
-    if (b == 0xFF) out_[pos_++] = 0x00;
-  }
-  void write_word(std::uint64_t w) {
-    // Any 0xFF byte in w? (~w has a zero byte exactly where w has 0xFF.)
-    const std::uint64_t x = ~w;
-    if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0) {
-      const std::uint64_t be = __builtin_bswap64(w);
-      std::memcpy(&out_[pos_], &be, 8);
-      pos_ += 8;
-    } else {
-      for (int i = 0; i < 8; ++i) write_byte(static_cast<std::uint8_t>(w >> (56 - 8 * i)));
-    }
+  MJPEG_NOINLINE std::uint8_t* grow(std::uint8_t* p, std::size_t bytes) {
+    const std::size_t used = static_cast<std::size_t>(p - out_.data());
+    out_.resize(used + bytes + std::max<std::size_t>(used / 4, 64 * 1024));
+    return out_.data() + used;
   }
 
   std::vector<std::uint8_t>& out_;
-  std::size_t pos_;
-  std::uint64_t acc_ = 0;
-  int free_ = 64;
+  std::size_t used_;
 };
 
-// Worst case for one block: DC 16+11 bits, 63 AC codes of 16+10 bits, all bytes stuffed.
-constexpr std::size_t kMaxBlockBytes = 2 * (27 + 63 * 26 + 7) / 8 + 16;
+// ---------------------------------------------------------------------------------------------
+// The hot code, compiled once per instruction-set variant.
+// ---------------------------------------------------------------------------------------------
+namespace generic {
+#define MJPEG_HUFF_AVX512 0
+#include "jpeg/huffman_coder.inc"
+#undef MJPEG_HUFF_AVX512
+}  // namespace generic
 
-/// Visits the MCUs of a frame in scan order, calling on_restart(n) before each restart
-/// interval except the first, and on_block(component, block) for each block of each MCU.
-template <typename OnRestart, typename OnMcu, typename OnBlock>
-void for_each_block(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
-                    OnRestart&& on_restart, OnMcu&& on_mcu, OnBlock&& on_block) {
-  long mcu = 0;
-  int restart_index = 0;
-  for (int my = 0; my < g.mcus_y; ++my) {
-    for (int mx = 0; mx < g.mcus_x; ++mx, ++mcu) {
-      if (restart_interval && mcu && mcu % restart_interval == 0) on_restart(restart_index++);
-      on_mcu();
-      for (int c = 0; c < g.num_components; ++c) {
-        const ComponentGeometry& cg = g.comp[c];
-        for (int yy = 0; yy < cg.v; ++yy) {
-          const std::int16_t* row =
-              coeffs + g.block_index(c, my * cg.v + yy, mx * cg.h) * kBlockSize;
-          for (int xx = 0; xx < cg.h; ++xx) on_block(c, row + xx * kBlockSize);
-        }
-      }
-    }
-  }
+#if MJPEG_X86_DISPATCH
+#pragma GCC push_options
+#pragma GCC target("bmi,bmi2,lzcnt")
+namespace bmi2 {
+#define MJPEG_HUFF_AVX512 0
+#include "jpeg/huffman_coder.inc"
+#undef MJPEG_HUFF_AVX512
+}  // namespace bmi2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+// GCC 12 warns (falsely) about the _mm512_undefined_* inside its own intrinsic headers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC target("bmi,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512vl,avx512dq,avx512vbmi2")
+namespace avx512 {
+#define MJPEG_HUFF_AVX512 1
+#include "jpeg/huffman_coder.inc"
+#undef MJPEG_HUFF_AVX512
+}  // namespace avx512
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+bool cpu_has_bmi2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("lzcnt");
+}
+bool cpu_has_avx512() {
+  return cpu_has_bmi2() && __builtin_cpu_supports("popcnt") &&
+         __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vbmi2");
+}
+#endif
+
+bool always() { return true; }
+
+// ---------------------------------------------------------------------------------------------
+// Instruction-set variants, picked once at run time.
+// ---------------------------------------------------------------------------------------------
+struct Variant {
+  const char* name;
+  void (*encode)(const FrameGeometry&, const std::int16_t*, int, const BlockCoder* const[2],
+                 std::vector<std::uint8_t>&);
+  void (*stats)(const FrameGeometry&, const std::int16_t*, int, HuffmanStats&);
+  bool (*supported)();
+};
+
+// Best first.
+const Variant kVariants[] = {
+#if MJPEG_X86_DISPATCH
+    {"avx512", avx512::encode_scan, avx512::gather_stats, cpu_has_avx512},
+    {"bmi2", bmi2::encode_scan, bmi2::gather_stats, cpu_has_bmi2},
+#endif
+    {"generic", generic::encode_scan, generic::gather_stats, always},
+};
+
+const Variant& best_variant() {
+  static const Variant* best = [] {
+    for (const Variant& v : kVariants)
+      if (v.supported()) return &v;
+    return &kVariants[std::size(kVariants) - 1];
+  }();
+  return *best;
+}
+
+const Variant& find_variant(const std::string& name) {
+  for (const Variant& v : kVariants)
+    if (name == v.name && v.supported()) return v;
+  throw Error("Huffman coder variant '" + name + "' is not available on this CPU");
+}
+
+void encode_scan_with(const Variant& variant, const FrameGeometry& g, const std::int16_t* coeffs,
+                      int restart_interval, const HuffmanTables& tables,
+                      std::vector<std::uint8_t>& out) {
+  // Single-component scans use table 0 only; tables[1] may be unset then.
+  const int table_count = g.num_components == 1 ? 1 : 2;
+  BlockCoder coders[2];
+  for (int t = 0; t < table_count; ++t) coders[t] = make_block_coder(tables.dc[t], tables.ac[t]);
+  const BlockCoder* const coder[2] = {&coders[0], &coders[table_count - 1]};
+  variant.encode(g, coeffs, restart_interval, coder, out);
 }
 
 }  // namespace
@@ -209,29 +305,33 @@ const HuffmanSpec& standard_ac_spec(int index) { return kStdAc[index]; }
 
 void gather_stats(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
                   HuffmanStats& stats) {
-  int last_dc[kMaxComponents] = {};
-  for_each_block(
-      g, coeffs, restart_interval, [&](int) { std::fill(last_dc, last_dc + kMaxComponents, 0); },
-      [] {},
-      [&](int c, const std::int16_t* b) {
-        const int table = c == 0 ? 0 : 1;
-        const int diff = b[0] - last_dc[c];
-        last_dc[c] = b[0];
-        stats.dc[table][bit_length(static_cast<std::uint32_t>(diff < 0 ? -diff : diff))]++;
-        std::uint64_t mask = nonzero_ac_mask(b);
-        int k = 0;
-        while (mask) {
-          const int z = __builtin_ctzll(mask);
-          int run = z - k - 1;
-          for (; run >= 16; run -= 16) stats.ac[table][0xF0]++;
-          const int v = b[z];
-          stats.ac[table][(run << 4) | bit_length(static_cast<std::uint32_t>(v < 0 ? -v : v))]++;
-          k = z;
-          mask &= mask - 1;
-        }
-        if (k != 63) stats.ac[table][0x00]++;
-      });
+  best_variant().stats(g, coeffs, restart_interval, stats);
 }
+
+void gather_stats(const std::string& variant, const FrameGeometry& g, const std::int16_t* coeffs,
+                  int restart_interval, HuffmanStats& stats) {
+  find_variant(variant).stats(g, coeffs, restart_interval, stats);
+}
+
+void encode_scan(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
+                 const HuffmanTables& tables, std::vector<std::uint8_t>& out) {
+  encode_scan_with(best_variant(), g, coeffs, restart_interval, tables, out);
+}
+
+void encode_scan(const std::string& variant, const FrameGeometry& g, const std::int16_t* coeffs,
+                 int restart_interval, const HuffmanTables& tables,
+                 std::vector<std::uint8_t>& out) {
+  encode_scan_with(find_variant(variant), g, coeffs, restart_interval, tables, out);
+}
+
+std::vector<std::string> huffman_variants() {
+  std::vector<std::string> names;
+  for (const Variant& v : kVariants)
+    if (v.supported()) names.emplace_back(v.name);
+  return names;
+}
+
+const char* huffman_variant() { return best_variant().name; }
 
 HuffmanSpec optimal_spec(std::uint32_t freq_in[257]) {
   // libjpeg's jpeg_gen_optimal_table (ITU-T T.81 K.2 with libjpeg's tie rules): repeatedly
@@ -288,60 +388,4 @@ HuffmanSpec optimal_spec(std::uint32_t freq_in[257]) {
       if (codesize[sym] == len) spec.values[p++] = static_cast<std::uint8_t>(sym);
   return spec;
 }
-
-void encode_scan(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
-                 const HuffmanTables& tables, std::vector<std::uint8_t>& out) {
-  CodeTable dc[2], ac[2];
-  const int table_count = g.num_components == 1 ? 1 : 2;
-  for (int t = 0; t < table_count; ++t) {
-    dc[t] = derive(tables.dc[t]);
-    ac[t] = derive(tables.ac[t]);
-  }
-  // Typical output is a fraction of this; the writer grows on demand per MCU.
-  out.reserve(out.size() + g.total_blocks * 16 + 1024);
-  BitWriter w(out);
-  const std::size_t mcu_bytes = static_cast<std::size_t>(g.blocks_per_mcu) * kMaxBlockBytes + 16;
-  int last_dc[kMaxComponents] = {};
-  for_each_block(
-      g, coeffs, restart_interval,
-      [&](int index) {
-        w.reserve(32);
-        w.flush();
-        w.marker(static_cast<std::uint8_t>(0xD0 + (index & 7)));
-        std::fill(last_dc, last_dc + kMaxComponents, 0);
-      },
-      [&] { w.reserve(mcu_bytes); },
-      [&](int c, const std::int16_t* b) {
-        const CodeTable& dct = dc[c == 0 ? 0 : 1];
-        const CodeTable& act = ac[c == 0 ? 0 : 1];
-        // DC difference: magnitude category, then the category's low bits of the value
-        // (one's complement for negative values).
-        int diff = b[0] - last_dc[c];
-        last_dc[c] = b[0];
-        int nbits = bit_length(static_cast<std::uint32_t>(diff < 0 ? -diff : diff));
-        if (diff < 0) diff -= 1;
-        w.put((dct.code[nbits] << nbits) | (static_cast<std::uint32_t>(diff) & ((1u << nbits) - 1)),
-              dct.size[nbits] + nbits);
-        std::uint64_t mask = nonzero_ac_mask(b);
-        int k = 0;
-        while (mask) {
-          const int z = __builtin_ctzll(mask);
-          int run = z - k - 1;
-          for (; run >= 16; run -= 16) w.put(act.code[0xF0], act.size[0xF0]);
-          int v = b[z];
-          nbits = bit_length(static_cast<std::uint32_t>(v < 0 ? -v : v));
-          if (v < 0) v -= 1;
-          const int sym = (run << 4) | nbits;
-          w.put((act.code[sym] << nbits) | (static_cast<std::uint32_t>(v) & ((1u << nbits) - 1)),
-                act.size[sym] + nbits);
-          k = z;
-          mask &= mask - 1;
-        }
-        if (k != 63) w.put(act.code[0x00], act.size[0x00]);
-      });
-  w.reserve(32);
-  w.flush();
-  w.finish();
-}
-
 }  // namespace mjpeg

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "jpeg_geometry.hpp"
@@ -42,5 +43,19 @@ struct HuffmanTables {
 /// padded with 1-bits) to `out`.
 void encode_scan(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
                  const HuffmanTables& tables, std::vector<std::uint8_t>& out);
+
+/// The coder is compiled for several instruction sets and picks the best one the CPU has at
+/// run time. These name the variants this CPU can run, best first (e.g. "avx512", "bmi2",
+/// "generic"), and the one encode_scan/gather_stats use.
+std::vector<std::string> huffman_variants();
+const char* huffman_variant();
+
+/// encode_scan / gather_stats with a named variant (tests check they all agree). Throws
+/// mjpeg::Error if this CPU cannot run it.
+void encode_scan(const std::string& variant, const FrameGeometry& g, const std::int16_t* coeffs,
+                 int restart_interval, const HuffmanTables& tables,
+                 std::vector<std::uint8_t>& out);
+void gather_stats(const std::string& variant, const FrameGeometry& g, const std::int16_t* coeffs,
+                  int restart_interval, HuffmanStats& stats);
 
 }  // namespace mjpeg

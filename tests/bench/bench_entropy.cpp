@@ -4,6 +4,8 @@
 //   ours/entropy        encode_coefficients on ready coefficients (transform_cpu done once)
 //   ours/encode_jpeg    the whole CPU encode
 //   libjpeg/tjCompress2 libjpeg-turbo's whole compression (TurboJPEG, TJSAMP_420, TJFLAG_ACCURATEDCT)
+//   ours/scan/VARIANT   the entropy-coded segment alone (no headers), for each instruction-set
+//                       variant of the coder this CPU runs (the first is what ours/entropy uses)
 //   libjpeg/entropy     libjpeg-turbo's Huffman coding alone: jpeg_write_coefficients of the
 //                       coefficients that jpeg_read_coefficients got from its own output (as
 //                       jpegtran does; includes the small per-frame header/setup cost)
@@ -28,6 +30,7 @@
 #include "common/test_media.hpp"
 #include "jpeg/entropy.hpp"
 #include "jpeg/geometry.hpp"
+#include "jpeg/huffman.hpp"
 #include "jpeg/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
@@ -70,6 +73,25 @@ void BM_ours_entropy(benchmark::State& state) {
   out.reserve(f.reference.size() * 2);
   for (auto _ : state) {
     mjpeg::encode_coefficients(f.geometry, f.tables, f.coeffs.data(), f.options, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+void BM_ours_scan_variant(benchmark::State& state, const std::string& variant) {
+  Frame& f = *g_frame;
+  mjpeg::HuffmanTables tables;
+  for (int t = 0; t < 2; ++t) {
+    tables.dc[t] = mjpeg::standard_dc_spec(t);
+    tables.ac[t] = mjpeg::standard_ac_spec(t);
+  }
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  for (auto _ : state) {
+    out.clear();
+    mjpeg::encode_scan(variant, f.geometry, f.coeffs.data(), 0, tables, out);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -210,6 +232,9 @@ int main(int argc, char** argv) {
               frame.reference.size(), same ? "byte-identical to" : "DIFFERS FROM");
 
   benchmark::RegisterBenchmark("ours/entropy", BM_ours_entropy)->Unit(benchmark::kMillisecond);
+  for (const std::string& v : mjpeg::huffman_variants())
+    benchmark::RegisterBenchmark(("ours/scan/" + v).c_str(), BM_ours_scan_variant, v)
+        ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/tjCompress2", BM_libjpeg_tjCompress2)->Unit(benchmark::kMillisecond);
