@@ -40,6 +40,7 @@ class InterruptGuard {
     g_stop = false;
     struct sigaction sa {};
     sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESTART;  // a blocking read (e.g. of a pipe) goes on, it does not fail
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
@@ -191,6 +192,10 @@ int run_encode_stream(const EncodeArgs& args) {
   else if (args.output != "-")
     io::check_output_allowed(args.output, args.overwrite);
 
+  // From here to the end (device probing, opening the input, encoding, finalising the
+  // output), Ctrl-C / SIGTERM stop the encode cleanly: the default action would kill the
+  // process mid-way, and a background job of a script even starts with SIGINT ignored.
+  InterruptGuard guard;
   const pipeline::Mode mode = choose_mode(args);
   const pipeline::PipelineOptions popt = pipeline_options(args, mode);
 
@@ -208,14 +213,15 @@ int run_encode_stream(const EncodeArgs& args) {
                           /*first_number=*/1, /*replace_existing=*/args.overwrite);
   ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
   pipeline::Stats stats;
-  {
-    InterruptGuard guard;
-    stats = pipeline::encode_stream(
-        *in.source, args.options, *sink, popt,
-        [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
-    progress.finish();
-  }
+  stats = pipeline::encode_stream(
+      *in.source, args.options, *sink, popt,
+      [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
+  progress.finish();
   const bool interrupted = g_stop.load();
+  if (stats.frames == 0 && interrupted) {  // the sink is abandoned: nothing is published
+    std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
+    return 130;
+  }
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
   sink->close();
