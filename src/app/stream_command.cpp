@@ -41,6 +41,7 @@ class InterruptGuard {
     g_stop = false;
     struct sigaction sa {};
     sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESTART;  // a blocking read (e.g. of a pipe) goes on, it does not fail
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
@@ -188,6 +189,10 @@ int run_encode_stream(const EncodeArgs& args) {
   else if (args.output != "-")
     io::check_output_allowed(args.output, args.overwrite);
 
+  // From here to the end (device probing, opening the input, encoding, finalising the
+  // output), Ctrl-C / SIGTERM stop the encode cleanly: the default action would kill the
+  // process mid-way, and a background job of a script even starts with SIGINT ignored.
+  InterruptGuard guard;
   const pipeline::Mode mode = choose_mode(args);
   pipeline::PipelineOptions popt = pipeline_options(args, mode);
   // --psnr: each written frame is decoded and compared with its source pixels in the workers.
@@ -209,23 +214,18 @@ int run_encode_stream(const EncodeArgs& args) {
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
-  pipeline::Stats stats;
-  bool interrupted = false;
-  // Ctrl-C / SIGTERM are ours from before the output exists (its temporary file is the sign
-  // of life scripts can wait for) until the pipeline has returned.
-  InterruptGuard guard;
   std::unique_ptr<io::FrameSink> sink =
       io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
                           /*first_number=*/1, /*replace_existing=*/args.overwrite);
   ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
+  pipeline::Stats stats;
   stats = pipeline::encode_stream(
       *in.source, args.options, *sink, popt,
       [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
   progress.finish();
-  interrupted = g_stop.load();
-  if (stats.frames == 0 && interrupted) {
-    // Nothing to finalise: the temporary output is removed with the sink.
-    if (!args.quiet) std::fprintf(stderr, "mjpeg: interrupted before the first frame; nothing written\n");
+  const bool interrupted = g_stop.load();
+  if (stats.frames == 0 && interrupted) {  // the sink is abandoned: nothing is published
+    std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
   if (stats.frames == 0)

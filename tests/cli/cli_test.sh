@@ -26,18 +26,6 @@ no_temp_files() {
   [[ -z "$left" ]] || die "temporary files left behind: $left"
 }
 
-# wait_for_output_start NAME: waits (up to 30 s) until mjpeg has created NAME's temporary file,
-# i.e. its Ctrl-C/SIGTERM handling is in place (a background job of a script starts with SIGINT
-# ignored, so a signal sent during start-up would be lost), then lets a few frames pass.
-wait_for_output_start() {
-  local i
-  for ((i = 0; i < 300; ++i)); do
-    find . -maxdepth 1 -name ".$1.tmp-*" | grep -q . && { sleep 0.5; return 0; }
-    sleep 0.1
-  done
-  die "mjpeg did not start writing $1 within 30 s"
-}
-
 # expect_fail CODE ARGS...: runs mjpeg, expects exit CODE, exactly one stderr line starting
 # with "mjpeg: error: ", nothing on stdout, and no temporary files in the current directory.
 expect_fail() {
@@ -360,13 +348,24 @@ case_truncated_y4m_exit_1_no_output() {
   grep -q 'truncated' err.txt || die "error does not say truncated: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
 }
+# wait_for_encoding LOG: waits (up to 60 s) until mjpeg's stderr LOG shows the input line
+# (printed once the input is open, as encoding starts), then 1 s more so that frames have been
+# encoded: a slow start (e.g. under ASan) must not make the signal arrive before the encode runs.
+wait_for_encoding() {
+  local i
+  for ((i = 0; i < 600; i++)); do
+    grep -q '^mjpeg: input ' "$1" 2>/dev/null && { sleep 1; return 0; }
+    sleep 0.1
+  done
+  die "mjpeg did not start encoding within 60 s: $(cat "$1")"
+}
 case_interrupt_finalises_playable_avi() {
   need_ffmpeg
   # A real-time feed (-re: 25 frames/s for 20 s) guarantees the encode is still running.
   ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
-    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi --quiet &
+    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi 2>err.txt &
   local pid=$! rc=0
-  wait_for_output_start out.avi
+  wait_for_encoding err.txt
   kill -INT $pid
   wait $pid || rc=$?
   [[ $rc -eq 130 ]] || die "exit code $rc after SIGINT, expected 130"
@@ -483,12 +482,6 @@ case_disk_full_exit_1() {
   expect_fail 1 encode in.y4m -o full.avi -y --quiet
   grep -q 'No space left on device' err.txt || die "error does not say why: $(cat err.txt)"
 }
-
-# More cases, one file per command: cases_<command>.sh beside this script (same helpers).
-for cases_file in "$(dirname "${BASH_SOURCE[0]}")"/cases_*.sh; do
-  # shellcheck source=/dev/null
-  source "$cases_file"
-done
 
 # ---------------------------------------------------------------------------------------------
 # Cases: hardening (issue 7). Every bad input or argument: one error line, a documented exit
@@ -658,13 +651,13 @@ case_disk_full_single_picture_exit_1() {
   grep -q 'No space left on device' err.txt || die "error does not say why: $(cat err.txt)"
 }
 # interrupted_encode SIGNAL: encodes a real-time feed (-re: 25 frames/s for 20 s, so it is still
-# running) to out.avi and sends SIGNAL once the encode runs; prints mjpeg's exit code.
+# running) to out.avi and sends SIGNAL once frames are being written; prints mjpeg's exit code.
 interrupted_encode() {
   need_ffmpeg
   ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
-    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi --quiet 2>err.txt &
+    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi 2>err.txt &
   local pid=$! rc=0
-  wait_for_output_start out.avi
+  wait_for_encoding err.txt >&2
   kill "-$1" $pid
   wait $pid || rc=$?
   echo "$rc"
@@ -679,6 +672,24 @@ case_sigterm_finalises_playable_avi() {
   [[ $codec == mjpeg && $nb == "$nread" && $nb -gt 0 && $nb -lt 500 ]] ||
     die "ffprobe after SIGTERM: $got"
   [[ -z $(ffmpeg -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
+  no_temp_files .
+}
+case_interrupt_before_first_frame_exit_130_no_output() {
+  need_ffmpeg
+  # The feed (a FIFO) opens only after 3 s, so the signal arrives while mjpeg waits for its
+  # input: it must still be handled (exit 130, one line), and nothing is written.
+  mkfifo feed.y4m || skip "cannot make a FIFO"
+  (sleep 3; exec ffmpeg -v error -f lavfi -i testsrc2=size=64x48:rate=25 -frames:v 5 \
+    -pix_fmt yuv420p -f yuv4mpegpipe -y feed.y4m) &
+  "$MJPEG" encode feed.y4m -o out.avi --quiet >out.txt 2>err.txt &
+  local pid=$! rc=0
+  sleep 1
+  kill -TERM $pid
+  wait $pid || rc=$?
+  [[ $rc -eq 130 ]] || die "exit code $rc after an early SIGTERM, expected 130: $(cat err.txt)"
+  [[ $(wc -l <err.txt) -eq 1 ]] && grep -q '^mjpeg: error: interrupted before the first frame' \
+    err.txt || die "expected one 'interrupted' error line: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
   no_temp_files .
 }
 case_sigkill_leaves_no_output() {
