@@ -10,7 +10,8 @@
 #             small-frame mode; synccheck over the kernels without a block-scoped pipeline
 #             (direct, primitives) plus one try of the block-scoped ones (DESIGN.md section 5)
 #   pipeline-memcheck  compute-sanitizer memcheck over the sok/aok pipeline tests (streams,
-#             events, traces)
+#             events, traces), without the test whose cudaMalloc fails on purpose (memcheck
+#             reports every failing API call as an error)
 #   kernels   the kernel benchmark (CSV)
 #   compare   `mjpeg compare` on 1920x1080 frames cut from the Kodak mosaic (env
 #             MJPEG_BENCH_PICTURE, default BIN_DIR/k4k.ppm): cpu, sok, sok-pinned, aok and
@@ -79,7 +80,7 @@ fi
 if want pipeline-memcheck && [[ -x $bin/mjpeg_pipeline_gpu_tests ]]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   timeout 240 "$cs" --tool memcheck --error-exitcode 3 "$bin/mjpeg_pipeline_gpu_tests" \
-    --gtest_filter='GpuPipeline.*:Cases/GpuStream.*' --gtest_brief=1 \
+    --gtest_filter='GpuPipeline.*:Cases/GpuStream.*:-GpuPipeline.DeviceOutOfMemory*' --gtest_brief=1 \
     >"$logs/sanitizer_pipeline_memcheck.log" 2>&1
   rc=$?
   errs=$(grep -m1 -E "ERROR SUMMARY" "$logs/sanitizer_pipeline_memcheck.log")
