@@ -15,7 +15,8 @@
 #   kernels   the kernel benchmark (CSV)
 #   compare   `mjpeg compare` on 1920x1080 frames cut from the Kodak mosaic (env
 #             MJPEG_BENCH_PICTURE, default BIN_DIR/k4k.ppm): cpu, sok, sok-pinned, aok and
-#             libjpeg-turbo; JSON, Chrome trace
+#             libjpeg-turbo; JSON, Chrome trace; then nvJPEG on the same frames
+#             (tests/gpu/nvjpeg_peer.cpp, built with nvcc where CUDA has nvJPEG)
 #   bench     `mjpeg bench` sweeps on the same picture (CSV; plots are drawn elsewhere with
 #             `mjpeg bench --from bench.csv --plots DIR`)
 # The tables of the parts that ran are printed last. Logs go to $LOG_DIR (default: $OUT or
@@ -97,6 +98,18 @@ if want compare; then
     --modes cpu,sok,sok-pinned,aok --json "$logs/compare.json" --trace "$logs/trace.json" \
     >"$logs/compare.txt" 2>"$logs/compare.err"
   note "mjpeg compare 1920x1080: rc=$? (table below; JSON, trace in $logs)"
+  # nvJPEG, the same frames (built here: only the GPU machine's CUDA has nvjpeg.h).
+  nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  if "$nvcc_bin" -O2 -std=c++17 -o "$logs/nvjpeg_peer" "$here/tests/gpu/nvjpeg_peer.cpp" -lnvjpeg \
+      >"$logs/nvjpeg_build.log" 2>&1; then
+    for t in 4 16; do
+      timeout 120 "$logs/nvjpeg_peer" "$picture" --size 1920x1080 --frames 300 --threads $t \
+        >>"$logs/nvjpeg.txt" 2>&1
+    done
+    note "nvJPEG peer: rc=$? (below the compare table)"
+  else
+    note "nvJPEG peer: not built (see $logs/nvjpeg_build.log)"
+  fi
 fi
 if want bench; then
   timeout 420 "$bin/mjpeg" bench "$picture" --frames 120 --repeat 3 --csv "$logs/bench_sweep.csv" \
@@ -117,4 +130,5 @@ if want compare; then
   echo
   echo "==== mjpeg compare (1920x1080 q90 4:2:0, Kodak mosaic)"
   cat "$logs/compare.txt"
+  [[ -f $logs/nvjpeg.txt ]] && cat "$logs/nvjpeg.txt"
 fi
