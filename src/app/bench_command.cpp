@@ -193,12 +193,6 @@ class Sweeper {
   std::vector<BenchRow> rows_;
 };
 
-void write_text_file(const std::string& path, const std::string& text) {
-  io::AtomicFile f(path);
-  f.write(text.data(), text.size());
-  f.commit();
-}
-
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot read '{}'", path));
@@ -362,7 +356,7 @@ int run_bench(BenchArgs& args) {
   if (args.input.empty()) throw UsageError("bench needs an input image (or --from F.csv)");
   if (!args.plots.empty()) check_bench_plots_possible();
   const std::vector<BenchRow> rows = measure(args);
-  write_text_file(args.csv, bench_csv(rows));
+  io::write_file(args.csv, bench_csv(rows));
   if (!args.quiet) std::fprintf(stderr, "mjpeg: bench: %zu points in %s\n", rows.size(), args.csv.c_str());
   if (!args.plots.empty()) write_bench_plots(rows, args.plots);
   for (const BenchRow& r : rows)

@@ -170,12 +170,6 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
   return j;
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
-  io::AtomicFile f(path);
-  f.write(text.data(), text.size());
-  f.commit();
-}
-
 }  // namespace
 
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
@@ -337,13 +331,13 @@ int run_compare(CompareArgs& args) {
                             {"jpeg_bytes", turbo.jpeg_bytes},
                             {"identical", turbo.identical},
                             {"note", turbo.identity_note}};
-    write_text_file(args.json, j.dump(2) + "\n");
+    io::write_file(args.json, j.dump(2) + "\n");
   }
   std::vector<TraceRun> trace_runs;
   for (const ModeResult& r : results)
     trace_runs.push_back(
         {display_name(r.spec), r.trace.get(), r.stats.frames, r.stats.wall_s - r.stats.setup_s});
-  if (!args.trace.empty()) write_text_file(args.trace, chrome_trace_json(trace_runs));
+  if (!args.trace.empty()) io::write_file(args.trace, chrome_trace_json(trace_runs));
   if (!args.gantt.empty()) {
 #if MJPEG_HAVE_OPENCV
     // Through the JSON, so that the picture is exactly what `mjpeg gantt` draws from --trace.

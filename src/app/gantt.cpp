@@ -369,9 +369,7 @@ GanttLayout write_gantt_png(const Trace& trace, const GanttOptions& options,
   const cv::Mat picture = draw_gantt(trace, options, &layout);
   std::vector<std::uint8_t> png;
   if (!cv::imencode(".png", picture, png)) throw Error("OpenCV could not encode the PNG");
-  io::AtomicFile out(path, /*replace_existing=*/overwrite);
-  out.write(png.data(), png.size());
-  out.commit();
+  io::write_file(path, png.data(), png.size(), /*replace_existing=*/overwrite);
   if (png_bytes) *png_bytes = png.size();
   return layout;
 }

@@ -38,12 +38,6 @@ std::string csv_figure(double v) {
   return fmt::format("{:.6f}", v);
 }
 
-void write_text_file(const std::string& path, const std::string& text, bool overwrite) {
-  io::AtomicFile out(path, /*replace_existing=*/overwrite);
-  out.write(text.data(), text.size());
-  out.commit();
-}
-
 std::string frames_csv(const std::vector<FrameMetrics>& frames) {
   std::string csv = "frame,psnr_rgb,psnr_r,psnr_g,psnr_b,psnr_y,psnr_cb,psnr_cr,ssim_y,mse_rgb,mse_y\n";
   for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -253,9 +247,9 @@ int run_compare(const QualityArgs& args) {
   std::fflush(stdout);
 
   const std::string title = fmt::format("{} vs {}", enc_path, src_path);
-  if (!args.csv.empty()) write_text_file(args.csv, frames_csv(frames), args.overwrite);
+  if (!args.csv.empty()) io::write_file(args.csv, frames_csv(frames), args.overwrite);
   if (!args.json.empty())
-    write_text_file(args.json, frames_json(args, source.width(), source.height(), frames, s),
+    io::write_file(args.json, frames_json(args, source.width(), source.height(), frames, s),
                     args.overwrite);
   if (!args.plot.empty()) write_frames_plot(frames, title, args.plot, args.overwrite);
   if (!args.worst.empty())

@@ -188,9 +188,7 @@ int run_quality_sweep(const QualityArgs& args) {
 
   if (!args.csv.empty()) {
     const std::string csv = points_csv(points, identical);
-    io::AtomicFile out(args.csv, args.overwrite);
-    out.write(csv.data(), csv.size());
-    out.commit();
+    io::write_file(args.csv, csv, args.overwrite);
   }
   if (!args.plot.empty()) {
     std::vector<std::pair<std::string, std::string>> labels = {

@@ -204,4 +204,11 @@ void AtomicFile::abandon() noexcept {
   }
 }
 
+void write_file(const std::string& path, const void* data, std::size_t size,
+                bool replace_existing) {
+  AtomicFile out(path, replace_existing);
+  out.write(data, size);
+  out.commit();
+}
+
 }  // namespace mjpeg::io

@@ -21,6 +21,15 @@ namespace mjpeg::io {
 /// refuse before doing any work; AtomicFile::commit() checks again without a race.
 void check_output_allowed(const std::string& path, bool overwrite);
 
+/// Writes `size` bytes as the whole content of `path` through an AtomicFile (temporary file,
+/// then rename; an existing file is replaced only when `replace_existing`). Throws Error.
+void write_file(const std::string& path, const void* data, std::size_t size,
+                bool replace_existing = true);
+inline void write_file(const std::string& path, const std::string& text,
+                       bool replace_existing = true) {
+  write_file(path, text.data(), text.size(), replace_existing);
+}
+
 class AtomicFile {
  public:
   static constexpr std::size_t kDefaultBuffer = std::size_t(4) << 20;

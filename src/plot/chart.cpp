@@ -323,9 +323,7 @@ void write_png(const cv::Mat& image, const std::string& path, bool overwrite) {
   std::vector<std::uint8_t> png;
   if (image.empty() || !cv::imencode(".png", image, png))
     throw Error(fmt::format("cannot encode the picture for '{}' as PNG", path));
-  io::AtomicFile out(path, /*replace_existing=*/overwrite);
-  out.write(png.data(), png.size());
-  out.commit();
+  io::write_file(path, png.data(), png.size(), /*replace_existing=*/overwrite);
 }
 
 }  // namespace mjpeg::plot

@@ -359,25 +359,7 @@ wait_for_encoding() {
   done
   die "mjpeg did not start encoding within 60 s: $(cat "$1")"
 }
-case_interrupt_finalises_playable_avi() {
-  need_ffmpeg
-  # A real-time feed (-re: 25 frames/s for 20 s) guarantees the encode is still running.
-  ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
-    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi 2>err.txt &
-  local pid=$! rc=0
-  wait_for_encoding err.txt
-  kill -INT $pid
-  wait $pid || rc=$?
-  [[ $rc -eq 130 ]] || die "exit code $rc after SIGINT, expected 130"
-  [[ -f out.avi ]] || die "no AVI after SIGINT"
-  local got codec w h rate nb nread
-  got=$(probe_counts out.avi)
-  read -r codec w h rate nb nread <<<"$got"
-  [[ $codec == mjpeg && $nb == "$nread" && $nb -gt 0 && $nb -lt 500 ]] ||
-    die "ffprobe after SIGINT: $got"
-  [[ -z $(ffmpeg -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
-  no_temp_files .
-}
+case_interrupt_finalises_playable_avi() { expect_finalised_after INT; }
 
 # Video files are decoded by FFmpeg's libraries with the source's colour matrix and range; builds
 # without them (OpenCV's FFmpeg backend, which converts everything as BT.601) skip these cases.
@@ -662,18 +644,21 @@ interrupted_encode() {
   wait $pid || rc=$?
   echo "$rc"
 }
-case_sigterm_finalises_playable_avi() {
+# expect_finalised_after SIGNAL: a real-time encode interrupted by SIGNAL exits 130 and leaves a
+# playable AVI whose ffprobe counts match, and no temporary file.
+expect_finalised_after() {
   local rc
-  rc=$(interrupted_encode TERM)
-  [[ $rc -eq 130 ]] || die "exit code $rc after SIGTERM, expected 130: $(cat err.txt)"
+  rc=$(interrupted_encode "$1")
+  [[ $rc -eq 130 ]] || die "exit code $rc after SIG$1, expected 130: $(cat err.txt)"
   local got codec w h rate nb nread
   got=$(probe_counts out.avi)
   read -r codec w h rate nb nread <<<"$got"
   [[ $codec == mjpeg && $nb == "$nread" && $nb -gt 0 && $nb -lt 500 ]] ||
-    die "ffprobe after SIGTERM: $got"
+    die "ffprobe after SIG$1: $got"
   [[ -z $(ffmpeg -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
   no_temp_files .
 }
+case_sigterm_finalises_playable_avi() { expect_finalised_after TERM; }
 case_interrupt_before_first_frame_exit_130_no_output() {
   need_ffmpeg
   # The feed (a FIFO) opens only after 3 s, so the signal arrives while mjpeg waits for its
