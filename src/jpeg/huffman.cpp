@@ -32,7 +32,9 @@
 #include <iterator>
 #include <string>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+// The run-time ISA variants need GCC's per-function target pragmas; clang (the fuzz build) gets
+// the generic coder only.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define MJPEG_X86_DISPATCH 1
 #elif defined(__SSE2__)
