@@ -62,15 +62,18 @@ bool is_video_name(const std::string& path) {
 
 namespace {
 
+#if MJPEG_HAVE_OPENCV || MJPEG_HAVE_LIBAV
 /// Throws when frame `index` (0-based) is not the stream's size: resolution changes mid-stream
-/// are not supported (every buffer is sized once for the stream's geometry).
-[[maybe_unused]] void check_frame_size(const std::string& name, std::int64_t index, int width, int height,
+/// are not supported (every buffer is sized once for the stream's geometry). Used by the
+/// OpenCV and FFmpeg readers only.
+void check_frame_size(const std::string& name, std::int64_t index, int width, int height,
                       const pipeline::SourceFormat& format) {
   if (width != format.width || height != format.height)
     throw Error(fmt::format("{}: frame {} is {}x{}, but the stream started at {}x{} "
                             "(resolution changes are not supported)",
                             name, index + 1, width, height, format.width, format.height));
 }
+#endif
 
 VideoInput open_y4m(const std::string& path, std::int64_t max_frames) {
   VideoInput in;
