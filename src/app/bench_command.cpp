@@ -26,10 +26,6 @@
 namespace mjpeg::app {
 namespace {
 
-struct Size {
-  int width = 0, height = 0;
-};
-
 std::vector<std::string> split_list(const std::string& text, const char* what) {
   std::vector<std::string> items;
   std::stringstream in(text);
@@ -40,17 +36,9 @@ std::vector<std::string> split_list(const std::string& text, const char* what) {
   return items;
 }
 
-std::vector<Size> parse_sizes(const std::string& text) {
-  std::vector<Size> sizes;
-  for (const std::string& s : split_list(text, "--sizes")) {
-    Size z;
-    char x = 0, extra = 0;
-    if (std::sscanf(s.c_str(), "%d%c%d%c", &z.width, &x, &z.height, &extra) != 3 || x != 'x' ||
-        z.width < 1 || z.height < 1 || z.width > kMaxDimension || z.height > kMaxDimension)
-      throw UsageError(fmt::format("--sizes: '{}' is not WIDTHxHEIGHT (1..{} each)", s,
-                                   kMaxDimension));
-    sizes.push_back(z);
-  }
+std::vector<FrameSize> parse_sizes(const std::string& text) {
+  std::vector<FrameSize> sizes;
+  for (const std::string& s : split_list(text, "--sizes")) sizes.push_back(parse_frame_size(s, "--sizes"));
   return sizes;
 }
 
@@ -78,7 +66,7 @@ std::vector<int> doubling_up_to(int most) {
 /// takes about as long), at most 4 x `at_hd` and 4 GB of pixels, but at least 40: twice the
 /// default slots and more, so that slots are reused and the first touch of freshly allocated
 /// (pageable SOK) slots does not dominate a large frame's run.
-int frames_for(Size z, std::int64_t at_hd) {
+int frames_for(FrameSize z, std::int64_t at_hd) {
   const double frame_bytes = 3.0 * z.width * z.height;
   const double scaled = static_cast<double>(at_hd) * (1920.0 * 1080.0 * 3) / frame_bytes;
   const double most = std::min(4.0 * static_cast<double>(at_hd), 4e9 / frame_bytes);
@@ -149,14 +137,9 @@ class Sweeper {
                          int entropy_threads,
                          const std::vector<std::vector<std::uint8_t>>& reference) {
     const int threads = producers + entropy_threads;
-    std::vector<PeerResult> runs;
-    for (int i = 0; i < args_.repeat; ++i) {
-      runs.push_back(run_turbojpeg(store.views(), args_.options, threads, reference));
-      if (!runs.back().available) return;  // said once at the start
-    }
-    std::sort(runs.begin(), runs.end(),
-              [](const PeerResult& a, const PeerResult& b) { return a.wall_s < b.wall_s; });
-    const PeerResult& p = runs[runs.size() / 2];
+    const PeerResult p =
+        run_turbojpeg_median(store.views(), args_.options, threads, reference, args_.repeat);
+    if (!p.available) return;  // said once at the start
     BenchRow row;
     row.sweep = sweep;
     row.mode = "libjpeg-turbo";
@@ -207,7 +190,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   };
   if (input_kind(args.input) != InputKind::image)
     throw UsageError("bench cuts its frames from a still image (e.g. a PPM or PNG)");
-  const std::vector<Size> sizes = parse_sizes(args.sizes);
+  const std::vector<FrameSize> sizes = parse_sizes(args.sizes);
   const std::set<std::string> sweeps = [&] {
     std::set<std::string> s;
     for (const std::string& w : split_list(args.sweeps, "--sweeps")) {
@@ -224,18 +207,8 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   std::vector<int> thread_list =
       args.threads.empty() ? doubling_up_to(cores) : parse_ints(args.threads, "--threads", 1, 256);
 
-  std::string reason;
-  const bool gpu = gpu::usable_device(&reason);
-  std::vector<ModeSpec> modes;
-  if (args.modes.empty()) {
-    modes = parse_mode_list(gpu ? "cpu,sok,aok" : "cpu");
-    if (!gpu) notice(fmt::format("{}: measuring the cpu mode and libjpeg-turbo only", reason));
-  } else {
-    modes = parse_mode_list(args.modes);
-    for (const ModeSpec& m : modes)
-      if (m.mode != pipeline::Mode::cpu && !gpu)
-        throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
-  }
+  const std::vector<ModeSpec> modes =
+      choose_modes(args.modes, notice, "measuring the cpu mode and libjpeg-turbo only");
   {
     const PeerResult probe = run_turbojpeg({}, args.options, 1, {});
     if (!probe.available) notice("no libjpeg-turbo rows: " + probe.why_not);
@@ -244,7 +217,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   const io::Image picture = read_input_image(args.input, notice);
   Sweeper sweeper(args, modes, cores);
   for (std::size_t si = 0; si < sizes.size(); ++si) {
-    const Size z = sizes[si];
+    const FrameSize z = sizes[si];
     const bool first = si == 0;
     if (!first && !sweeps.count("resolution")) break;
     const FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));

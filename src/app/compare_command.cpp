@@ -32,26 +32,6 @@ namespace mjpeg::app {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// What is compared
-// ---------------------------------------------------------------------------------------------
-
-std::vector<ModeSpec> choose_modes(const CompareArgs& args,
-                                   const std::function<void(const std::string&)>& notice) {
-  std::string reason;
-  const bool gpu = gpu::usable_device(&reason);
-  if (!args.modes.empty()) {
-    std::vector<ModeSpec> modes = parse_mode_list(args.modes);
-    for (const ModeSpec& m : modes)
-      if (m.mode != pipeline::Mode::cpu && !gpu)
-        throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
-    return modes;
-  }
-  if (gpu) return parse_mode_list("cpu,sok,aok");
-  notice(fmt::format("{}: comparing the cpu mode with libjpeg-turbo only", reason));
-  return parse_mode_list("cpu");
-}
-
-// ---------------------------------------------------------------------------------------------
 // Reporting
 // ---------------------------------------------------------------------------------------------
 
@@ -220,14 +200,8 @@ int run_compare(CompareArgs& args) {
   auto notice = [&](const std::string& text) {
     if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
   };
-  int width = 0, height = 0;
-  if (!args.size.empty()) {
-    char x = 0, extra = 0;
-    if (std::sscanf(args.size.c_str(), "%d%c%d%c", &width, &x, &height, &extra) != 3 || x != 'x' ||
-        width < 1 || height < 1 || width > kMaxDimension || height > kMaxDimension)
-      throw UsageError(fmt::format("--size '{}' is not WIDTHxHEIGHT (1..{} each)", args.size,
-                                   kMaxDimension));
-  }
+  const FrameSize size = args.size.empty() ? FrameSize{} : parse_frame_size(args.size, "--size");
+  const int width = size.width, height = size.height;
   if (width > 0 && input_kind(args.input) != InputKind::image)
     throw UsageError("--size applies to a still-image input (video frames keep their size)");
 #if !MJPEG_HAVE_OPENCV
@@ -235,7 +209,8 @@ int run_compare(CompareArgs& args) {
     throw Error("--gantt needs a build with OpenCV; write --trace F.json and draw it with "
                 "`mjpeg gantt F.json -o G.png` where OpenCV is available");
 #endif
-  const std::vector<ModeSpec> modes = choose_modes(args, notice);
+  const std::vector<ModeSpec> modes =
+      choose_modes(args.modes, notice, "comparing the cpu mode with libjpeg-turbo only");
 
   const FrameStore store = load_frames(args.input, args.frames, width, height, notice);
   if (!args.quiet)
@@ -264,18 +239,9 @@ int run_compare(CompareArgs& args) {
   const int turbo_threads = base.producers + base.entropy_threads;
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %d threads...\n", turbo_threads);
-  PeerResult turbo;
-  {
-    std::vector<PeerResult> runs;
-    for (int i = 0; i < args.repeat; ++i) {
-      runs.push_back(run_turbojpeg(store.views(), args.options, turbo_threads, reference));
-      if (!runs.back().available) break;
-    }
-    std::sort(runs.begin(), runs.end(),
-              [](const PeerResult& a, const PeerResult& b) { return a.wall_s > b.wall_s; });
-    turbo = runs[runs.size() / 2];
-    if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
-  }
+  const PeerResult turbo =
+      run_turbojpeg_median(store.views(), args.options, turbo_threads, reference, args.repeat);
+  if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
 
   double sok_fps = 0;
   for (const ModeResult& r : results)

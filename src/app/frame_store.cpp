@@ -1,6 +1,7 @@
 #include "frame_store.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,16 @@ std::uint64_t FrameStore::bytes() const {
   std::uint64_t total = 0;
   for (const io::Image& f : frames) total += f.pixels.size();
   return total;
+}
+
+FrameSize parse_frame_size(const std::string& text, const std::string& option) {
+  FrameSize z;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &z.width, &x, &z.height, &extra) != 3 || x != 'x' ||
+      z.width < 1 || z.height < 1 || z.width > kMaxDimension || z.height > kMaxDimension)
+    throw UsageError(fmt::format("{}: '{}' is not WIDTHxHEIGHT (1..{} each)", option, text,
+                                 kMaxDimension));
+  return z;
 }
 
 FrameStore panning_frames(const io::Image& picture, int width, int height, int count) {

@@ -11,6 +11,14 @@
 
 namespace mjpeg::app {
 
+/// A frame size given on the command line.
+struct FrameSize {
+  int width = 0, height = 0;
+};
+
+/// Parses "WIDTHxHEIGHT" (each 1..kMaxDimension); throws UsageError naming `option`.
+FrameSize parse_frame_size(const std::string& text, const std::string& option);
+
 struct FrameStore {
   std::vector<io::Image> frames;
   int fps_num = 25, fps_den = 1;

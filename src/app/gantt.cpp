@@ -11,6 +11,7 @@
 
 #include "io/atomic_file.hpp"
 #include "mjpeg/error.hpp"
+#include "plot/chart.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -90,28 +91,16 @@ cv::Scalar text_colour_on(const cv::Scalar& background) {
 // Time axis
 // ---------------------------------------------------------------------------------------------
 
-/// A "nice" tick step (1, 2 or 5 times a power of ten, in ms) giving about 8 to 16 ticks.
-double tick_step_ms(double range_ms) {
-  const double raw = range_ms / 12.0;
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (const double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * power >= raw) return m * power;
-  return 10.0 * power;
-}
-
 /// The tick label of `ms` with as many decimals as the step needs ("12", "12.5", "0.25").
 std::string tick_label(double ms, double step_ms) {
   const int decimals = step_ms >= 1.0 ? 0 : static_cast<int>(std::ceil(-std::log10(step_ms) - 1e-9));
   return fmt::format("{:.{}f}", ms, decimals);
 }
 
-/// The tick positions (ms) within [from_ms, to_ms].
+/// The tick positions (ms) within [from_ms, to_ms]: a 1, 2 or 5 x 10^k step, about 8 to 16
+/// ticks (the charts' rule).
 std::vector<double> ticks_ms(double from_ms, double to_ms) {
-  const double step = tick_step_ms(to_ms - from_ms);
-  std::vector<double> ticks;
-  for (double t = std::ceil(from_ms / step - 1e-9) * step; t <= to_ms + step * 1e-9; t += step)
-    ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
-  return ticks;
+  return plot::nice_ticks(from_ms, to_ms, 12);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/error.hpp"
 
@@ -66,6 +67,23 @@ std::vector<ModeSpec> parse_mode_list(const std::string& text) {
   }
   if (modes.empty()) throw UsageError("no mode listed");
   return modes;
+}
+
+std::vector<ModeSpec> choose_modes(const std::string& list,
+                                   const std::function<void(const std::string&)>& notice,
+                                   const std::string& without_gpu) {
+  std::string reason;
+  const bool gpu = gpu::usable_device(&reason);
+  if (!list.empty()) {
+    std::vector<ModeSpec> modes = parse_mode_list(list);
+    for (const ModeSpec& m : modes)
+      if (m.mode != pipeline::Mode::cpu && !gpu)
+        throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
+    return modes;
+  }
+  if (gpu) return parse_mode_list("cpu,sok,aok");
+  notice(fmt::format("{}: {}", reason, without_gpu));
+  return parse_mode_list("cpu");
 }
 
 std::string display_name(const ModeSpec& spec) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,12 @@ struct ModeSpec {
 ModeSpec parse_mode_spec(const std::string& text);
 /// A comma list of mode names (no repeats); throws UsageError.
 std::vector<ModeSpec> parse_mode_list(const std::string& text);
+/// The modes to run: `list` (a comma list; a GPU mode without a usable device is an Error),
+/// or, when it is empty, cpu,sok,aok with a usable device and cpu alone otherwise, after
+/// telling `notice` why (its text ends with `without_gpu`, e.g. "comparing the cpu mode ...").
+std::vector<ModeSpec> choose_modes(const std::string& list,
+                                   const std::function<void(const std::string&)>& notice,
+                                   const std::string& without_gpu);
 /// The name in capitals for tables and traces ("SOK PINNED").
 std::string display_name(const ModeSpec& spec);
 

@@ -27,4 +27,10 @@ struct PeerResult {
 PeerResult run_turbojpeg(const std::vector<ImageView>& frames, const EncodeOptions& options,
                          int threads, const std::vector<std::vector<std::uint8_t>>& reference);
 
+/// `repeat` runs of run_turbojpeg, the median by wall time (with an even count, the faster of
+/// the middle two, as run_mode picks its median); stops at the first when TurboJPEG is absent.
+PeerResult run_turbojpeg_median(const std::vector<ImageView>& frames, const EncodeOptions& options,
+                                int threads, const std::vector<std::vector<std::uint8_t>>& reference,
+                                int repeat);
+
 }  // namespace mjpeg::app
