@@ -11,6 +11,7 @@
 #include "jpeg/geometry.hpp"
 #include "jpeg/huffman.hpp"
 #include "jpeg/quant.hpp"
+#include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "jpeg_math.hpp"
 #include "mjpeg/encoder.hpp"
@@ -384,6 +385,123 @@ TEST(Huffman, EveryVariantMatchesTheReferenceCoder) {
                            HuffmanTables{}, unused),
                Error);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The token stream (cuda/token_format.hpp) and the token coder: the CPU tokenizer's histogram
+// equals gather_stats, and every token-coder variant writes exactly the reference coder's bytes
+// on the same edge-case coefficients (escapes: DC categories 9..11 and AC 9..10; ZRLs;
+// coefficient 63 without EOB; 0xFF stuffing; restarts; optimal tables).
+// ---------------------------------------------------------------------------------------------
+TEST(Tokens, EveryCoderVariantMatchesTheReferenceCoder) {
+  const std::vector<std::string> variants = token_coder_variants();
+  ASSERT_FALSE(variants.empty());
+  EXPECT_EQ(variants.back(), "generic");
+  EXPECT_EQ(variants.front(), token_coder_variant());
+  for (Subsampling s : {Subsampling::s420, Subsampling::s422, Subsampling::s444, Subsampling::gray}) {
+    for (const auto& [w, h] : {std::pair{200, 72}, std::pair{17, 9}, std::pair{8, 8}, std::pair{1, 1}}) {
+      const FrameGeometry g = make_geometry(w, h, s);
+      const std::vector<std::int16_t> coeffs = edge_case_coefficients(g);
+      for (int restart : {0, 1, 7, 65535}) {
+        TokenBuffer tokens;
+        tokenize(g, coeffs.data(), restart, true, tokens);
+        HuffmanStats expected_stats;
+        gather_stats(g, coeffs.data(), restart, expected_stats);
+        const HuffmanStats got_stats = stats_from_histogram(tokens.histogram.data());
+        for (int t = 0; t < 2; ++t) {
+          EXPECT_TRUE(std::equal(got_stats.dc[t], got_stats.dc[t] + 257, expected_stats.dc[t]));
+          EXPECT_TRUE(std::equal(got_stats.ac[t], got_stats.ac[t] + 257, expected_stats.ac[t]));
+        }
+        ASSERT_EQ(tokens.row_start.size(), static_cast<std::size_t>(g.mcus_y) + 1);
+        EXPECT_EQ(tokens.row_start.front(), 0u);
+        EXPECT_EQ(tokens.row_start.back(), tokens.slots.size());
+        EXPECT_TRUE(std::is_sorted(tokens.row_start.begin(), tokens.row_start.end()));
+        for (bool optimize : {false, true}) {
+          SCOPED_TRACE(to_string(s) + " " + std::to_string(w) + "x" + std::to_string(h) +
+                       (optimize ? " optimize" : " standard") + " restart " + std::to_string(restart));
+          HuffmanTables tables;
+          const int table_count = g.num_components == 1 ? 1 : 2;
+          for (int t = 0; t < table_count; ++t) {
+            HuffmanStats counts = expected_stats;
+            tables.dc[t] = optimize ? optimal_spec(counts.dc[t]) : standard_dc_spec(t);
+            tables.ac[t] = optimize ? optimal_spec(counts.ac[t]) : standard_ac_spec(t);
+          }
+          if (table_count == 1) tables.dc[1] = tables.dc[0], tables.ac[1] = tables.ac[0];
+          const std::vector<std::uint8_t> expected = reference_scan(g, coeffs.data(), restart, tables);
+          for (const std::string& v : variants) {
+            std::vector<std::uint8_t> out = {0x12, 0x34};  // encode_token_scan appends
+            encode_token_scan(v, tokens.view(), tables, out);
+            ASSERT_EQ(out.size(), expected.size() + 2) << v;
+            EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 2)) << v;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Tokens, EscapesZrlAndMarkersAreWhereTheFormatSays) {
+  // One 4:4:4 MCU row of 3 blocks... coded by hand: DC 300 (size 9: escape slot), AC +1 at
+  // zigzag 1, -700 at zigzag 40 (run 38: two ZRLs, size 10: escape), then EOB.
+  const FrameGeometry g = make_geometry(8, 8, Subsampling::s444);
+  std::vector<std::int16_t> c(g.coefficient_count(), 0);
+  c[0] = 300;
+  c[1] = 1;
+  c[40] = -700;
+  TokenBuffer t;
+  tokenize(g, c.data(), 0, false, t);
+  using namespace tokens;
+  const std::vector<std::uint16_t> luma = {
+      slot(dc_symbol(9), 0, 0), 300,                  // DC diff 300, size 9, escape
+      slot(0x01, 0, 1),                               // run 0 size 1, value 1
+      slot(kZrl, 0, 0), slot(kZrl, 0, 0),             // 32 of the 38 zeros
+      slot(0x6A, 0, 0), static_cast<std::uint16_t>(value_bits(-700, 10)),  // run 6 size 10, escape
+      slot(kEob, 0, 0)};
+  ASSERT_EQ(t.slots.size(), luma.size() + 4);
+  EXPECT_TRUE(std::equal(luma.begin(), luma.end(), t.slots.begin()));
+  // The chroma blocks: DC 0 (size 0) and EOB each, in class 1.
+  EXPECT_EQ(t.slots[luma.size()], slot(dc_symbol(0), 1, 0));
+  EXPECT_EQ(t.slots[luma.size() + 1], slot(kEob, 1, 0));
+  EXPECT_EQ(t.slots[luma.size() + 3], slot(kEob, 1, 0));
+  EXPECT_TRUE(t.histogram.empty());
+  // Restart interval 1 on a 2-MCU gray frame: a marker slot before the second MCU's DC.
+  const FrameGeometry g2 = make_geometry(16, 8, Subsampling::gray);
+  std::vector<std::int16_t> c2(g2.coefficient_count(), 0);
+  c2[64] = 5;
+  tokenize(g2, c2.data(), 1, false, t);
+  const std::vector<std::uint16_t> gray = {slot(dc_symbol(0), 0, 0), slot(kEob, 0, 0),
+                                           slot(kRestart, 0, 0), slot(dc_symbol(3), 0, 5),
+                                           slot(kEob, 0, 0)};
+  EXPECT_EQ(t.slots, gray);
+}
+
+TEST(Tokens, MalformedStreamsAreErrors) {
+  HuffmanTables tables;
+  for (int t = 0; t < 2; ++t) tables.dc[t] = standard_dc_spec(t), tables.ac[t] = standard_ac_spec(t);
+  std::vector<std::uint8_t> out;
+  auto code = [&](std::vector<std::uint16_t> slots) {
+    TokenView v;
+    v.slots = slots.data();
+    v.count = slots.size();
+    out.clear();
+    encode_token_scan(v, tables, out);
+  };
+  using namespace tokens;
+  EXPECT_NO_THROW(code({slot(dc_symbol(0), 0, 0), slot(kEob, 0, 0)}));
+  EXPECT_THROW(code({slot(dc_symbol(0), 0, 0), slot(0x1E, 0, 0)}), Error);  // size 14: no such symbol
+  EXPECT_THROW(code({slot(dc_symbol(0), 0, 0), slot(0x10, 0, 0)}), Error);  // run 1 size 0: none
+  EXPECT_THROW(code({slot(dc_symbol(12), 0, 0)}), Error);                   // DC size 12: none
+  EXPECT_THROW(code({slot(dc_symbol(10), 1, 0)}), Error);                   // escape slot missing
+  EXPECT_THROW(code({slot(kRestart, 1, 0)}), Error);                        // markers are class 0
+  for (const std::string& v : token_coder_variants()) {
+    std::vector<std::uint16_t> slots = {slot(dc_symbol(0), 0, 0), slot(0x1E, 0, 0)};
+    TokenView view;
+    view.slots = slots.data();
+    view.count = slots.size();
+    EXPECT_THROW(encode_token_scan(v, view, tables, out), Error) << v;
+  }
+  EXPECT_THROW(encode_token_scan("no-such-variant", TokenView{}, tables, out), Error);
+}
+
 
 TEST(DummyBlocks, CopyDcFromLeftAndFromRowAbove) {
   const FrameGeometry g = make_geometry(17, 9, Subsampling::s420);  // luma 3x2 real of 4x2

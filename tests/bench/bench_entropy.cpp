@@ -6,6 +6,11 @@
 //   libjpeg/tjCompress2 libjpeg-turbo's whole compression (TurboJPEG, TJSAMP_420, TJFLAG_ACCURATEDCT)
 //   ours/scan/VARIANT   the entropy-coded segment alone (no headers), for each instruction-set
 //                       variant of the coder this CPU runs (the first is what ours/entropy uses)
+//   ours/tokens         encode_tokens: the whole JFIF file from the frame's token stream (the
+//                       compact format the GPU hands back, cuda/token_format.hpp; made once here
+//                       by the CPU tokenizer that stands in for the GPU)
+//   ours/token_scan/VARIANT  the scan alone from the tokens, for each token-coder variant
+//   ours/tokenize       the CPU tokenizer itself (what the GPU does in sok/aok; for reference)
 //   libjpeg/entropy     libjpeg-turbo's Huffman coding alone: jpeg_write_coefficients of the
 //                       coefficients that jpeg_read_coefficients got from its own output (as
 //                       jpegtran does; includes the small per-frame header/setup cost)
@@ -13,6 +18,7 @@
 // with the ours/libjpeg-turbo ratios follows. Frames are checked byte-identical first.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +38,7 @@
 #include "jpeg/geometry.hpp"
 #include "jpeg/huffman.hpp"
 #include "jpeg/quant.hpp"
+#include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
 
@@ -50,6 +57,7 @@ struct Frame {
   mjpeg::QuantTables tables;
   std::vector<std::int16_t> coeffs;
   std::vector<std::uint8_t> reference;  // tjCompress2 output
+  mjpeg::TokenBuffer tokens;            // the frame's token stream (CPU tokenizer)
 };
 
 Frame* g_frame = nullptr;
@@ -97,6 +105,56 @@ void BM_ours_scan_variant(benchmark::State& state, const std::string& variant) {
   }
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+mjpeg::HuffmanTables standard_tables() {
+  mjpeg::HuffmanTables tables;
+  for (int t = 0; t < 2; ++t) {
+    tables.dc[t] = mjpeg::standard_dc_spec(t);
+    tables.ac[t] = mjpeg::standard_ac_spec(t);
+  }
+  return tables;
+}
+
+void BM_ours_tokens(benchmark::State& state) {
+  Frame& f = *g_frame;
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  const mjpeg::TokenView view = f.tokens.view();
+  for (auto _ : state) {
+    mjpeg::encode_tokens(f.geometry, f.tables, view, f.options, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+void BM_ours_token_scan(benchmark::State& state, const std::string& variant) {
+  Frame& f = *g_frame;
+  const mjpeg::HuffmanTables tables = standard_tables();
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  const mjpeg::TokenView view = f.tokens.view();
+  for (auto _ : state) {
+    out.clear();
+    mjpeg::encode_token_scan(variant, view, tables, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+void BM_ours_tokenize(benchmark::State& state) {
+  Frame& f = *g_frame;
+  mjpeg::TokenBuffer tokens;
+  for (auto _ : state) {
+    mjpeg::tokenize(f.geometry, f.coeffs.data(), 0, false, tokens);
+    benchmark::DoNotOptimize(tokens.slots.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
 }
 
 void BM_ours_encode_jpeg(benchmark::State& state) {
@@ -222,19 +280,38 @@ int main(int argc, char** argv) {
   tjhandle tj = tjInitCompress();
   frame.reference = tj_compress(tj, frame.image);
   tjDestroy(tj);
+  mjpeg::tokenize(frame.geometry, frame.coeffs.data(), 0, false, frame.tokens);
   g_frame = &frame;
 
   // Same bytes first: a speed comparison of different outputs would mean nothing.
   std::vector<std::uint8_t> ours;
   mjpeg::encode_coefficients(frame.geometry, frame.tables, frame.coeffs.data(), frame.options, ours);
-  const bool same = ours == frame.reference && mjpeg::encode_jpeg(frame.image.view(), frame.options) == ours;
-  std::printf("kHD frame 1920x1080 q%d 4:2:0: JPEG %zu bytes; ours %s tjCompress2\n", kQuality,
-              frame.reference.size(), same ? "byte-identical to" : "DIFFERS FROM");
+  std::vector<std::uint8_t> from_tokens;
+  mjpeg::encode_tokens(frame.geometry, frame.tables, frame.tokens.view(), frame.options, from_tokens);
+  bool same = ours == frame.reference && mjpeg::encode_jpeg(frame.image.view(), frame.options) == ours &&
+              from_tokens == ours;
+  for (const std::string& v : mjpeg::token_coder_variants()) {
+    std::vector<std::uint8_t> scan;
+    mjpeg::encode_token_scan(v, frame.tokens.view(), standard_tables(), scan);
+    same = same && std::search(ours.begin(), ours.end(), scan.begin(), scan.end()) != ours.end();
+  }
+  std::printf("kHD frame 1920x1080 q%d 4:2:0: JPEG %zu bytes; ours (coefficients and tokens) %s "
+              "tjCompress2; token stream %zu slots = %zu bytes (%.1f%% of the %zu bytes of int16 "
+              "coefficients)\n",
+              kQuality, frame.reference.size(), same ? "byte-identical to" : "DIFFERS FROM",
+              frame.tokens.slots.size(), frame.tokens.slots.size() * 2,
+              100.0 * static_cast<double>(frame.tokens.slots.size()) / static_cast<double>(frame.coeffs.size()),
+              frame.coeffs.size() * 2);
 
   benchmark::RegisterBenchmark("ours/entropy", BM_ours_entropy)->Unit(benchmark::kMillisecond);
   for (const std::string& v : mjpeg::huffman_variants())
     benchmark::RegisterBenchmark(("ours/scan/" + v).c_str(), BM_ours_scan_variant, v)
         ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ours/tokens", BM_ours_tokens)->Unit(benchmark::kMillisecond);
+  for (const std::string& v : mjpeg::token_coder_variants())
+    benchmark::RegisterBenchmark(("ours/token_scan/" + v).c_str(), BM_ours_token_scan, v)
+        ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ours/tokenize", BM_ours_tokenize)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/tjCompress2", BM_libjpeg_tjCompress2)->Unit(benchmark::kMillisecond);
@@ -251,6 +328,12 @@ int main(int argc, char** argv) {
   };
   std::printf("\nSummary (kHD, q%d 4:2:0, one thread, CPU time; >1 means ours is faster):\n", kQuality);
   line("Huffman coding of ready coeffs:", "ours/entropy", "libjpeg/entropy");
+  line("Huffman coding of GPU tokens:", "ours/tokens", "libjpeg/entropy");
+  for (const std::string& v : mjpeg::token_coder_variants()) {
+    const std::string name = "ours/token_scan/" + v;
+    const std::string what = "  token scan, " + v + ":";
+    line(what.c_str(), name.c_str(), "libjpeg/entropy");
+  }
   line("whole encode:", "ours/encode_jpeg", "libjpeg/tjCompress2");
   if (s.count("libjpeg/entropy") && s.count("libjpeg/tjCompress2"))
     std::printf("  libjpeg-turbo's Huffman share of its whole compression: %.0f%%\n",
