@@ -1,0 +1,367 @@
+// The GPU tokenizer: quantized zigzag coefficients (layout of jpeg_geometry.hpp) -> the token
+// stream of cuda/token_format.hpp, bit-identical to the CPU tokenizer (src/jpeg/tokens.cpp).
+//
+// Three steps on one stream, all over the blocks in *scan order* (s = 0 .. n-1: MCU by MCU, and
+// inside an MCU the blocks in the order the scan codes them):
+//   1. count_slots: how many slots each block takes -> counts[s] (counts[n] = 0);
+//   2. an exclusive prefix sum (CUB) -> offsets[s], the block's first slot; offsets[n] = total;
+//   3. emit_slots: every block writes its slots at offsets[s]; the header, the MCU-row starts
+//      and (with --optimize) the symbol histogram are written beside them. When the total does
+//      not fit the output, only the header is written (overflow = 1).
+//
+// One warp per block (grid-stride over blocks). Lane l holds the block's coefficients 2l and
+// 2l+1 (zigzag order; one coalesced 32-bit load per lane), so:
+//   - the nonzero pattern is two ballots: ma (even positions, bit l = coefficient 2l, with bit 0
+//     forced on so that the DC position anchors the first run) and mb (odd positions);
+//   - a nonzero coefficient k finds the previous nonzero position p from the ballots of the
+//     positions below k, so its zero run is k - p - 1 (ZRL slots for each full 16);
+//   - lane l's slot count is the sum for its two coefficients (+ the DC and a marker on lane 0,
+//     the EOB on lane 31); a warp sum gives the block's count, a warp exclusive scan each
+//     lane's first slot inside the block, and the lanes write their slots in position order.
+// The DC difference needs the DC of the previous block of the same component in scan order
+// (in the same MCU, or the last such block of the previous MCU), 0 at the start of the scan and
+// of every restart interval; lane 0 reads it from global memory.
+#include "gpu_tokenize.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda_check.hpp"
+#include "cuda_raii.hpp"
+#include "mjpeg/error.hpp"
+#include "token_format.hpp"
+
+namespace mjpeg::gpu {
+
+namespace {
+
+using namespace tokens;
+
+constexpr int kWarpsPerCta = 8;
+constexpr int kThreadsPerCta = 32 * kWarpsPerCta;
+
+struct ScanParams {
+  const std::int16_t* coeffs;
+  std::uint32_t* counts;   // n + 1
+  std::uint32_t* offsets;  // n + 1
+  std::uint8_t* out;       // header, then slots
+  long long capacity;      // slots that fit after the header
+  int header_words;
+  int histogram;           // 0/1
+  int n;                   // blocks in the scan
+  int num_components;
+  int mcus_x, mcus_y;
+  int blocks_per_mcu;
+  int restart_interval;
+  int h[3], v[3], blocks_w[3];
+  long long block_offset[3];
+};
+
+/// Where scan block s lies.
+struct ScanBlock {
+  int comp;          // component
+  int mcu, mx, my;   // MCU
+  int j;             // position in the MCU
+  int first;         // 1: the first block of its component in the MCU
+  long long block;   // block index in the coefficient planes
+  long long prev;    // block index of the predecessor for the DC difference, or -1 (predictor 0)
+  int marker;        // 1: a restart marker precedes this block
+  int marker_index;  // its n (RSTn)
+};
+
+__device__ __forceinline__ int pick(const int (&a)[3], int c) {
+  return c == 0 ? a[0] : (c == 1 ? a[1] : a[2]);
+}
+__device__ __forceinline__ long long pick(const long long (&a)[3], int c) {
+  return c == 0 ? a[0] : (c == 1 ? a[1] : a[2]);
+}
+
+__device__ ScanBlock locate(const ScanParams& p, int s) {
+  ScanBlock b;
+  b.mcu = s / p.blocks_per_mcu;
+  b.j = s - b.mcu * p.blocks_per_mcu;
+  b.my = b.mcu / p.mcus_x;
+  b.mx = b.mcu - b.my * p.mcus_x;
+  const int luma = p.h[0] * p.v[0];
+  int yy, xx;
+  if (b.j < luma) {
+    b.comp = 0;
+    yy = b.j / p.h[0];
+    xx = b.j - yy * p.h[0];
+  } else {  // chroma components have one block per MCU
+    b.comp = 1 + (b.j - luma);
+    yy = 0;
+    xx = 0;
+  }
+  const int hc = pick(p.h, b.comp), vc = pick(p.v, b.comp), bw = pick(p.blocks_w, b.comp);
+  const long long off = pick(p.block_offset, b.comp);
+  const int by = b.my * vc + yy, bx = b.mx * hc + xx;
+  b.block = off + static_cast<long long>(by) * bw + bx;
+  b.first = yy == 0 && xx == 0;
+  const bool restart_here = p.restart_interval > 0 && b.mcu % p.restart_interval == 0;
+  b.marker = restart_here && b.mcu > 0 && b.j == 0;
+  b.marker_index = b.marker ? (b.mcu / p.restart_interval - 1) & 7 : 0;
+  if (!b.first) {  // the previous block of this component in the same MCU
+    const int pyy = xx > 0 ? yy : yy - 1;
+    const int pxx = xx > 0 ? xx - 1 : hc - 1;
+    b.prev = off + static_cast<long long>(b.my * vc + pyy) * bw + (b.mx * hc + pxx);
+  } else if (b.mcu == 0 || restart_here) {
+    b.prev = -1;
+  } else {  // the last block of this component in the previous MCU
+    const int pm = b.mcu - 1;
+    const int pmy = pm / p.mcus_x, pmx = pm - pmy * p.mcus_x;
+    b.prev = off + static_cast<long long>(pmy * vc + vc - 1) * bw + (pmx * hc + hc - 1);
+  }
+  return b;
+}
+
+__device__ __forceinline__ int size_of(int v) {
+  const unsigned m = static_cast<unsigned>(v < 0 ? -v : v);
+  return 32 - __clz(m);  // 0 for 0
+}
+__device__ __forceinline__ unsigned bits_of(int v, int size) {
+  return static_cast<unsigned>(v < 0 ? v - 1 : v) & ((1u << size) - 1u);
+}
+/// Highest set bit index of a nonzero mask.
+__device__ __forceinline__ int top_bit(unsigned m) { return 31 - __clz(m); }
+
+/// What lane `lane` of the warp handling one block contributes.
+struct LaneWork {
+  int va, vb;          // coefficients 2l (the DC on lane 0) and 2l + 1
+  int run_a, run_b;    // zero runs before them (when nonzero)
+  int dc_diff;         // lane 0
+  int eob;             // lane 31: 1 when the block ends with an EOB
+  int slots;           // this lane's slot count
+};
+
+__device__ __forceinline__ LaneWork analyse(const ScanParams& p, const ScanBlock& b, int lane) {
+  LaneWork w;
+  const std::uint32_t pair =
+      reinterpret_cast<const std::uint32_t*>(p.coeffs + b.block * 64)[lane];
+  w.va = static_cast<std::int16_t>(pair & 0xFFFFu);
+  w.vb = static_cast<std::int16_t>(pair >> 16);
+  const unsigned ma = __ballot_sync(0xFFFFFFFFu, w.va != 0) | 1u;  // DC position anchors runs
+  const unsigned mb = __ballot_sync(0xFFFFFFFFu, w.vb != 0);
+  const unsigned below_l = (1u << lane) - 1u;                        // bits < l
+  const unsigned upto_l = lane == 31 ? 0xFFFFFFFFu : (1u << (lane + 1)) - 1u;  // bits <= l
+  int slots = 0;
+  w.run_a = 0;
+  w.run_b = 0;
+  if (lane > 0 && w.va != 0) {  // k = 2l: previous nonzero among 2i (i < l) and 2i+1 (i < l)
+    const unsigned pa = ma & below_l, pb = mb & below_l;
+    const int prev = max(2 * top_bit(pa), pb ? 2 * top_bit(pb) + 1 : 0);
+    w.run_a = 2 * lane - prev - 1;
+    slots += (w.run_a >> 4) + slots_for_size(size_of(w.va));
+  }
+  if (w.vb != 0) {  // k = 2l+1: previous among 2i (i <= l) and 2i+1 (i < l)
+    const unsigned pa = ma & upto_l, pb = mb & below_l;
+    const int prev = max(2 * top_bit(pa), pb ? 2 * top_bit(pb) + 1 : 0);
+    w.run_b = 2 * lane + 1 - prev - 1;
+    slots += (w.run_b >> 4) + slots_for_size(size_of(w.vb));
+  }
+  w.dc_diff = 0;
+  if (lane == 0) {
+    const int pred = b.prev >= 0 ? p.coeffs[b.prev * 64] : 0;
+    w.dc_diff = w.va - pred;
+    slots += b.marker + slots_for_size(size_of(w.dc_diff));
+  }
+  // The last nonzero AC position: coefficient 63 is lane 31's odd one.
+  w.eob = lane == 31 && (mb >> 31) == 0;
+  slots += w.eob;
+  w.slots = slots;
+  return w;
+}
+
+__global__ void __launch_bounds__(kThreadsPerCta) count_slots(const ScanParams p) {
+  const int lane = threadIdx.x & 31;
+  const int warps = gridDim.x * kWarpsPerCta;
+  for (int s = blockIdx.x * kWarpsPerCta + (threadIdx.x >> 5); s < p.n; s += warps) {
+    const ScanBlock b = locate(p, s);
+    const LaneWork w = analyse(p, b, lane);
+    const int total = __reduce_add_sync(0xFFFFFFFFu, w.slots);
+    if (lane == 0) p.counts[s] = static_cast<std::uint32_t>(total);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) p.counts[p.n] = 0;
+}
+
+/// Appends one coefficient's slots (ZRLs, the symbol, an escape slot) at `o`.
+__device__ __forceinline__ std::uint16_t* put_ac(std::uint16_t* o, int run, int v, unsigned cls,
+                                                 unsigned* hist_ac) {
+  for (; run >= 16; run -= 16) {
+    *o++ = slot(kZrl, cls, 0);
+    if (hist_ac) atomicAdd(&hist_ac[kZrl], 1u);
+  }
+  const int size = size_of(v);
+  const unsigned symbol = static_cast<unsigned>(run) << 4 | static_cast<unsigned>(size);
+  const unsigned bits = bits_of(v, size);
+  if (size > kInlineValueBits) {
+    *o++ = slot(symbol, cls, 0);
+    *o++ = static_cast<std::uint16_t>(bits);
+  } else {
+    *o++ = slot(symbol, cls, bits);
+  }
+  if (hist_ac) atomicAdd(&hist_ac[symbol], 1u);
+  return o;
+}
+
+__global__ void __launch_bounds__(kThreadsPerCta) emit_slots(const ScanParams p) {
+  __shared__ unsigned hist[kHistogramWords];
+  const int lane = threadIdx.x & 31;
+  std::uint32_t* const header = reinterpret_cast<std::uint32_t*>(p.out);
+  std::uint32_t* const row_start = header + sizeof(StreamHeader) / 4;
+  const std::uint32_t total = p.offsets[p.n];
+  const bool overflow = static_cast<long long>(total) > p.capacity;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    header[0] = total;
+    header[1] = overflow ? 1u : 0u;
+    header[2] = static_cast<std::uint32_t>(p.mcus_y);
+    header[3] = static_cast<std::uint32_t>(p.histogram);
+    row_start[p.mcus_y] = total;
+  }
+  if (overflow) return;  // uniform across the grid
+  if (p.histogram) {
+    for (int i = threadIdx.x; i < int(kHistogramWords); i += kThreadsPerCta) hist[i] = 0;
+    __syncthreads();
+  }
+  std::uint16_t* const slots = reinterpret_cast<std::uint16_t*>(p.out + 4 * p.header_words);
+  const int warps = gridDim.x * kWarpsPerCta;
+  for (int s = blockIdx.x * kWarpsPerCta + (threadIdx.x >> 5); s < p.n; s += warps) {
+    const ScanBlock b = locate(p, s);
+    const LaneWork w = analyse(p, b, lane);
+    // This lane's first slot inside the block: exclusive warp scan of the lane counts.
+    int incl = w.slots;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int t = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+      if (lane >= d) incl += t;
+    }
+    const std::uint32_t base = p.offsets[s];
+    std::uint16_t* o = slots + base + (incl - w.slots);
+    const unsigned cls = b.comp == 0 ? 0u : 1u;
+    unsigned* const hdc = p.histogram ? hist + (2 * cls) * kHistogramBins : nullptr;
+    unsigned* const hac = p.histogram ? hist + (2 * cls + 1) * kHistogramBins : nullptr;
+    if (lane == 0) {
+      if (b.mx == 0 && b.j == 0) row_start[b.my] = base;
+      if (b.marker) *o++ = slot(kRestart, 0, static_cast<unsigned>(b.marker_index));
+      const int size = size_of(w.dc_diff);
+      const unsigned bits = bits_of(w.dc_diff, size);
+      if (size > kInlineValueBits) {
+        *o++ = slot(dc_symbol(size), cls, 0);
+        *o++ = static_cast<std::uint16_t>(bits);
+      } else {
+        *o++ = slot(dc_symbol(size), cls, bits);
+      }
+      if (hdc) atomicAdd(&hdc[size], 1u);
+    } else if (w.va != 0) {
+      o = put_ac(o, w.run_a, w.va, cls, hac);
+    }
+    if (w.vb != 0) o = put_ac(o, w.run_b, w.vb, cls, hac);
+    if (w.eob) {
+      *o++ = slot(kEob, cls, 0);
+      if (hac) atomicAdd(&hac[kEob], 1u);
+    }
+  }
+  if (p.histogram) {
+    __syncthreads();
+    unsigned* const global = header + 4 + p.mcus_y + 1;
+    for (int i = threadIdx.x; i < int(kHistogramWords); i += kThreadsPerCta)
+      if (hist[i]) atomicAdd(&global[i], hist[i]);
+  }
+}
+
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+}  // namespace
+
+struct TokenizePlan::Impl {
+  ScanParams base{};
+  std::size_t header_bytes = 0;
+  std::size_t capacity = 0;
+  std::size_t histogram_offset = 0;  // bytes from the start of d_out
+  int grid = 1;
+  DeviceBuffer counts, offsets, temp;
+  std::size_t temp_bytes = 0;
+};
+
+TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool histogram,
+                           std::size_t capacity_slots)
+    : impl_(std::make_unique<Impl>()) {
+  if (g.num_components != 1 && g.num_components != 3)
+    throw UsageError("TokenizePlan: geometry has no components");
+  if (restart_interval < 0) throw UsageError("TokenizePlan: negative restart interval");
+  const long long n = static_cast<long long>(g.mcus_x) * g.mcus_y * g.blocks_per_mcu;
+  if (n != static_cast<long long>(g.total_blocks) || n >= (1ll << 31) / kMaxSlotsPerBlock)
+    throw UsageError("TokenizePlan: unsupported geometry");
+  Impl& m = *impl_;
+  m.header_bytes = 4 * header_words(g.mcus_y, histogram);
+  m.capacity = capacity_slots;
+  m.histogram_offset = 4 * (sizeof(StreamHeader) / 4 + static_cast<std::size_t>(g.mcus_y) + 1);
+  ScanParams& p = m.base;
+  p.capacity = static_cast<long long>(capacity_slots);
+  p.header_words = static_cast<int>(m.header_bytes / 4);
+  p.histogram = histogram ? 1 : 0;
+  p.n = static_cast<int>(n);
+  p.num_components = g.num_components;
+  p.mcus_x = g.mcus_x;
+  p.mcus_y = g.mcus_y;
+  p.blocks_per_mcu = g.blocks_per_mcu;
+  p.restart_interval = restart_interval;
+  for (int c = 0; c < 3; ++c) {
+    const bool have = c < g.num_components;
+    p.h[c] = have ? g.comp[c].h : 1;
+    p.v[c] = have ? g.comp[c].v : 1;
+    p.blocks_w[c] = have ? g.comp[c].blocks_w : 0;
+    p.block_offset[c] = have ? static_cast<long long>(g.comp[c].block_offset) : 0;
+  }
+  m.counts = DeviceBuffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n + 1));
+  m.offsets = DeviceBuffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n + 1));
+  p.counts = m.counts.as<std::uint32_t>();
+  p.offsets = m.offsets.as<std::uint32_t>();
+  MJPEG_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, m.temp_bytes, p.counts, p.offsets,
+                                                 static_cast<int>(n + 1)));
+  m.temp = DeviceBuffer(std::max<std::size_t>(m.temp_bytes, 16));
+  int dev = 0, sms = 0;
+  MJPEG_CUDA_CHECK(cudaGetDevice(&dev));
+  MJPEG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  // Enough warps to cover the blocks once, at most 8 CTAs per SM (grid-stride beyond).
+  m.grid = std::max(1, std::min(ceil_div(n, kWarpsPerCta), 8 * sms));
+}
+
+TokenizePlan::~TokenizePlan() = default;
+TokenizePlan::TokenizePlan(TokenizePlan&&) noexcept = default;
+TokenizePlan& TokenizePlan::operator=(TokenizePlan&&) noexcept = default;
+
+std::size_t TokenizePlan::header_bytes() const { return impl_->header_bytes; }
+std::size_t TokenizePlan::capacity_slots() const { return impl_->capacity; }
+std::size_t TokenizePlan::output_bytes() const {
+  return impl_->header_bytes + 2 * impl_->capacity;
+}
+
+void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, void* d_out,
+                     void* stream) {
+  const TokenizePlan::Impl& m = plan.impl();
+  if (!d_coeffs || !d_out) throw UsageError("launch_tokenize: null device pointer");
+  if (reinterpret_cast<std::uintptr_t>(d_out) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(d_coeffs) % 16 != 0)
+    throw UsageError("launch_tokenize: buffers must be 16-byte aligned");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  ScanParams p = m.base;
+  p.coeffs = d_coeffs;
+  p.out = static_cast<std::uint8_t*>(d_out);
+  if (p.histogram)
+    MJPEG_CUDA_CHECK(cudaMemsetAsync(p.out + m.histogram_offset, 0,
+                                     kHistogramWords * sizeof(std::uint32_t), s));
+  count_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  MJPEG_CUDA_CHECK_LAUNCH();
+  std::size_t temp_bytes = m.temp_bytes;
+  MJPEG_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(m.temp.get(), temp_bytes, p.counts, p.offsets,
+                                                 p.n + 1, s));
+  emit_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  MJPEG_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mjpeg::gpu

@@ -1,0 +1,55 @@
+// Plain C++ API of the GPU tokenizer (no CUDA headers needed to include it): a frame's quantized
+// coefficients in device memory -> its token stream (cuda/token_format.hpp) in device memory,
+// so that only the compact stream crosses PCIe and the CPU coder only packs bits.
+//
+//   TokenizePlan plan(geometry, restart_interval, histogram, capacity_slots);  // once
+//   launch_tokenize(plan, d_coeffs, d_out, stream);                              // per frame
+//
+// d_out receives, from its start:
+//   plan.header_bytes()   tokens::StreamHeader, row_start[mcus_y + 1], the histogram (if asked
+//                         for), padded to 16 bytes;
+//   then the slots        header.slots x uint16, unless header.overflow is 1: the stream would
+//                         have been longer than capacity_slots and nothing was written after
+//                         the header (the caller then uses the coefficients instead).
+// So a consumer copies the header first and then exactly header.slots slots.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "jpeg_geometry.hpp"
+
+namespace mjpeg::gpu {
+
+class TokenizePlan {
+ public:
+  /// Allocates the plan's device scratch (block slot counts, offsets, scan temporary storage).
+  /// Throws mjpeg::Error for CUDA failures, UsageError for bad arguments.
+  TokenizePlan(const FrameGeometry& geometry, int restart_interval, bool histogram,
+               std::size_t capacity_slots);
+  ~TokenizePlan();
+  TokenizePlan(TokenizePlan&&) noexcept;
+  TokenizePlan& operator=(TokenizePlan&&) noexcept;
+  TokenizePlan(const TokenizePlan&) = delete;
+  TokenizePlan& operator=(const TokenizePlan&) = delete;
+
+  std::size_t header_bytes() const;
+  std::size_t capacity_slots() const;
+  /// header_bytes() + 2 * capacity_slots(): the size d_out must have.
+  std::size_t output_bytes() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Enqueues the tokenization of one frame on `stream` (a cudaStream_t; nullptr = the legacy
+/// default stream). The plan's scratch is reused by every launch, so launches with one plan must
+/// be ordered (one stream). d_out must be 16-byte aligned and plan.output_bytes() long.
+void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, void* d_out,
+                     void* stream);
+
+}  // namespace mjpeg::gpu

@@ -1,0 +1,253 @@
+// GPU tokenizer exactness: for every size, sampling, quality, restart interval and with or
+// without the histogram, the token stream the GPU writes (header, MCU-row starts, histogram,
+// slots) equals the CPU tokenizer's, slot for slot; coefficient patterns that reach every case
+// of the format (escapes, ZRLs, a nonzero coefficient 63, empty blocks) included; an output too
+// small for the stream is an overflow, not a partial stream; and GPU transform + GPU tokenizer +
+// CPU token coder write exactly encode_jpeg's bytes.
+//
+// Skipped without a usable CUDA device; fails instead with MJPEG_REQUIRE_GPU=1.
+// MJPEG_GPU_SMALL=1 keeps only small frames (for compute-sanitizer runs).
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_raii.hpp"
+#include "gpu_test_util.hpp"
+#include "gpu_tokenize.hpp"
+#include "gpu_transform.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg/tokens.hpp"
+#include "jpeg/transform_cpu.hpp"
+#include "mjpeg/encoder.hpp"
+#include "token_format.hpp"
+
+namespace mjpeg {
+namespace {
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
+
+class GpuTokenize : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string reason;
+    if (!gpu::usable_device(&reason)) {
+      if (env_is("MJPEG_REQUIRE_GPU", "1")) FAIL() << "MJPEG_REQUIRE_GPU=1 but no usable GPU: " << reason;
+      GTEST_SKIP() << reason;
+    }
+  }
+};
+
+/// What the GPU wrote: the header words and the slots (when they fit).
+struct GpuStream {
+  tokens::StreamHeader header{};
+  std::vector<std::uint32_t> row_start;
+  std::vector<std::uint32_t> histogram;
+  std::vector<std::uint16_t> slots;
+};
+
+GpuStream run_gpu(const FrameGeometry& g, const std::vector<std::int16_t>& coeffs, int restart,
+                  bool histogram, std::size_t capacity) {
+  gpu::TokenizePlan plan(g, restart, histogram, capacity);
+  gpu::DeviceBuffer d_coeffs(coeffs.size() * sizeof(std::int16_t));
+  MJPEG_CUDA_CHECK(cudaMemcpy(d_coeffs.get(), coeffs.data(), d_coeffs.size(), cudaMemcpyHostToDevice));
+  gpu::DeviceBuffer d_out(plan.output_bytes());
+  MJPEG_CUDA_CHECK(cudaMemset(d_out.get(), 0xA5, d_out.size()));  // poison
+  gpu::launch_tokenize(plan, d_coeffs.as<std::int16_t>(), d_out.get(), nullptr);
+  MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::uint8_t> head(plan.header_bytes());
+  MJPEG_CUDA_CHECK(cudaMemcpy(head.data(), d_out.get(), head.size(), cudaMemcpyDeviceToHost));
+  GpuStream s;
+  std::memcpy(&s.header, head.data(), sizeof s.header);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(head.data()) + 4;
+  s.row_start.assign(words, words + g.mcus_y + 1);
+  if (histogram) s.histogram.assign(words + g.mcus_y + 1, words + g.mcus_y + 1 + tokens::kHistogramWords);
+  if (!s.header.overflow) {
+    s.slots.resize(s.header.slots);
+    MJPEG_CUDA_CHECK(cudaMemcpy(s.slots.data(), d_out.as<std::uint8_t>() + plan.header_bytes(),
+                                s.slots.size() * 2, cudaMemcpyDeviceToHost));
+  }
+  return s;
+}
+
+std::string first_difference(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i])
+      return "first difference at slot " + std::to_string(i) + ": cpu " + std::to_string(a[i]) +
+             ", gpu " + std::to_string(b[i]);
+  return a.size() == b.size() ? "" : "lengths differ";
+}
+
+void expect_same_stream(const FrameGeometry& g, const std::vector<std::int16_t>& coeffs,
+                        int restart, bool histogram, const std::string& what) {
+  TokenBuffer cpu;
+  tokenize(g, coeffs.data(), restart, histogram, cpu);
+  const GpuStream gs = run_gpu(g, coeffs, restart, histogram, g.total_blocks * 64);
+  SCOPED_TRACE(what + " restart " + std::to_string(restart) + (histogram ? " histogram" : ""));
+  ASSERT_EQ(gs.header.overflow, 0u);
+  EXPECT_EQ(gs.header.rows, static_cast<std::uint32_t>(g.mcus_y));
+  EXPECT_EQ(gs.header.has_histogram, histogram ? 1u : 0u);
+  ASSERT_EQ(gs.header.slots, cpu.slots.size());
+  EXPECT_EQ(gs.row_start, cpu.row_start);
+  if (histogram) {
+    EXPECT_EQ(gs.histogram, cpu.histogram);
+  }
+  EXPECT_TRUE(gs.slots == cpu.slots) << first_difference(cpu.slots, gs.slots);
+}
+
+/// Coefficients of every kind of block (deterministic): empty, full, long zero runs, only
+/// coefficient 63, runs of exactly 16 and 32, sizes up to 10 (AC) and 11 (DC differences).
+std::vector<std::int16_t> edge_coefficients(const FrameGeometry& g, std::uint32_t seed) {
+  std::vector<std::int16_t> c(g.coefficient_count());
+  std::uint32_t state = seed * 2654435761u + 1u;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  auto value = [&] {
+    const int mag = next() % 8 == 0 ? 1 + static_cast<int>(next() % 1023) : 1 + static_cast<int>(next() % 7);
+    return static_cast<std::int16_t>(next() & 1 ? mag : -mag);
+  };
+  for (std::size_t b = 0; b < g.total_blocks; ++b) {
+    std::int16_t* blk = c.data() + b * kBlockSize;
+    blk[0] = static_cast<std::int16_t>(static_cast<int>(next() % 2048) - 1024);
+    const int kind = static_cast<int>(next() % 8);
+    switch (kind) {
+      case 0: break;
+      case 1: for (int k = 1; k < 64; ++k) blk[k] = value(); break;
+      case 2:
+        blk[1 + next() % 3] = value();
+        blk[20 + next() % 10] = value();
+        blk[63] = next() & 1 ? value() : 0;
+        break;
+      case 3: blk[63] = value(); break;
+      case 4: blk[17] = value(); blk[50] = value(); break;
+      default:
+        for (int k = 1; k < 64; ++k)
+          if (next() % 64 < static_cast<std::uint32_t>(8 * kind)) blk[k] = value();
+        break;
+    }
+  }
+  return c;
+}
+
+struct Size {
+  int w, h;
+};
+
+std::vector<Size> sizes() {
+  std::vector<Size> s = {{1, 1}, {7, 5}, {8, 8}, {17, 9}, {33, 17}, {300, 48}, {259, 131}};
+  if (!env_is("MJPEG_GPU_SMALL", "1")) {
+    s.push_back({1921, 1081});
+    s.push_back({4001, 9});
+    s.push_back({9, 4001});
+  }
+  return s;
+}
+
+const Subsampling kSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
+                                  Subsampling::gray};
+
+TEST_F(GpuTokenize, EdgeCaseCoefficientsMatchTheCpuTokenizer) {
+  for (Subsampling s : kSamplings)
+    for (const Size& z : sizes()) {
+      const FrameGeometry g = make_geometry(z.w, z.h, s);
+      const std::vector<std::int16_t> c = edge_coefficients(g, static_cast<std::uint32_t>(z.w * 31 + z.h));
+      for (int restart : {0, 1, 7, 65535})
+        for (bool histogram : {false, true}) {
+          expect_same_stream(g, c, restart, histogram,
+                             std::to_string(z.w) + "x" + std::to_string(z.h) + " " + to_string(s));
+          if (HasFatalFailure()) return;
+        }
+    }
+}
+
+TEST_F(GpuTokenize, PictureCoefficientsMatchTheCpuTokenizer) {
+  for (Subsampling s : kSamplings)
+    for (const Size& z : sizes()) {
+      const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 7u);
+      const FrameGeometry g = make_geometry(z.w, z.h, s);
+      for (int q : {1, 50, 90, 100}) {
+        const QuantTables t = make_quant_tables(q, g.num_components == 1 ? 1 : 2);
+        std::vector<std::int16_t> c(g.coefficient_count());
+        transform_cpu(f.view(), g, t, c.data());
+        for (int restart : {0, 3})
+          expect_same_stream(g, c, restart, q == 90,
+                             std::to_string(z.w) + "x" + std::to_string(z.h) + " " + to_string(s) +
+                                 " q" + std::to_string(q));
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
+TEST_F(GpuTokenize, TooSmallAnOutputIsAnOverflowWithNothingWritten) {
+  const FrameGeometry g = make_geometry(64, 48, Subsampling::s420);
+  const std::vector<std::int16_t> c = edge_coefficients(g, 3);
+  TokenBuffer cpu;
+  tokenize(g, c.data(), 0, false, cpu);
+  const std::size_t total = cpu.slots.size();
+  const GpuStream exact = run_gpu(g, c, 0, false, total);
+  EXPECT_EQ(exact.header.overflow, 0u);
+  EXPECT_EQ(exact.slots, cpu.slots);
+  const GpuStream small = run_gpu(g, c, 0, false, total - 1);
+  EXPECT_EQ(small.header.overflow, 1u);
+  EXPECT_EQ(small.header.slots, total);  // the length it would have had
+}
+
+TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
+  for (Subsampling s : kSamplings)
+    for (const Size& z : {Size{259, 131}, Size{300, 48}, Size{17, 9}}) {
+      const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 11u);
+      for (bool optimize : {false, true})
+        for (int restart : {0, 5}) {
+          EncodeOptions o;
+          o.quality = 85;
+          o.subsampling = s;
+          o.restart_interval = restart;
+          o.optimize = optimize;
+          const FrameGeometry g = make_geometry(z.w, z.h, s);
+          const QuantTables t = make_quant_tables(o.quality, g.num_components == 1 ? 1 : 2);
+          const gpu::TransformPlan tplan(g, t, PixelFormat::rgb24);
+          const gputest::DeviceFrame d(f, f.stride);
+          gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
+          gpu::launch_transform(tplan, d.data, d.pitch, coeffs.as<std::int16_t>(),
+                                gpu::Variant::pipeline, 2, nullptr);
+          gpu::TokenizePlan kplan(g, restart, optimize, g.total_blocks * 64);
+          gpu::DeviceBuffer out(kplan.output_bytes());
+          gpu::launch_tokenize(kplan, coeffs.as<std::int16_t>(), out.get(), nullptr);
+          MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
+          std::vector<std::uint8_t> host(kplan.output_bytes());
+          MJPEG_CUDA_CHECK(cudaMemcpy(host.data(), out.get(), host.size(), cudaMemcpyDeviceToHost));
+          tokens::StreamHeader h;
+          std::memcpy(&h, host.data(), sizeof h);
+          ASSERT_EQ(h.overflow, 0u);
+          TokenView v;
+          const auto* words = reinterpret_cast<const std::uint32_t*>(host.data()) + 4;
+          v.row_start = words;
+          v.rows = g.mcus_y;
+          v.histogram = optimize ? words + g.mcus_y + 1 : nullptr;
+          v.slots = reinterpret_cast<const std::uint16_t*>(host.data() + kplan.header_bytes());
+          v.count = h.slots;
+          std::vector<std::uint8_t> jpeg;
+          encode_tokens(g, t, v, o, jpeg);
+          const std::vector<std::uint8_t> expected = encode_jpeg(f.view(), o);
+          EXPECT_TRUE(jpeg == expected) << z.w << "x" << z.h << " " << to_string(s)
+                                        << (optimize ? " optimize" : "") << " restart " << restart;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace mjpeg
