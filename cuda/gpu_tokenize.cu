@@ -277,6 +277,14 @@ int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b
 
 }  // namespace
 
+const char* to_string(GpuOutput o) { return o == GpuOutput::tokens ? "tokens" : "coefficients"; }
+
+GpuOutput parse_gpu_output(const std::string& text) {
+  if (text == "tokens") return GpuOutput::tokens;
+  if (text == "coefficients") return GpuOutput::coefficients;
+  throw UsageError("unknown GPU output '" + text + "' (expected tokens or coefficients)");
+}
+
 struct TokenizePlan::Impl {
   ScanParams base{};
   std::size_t header_bytes = 0;

@@ -72,6 +72,7 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
                        args.device, args.variant, args.stages);
   cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
       ->group(stream);
+  add_gpu_output_option(cmd, stream, args.gpu_output);
   cmd->add_flag("--stats", args.stats,
                 "After the summary, each stage's busy time and the cores it kept busy")
       ->group(stream);

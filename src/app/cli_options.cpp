@@ -79,4 +79,14 @@ void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int&
       ->group(group);
 }
 
+void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output) {
+  cmd->add_option("--gpu-output", gpu_output,
+                  "What the GPU hands back: tokens (the compact stream the CPU coder only packs "
+                  "into bits) or coefficients (int16, as a plain offload would); same bytes")
+      ->check(CLI::IsMember({"tokens", "coefficients"}).description(""))
+      ->type_name("tokens|coefficients")
+      ->capture_default_str()
+      ->group(group);
+}
+
 }  // namespace mjpeg::app

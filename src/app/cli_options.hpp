@@ -23,4 +23,7 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
 void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int& slots,
                           int& entropy_threads, int& device, std::string& variant, int& stages);
 
+/// --gpu-output tokens|coefficients (what a GPU offload hands back), in the group `group`.
+void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output);
+
 }  // namespace mjpeg::app

@@ -103,14 +103,19 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
   bool any_gpu = false;
   for (const ModeResult& r : results) any_gpu = any_gpu || r.stats.gpu_timed;
   if (!any_gpu) return;
-  std::fprintf(out, "\n%-11s %9s %10s %10s %13s %13s\n", "GPU", "overlap", "H2D GB/s", "D2H GB/s",
-               "H2D KB/frame", "D2H KB/frame");
+  std::fprintf(out, "\n%-11s %9s %10s %10s %13s %13s  %s\n", "GPU", "overlap", "H2D GB/s",
+               "D2H GB/s", "H2D KB/frame", "D2H KB/frame", "output");
   for (const ModeResult& r : results) {
     if (!r.stats.gpu_timed) continue;
     const pipeline::RunAnalysis& a = r.analysis;
-    std::fprintf(out, "%-11s %8.0f%% %10.2f %10.2f %13.1f %13.1f\n", display_name(r.spec).c_str(),
-                 100 * a.overlap, a.h2d_gbps, a.d2h_gbps, r.stats.upload_bytes / frames / 1e3,
-                 r.stats.download_bytes / frames / 1e3);
+    const std::string output =
+        r.options.gpu_output == gpu::GpuOutput::coefficients
+            ? "coefficients"
+            : fmt::format("tokens ({} of {} frames)", r.stats.token_frames, r.stats.frames);
+    std::fprintf(out, "%-11s %8.0f%% %10.2f %10.2f %13.1f %13.1f  %s\n",
+                 display_name(r.spec).c_str(), 100 * a.overlap, a.h2d_gbps, a.d2h_gbps,
+                 r.stats.upload_bytes / frames / 1e3, r.stats.download_bytes / frames / 1e3,
+                 output.c_str());
   }
 }
 
@@ -146,7 +151,9 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
                 {"download_s", s.download_gpu_s}, {"union_s", s.gpu_union_s},
                 {"overlap", a.overlap},           {"h2d_gbps", a.h2d_gbps},
                 {"d2h_gbps", a.d2h_gbps},         {"upload_bytes", s.upload_bytes},
-                {"download_bytes", s.download_bytes}};
+                {"download_bytes", s.download_bytes},
+                {"gpu_output", gpu::to_string(r.options.gpu_output)},
+                {"token_frames", s.token_frames}};
   return j;
 }
 
@@ -181,6 +188,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
   const char* threads = "Pipeline options";
   add_pipeline_options(cmd, threads, args.producers, args.slots, args.entropy_threads,
                        args.device, args.variant, args.stages);
+  add_gpu_output_option(cmd, threads, args.gpu_output);
   const char* outputs = "Outputs (replaced if they exist)";
   cmd->add_option("--json", args.json, "Write the figures as JSON")->type_name("F")->group(outputs);
   cmd->add_option("--trace", args.trace,
@@ -226,6 +234,7 @@ int run_compare(CompareArgs& args) {
   base.device = args.device;
   base.variant = gpu::parse_variant(args.variant);
   base.stages = args.stages;
+  base.gpu_output = gpu::parse_gpu_output(args.gpu_output);
   pipeline::validate(base);
 
   std::vector<std::vector<std::uint8_t>> reference;

@@ -25,6 +25,7 @@ struct CompareArgs {
   int producers = 0, entropy_threads = 0, slots = 0;  ///< 0 = defaults (as encode)
   int device = 0;
   std::string variant = "pipeline";
+  std::string gpu_output = "tokens";  ///< sok/aok: tokens or coefficients
   int stages = 2;
   std::string json, trace, gantt;  ///< optional outputs (replaced if they exist)
   bool quiet = false;

@@ -25,6 +25,7 @@ struct EncodeArgs {
   int device = 0;
   bool device_given = false;       ///< --device was on the command line
   std::string variant = "pipeline";
+  std::string gpu_output = "tokens";  ///< sok/aok: tokens or coefficients
   int stages = 2;
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary

@@ -100,6 +100,7 @@ pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mod
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;
   o.pinned_sok = args.pinned;
+  o.gpu_output = gpu::parse_gpu_output(args.gpu_output);
   pipeline::validate(o);
   return o;
 }

@@ -23,6 +23,7 @@ RunAnalysis analyse(const Stats& st, const PipelineOptions& o) {
     case Mode::aok:
       stage("produce", st.read_s + st.upload_issue_s, o.producers);
       stage("dispatch", st.gpu_s, 1);
+      if (st.download_issue_s > 0) stage("download issue", st.download_issue_s, 1);
       if (st.gpu_timed) {
         stage("upload", st.upload_gpu_s, 1);
         stage("kernel", st.kernel_gpu_s, 1);

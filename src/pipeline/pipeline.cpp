@@ -15,6 +15,7 @@
 #include "jpeg/entropy.hpp"
 #include "jpeg/geometry.hpp"
 #include "jpeg/quant.hpp"
+#include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 #include "pipeline/bounded_queue.hpp"
@@ -107,10 +108,16 @@ class GpuSpanLog {
     std::lock_guard<std::mutex> lock(mutex_);
     spans_.push_back({t.upload_start, t.upload_end});
     spans_.push_back({t.kernel_start, t.kernel_end});
-    spans_.push_back({t.download_start, t.download_end});
     upload_s_ += t.upload_end - t.upload_start;
     kernel_s_ += t.kernel_end - t.kernel_start;
-    download_s_ += t.download_end - t.download_start;
+    if (t.body_start >= 0) {  // header and body copies, with the host's turn between them
+      spans_.push_back({t.download_start, t.header_end});
+      spans_.push_back({t.body_start, t.download_end});
+      download_s_ += (t.header_end - t.download_start) + (t.download_end - t.body_start);
+    } else {
+      spans_.push_back({t.download_start, t.download_end});
+      download_s_ += t.download_end - t.download_start;
+    }
   }
   void fill(Stats& st) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -198,6 +205,7 @@ class Run {
       : source_(source), encode_(encode), sink_(sink), opt_(options), progress_(progress),
         stop_(stop), trace_(options.trace), free_slots_(static_cast<std::size_t>(options.slots)),
         to_gpu_(static_cast<std::size_t>(options.slots)),
+        to_download_(static_cast<std::size_t>(options.slots)),
         to_entropy_(static_cast<std::size_t>(options.slots)), reorder_(options.slots) {}
 
   Stats execute();
@@ -212,6 +220,7 @@ class Run {
   void setup();
   void producer(int id);
   void dispatcher();
+  void downloader();
   void worker(int id);
   void writer();
   void fail(std::exception_ptr e);
@@ -239,7 +248,8 @@ class Run {
 
   BoundedQueue<int> free_slots_;  // slots ready for a producer
   BoundedQueue<Job> to_gpu_;      // read (aok: upload issued), waiting for the dispatcher
-  BoundedQueue<Job> to_entropy_;  // coefficients produced or on their way (aok)
+  BoundedQueue<Job> to_download_; // aok, tokens: header download issued, waiting for its body
+  BoundedQueue<Job> to_entropy_;  // coefficients/tokens produced or on their way (aok)
   ReorderBuffer reorder_;
 
   std::atomic<int> producers_left_{0}, workers_left_{0};
@@ -251,11 +261,14 @@ class Run {
   GpuSpanLog gpu_log_;
   // Tracks (trace only): one per producer and worker, the dispatcher, the writer, the streams.
   std::vector<int> producer_track_, worker_track_;
-  int dispatcher_track_ = -1, writer_track_ = -1;
+  int dispatcher_track_ = -1, downloader_track_ = -1, writer_track_ = -1;
   int upload_track_ = -1, kernel_track_ = -1, download_track_ = -1;
 
-  std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, gpu_ns_{0}, transform_ns_{0},
-      wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
+  std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, gpu_ns_{0}, download_ns_{0},
+      transform_ns_{0}, wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
+  std::atomic<std::uint64_t> download_bytes_{0};
+  std::atomic<std::int64_t> token_frames_{0};
+  bool downloader_ = false;  // aok with token output: a downloader thread between the stages
   std::int64_t frames_ = 0;
   std::uint64_t jpeg_bytes_ = 0;
 };
@@ -267,6 +280,7 @@ void Run::fail(std::exception_ptr e) {
   }
   free_slots_.abort();
   to_gpu_.abort();
+  to_download_.abort();
   to_entropy_.abort();
   reorder_.abort();
 }
@@ -304,12 +318,12 @@ void Run::setup() {
                                                            : StreamBuffer::Kind::sok_pageable;
     timing_ = opt_.gpu_timing || trace_ != nullptr;
     gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_.format, k, kind,
-                                          opt_.device, opt_.variant, opt_.stages, timing_);
+                                          opt_.device, opt_.variant, opt_.stages, timing_,
+                                          opt_.gpu_output, encode_.restart_interval,
+                                          encode_.optimize);
     gpu_->inject_error_at(opt_.inject_gpu_error_at);
-    for (int i = 0; i < k; ++i) {
-      slots_[i].pixels = gpu_->host_pixels(i);
-      slots_[i].coeffs = const_cast<std::int16_t*>(gpu_->host_coeffs(i));
-    }
+    downloader_ = opt_.mode == Mode::aok && opt_.gpu_output == gpu::GpuOutput::tokens;
+    for (int i = 0; i < k; ++i) slots_[i].pixels = gpu_->host_pixels(i);
   }
   if (trace_) add_tracks();
   // Every slot starts free. (Capacity K: these pushes never block.)
@@ -322,6 +336,7 @@ void Run::add_tracks() {
     producer_track_.push_back(trace_->add_track("producer " + std::to_string(p)));
   if (opt_.mode == Mode::aok) {
     dispatcher_track_ = trace_->add_track("GPU dispatcher");
+    if (downloader_) downloader_track_ = trace_->add_track("GPU downloader");
     upload_track_ = trace_->add_track("GPU upload stream", true);
     kernel_track_ = trace_->add_track("GPU kernel stream", true);
     download_track_ = trace_->add_track("GPU download stream", true);
@@ -341,8 +356,15 @@ void Run::log_gpu(const Job& job) {
   if (!trace_) return;
   trace_->add(Span{upload_track_, SpanKind::upload, job.index, t.upload_start, t.upload_end});
   trace_->add(Span{kernel_track_, SpanKind::kernel, job.index, t.kernel_start, t.kernel_end});
-  trace_->add(
-      Span{download_track_, SpanKind::download, job.index, t.download_start, t.download_end});
+  if (t.body_start >= 0) {  // the token stream: header copy, then the body copy
+    trace_->add(
+        Span{download_track_, SpanKind::download, job.index, t.download_start, t.header_end});
+    trace_->add(
+        Span{download_track_, SpanKind::download, job.index, t.body_start, t.download_end});
+  } else {
+    trace_->add(
+        Span{download_track_, SpanKind::download, job.index, t.download_start, t.download_end});
+  }
 }
 
 void Run::producer(int id) {
@@ -396,6 +418,24 @@ void Run::dispatcher() {
         }
         if (timing_) log_gpu(job);
       }
+      if (!(downloader_ ? to_download_ : to_entropy_).push(job)) break;
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  (downloader_ ? to_download_ : to_entropy_).close();
+}
+
+void Run::downloader() {
+  try {
+    gpu_->bind_thread();
+    Job job;
+    while (to_download_.pop(job)) {
+      gpu_->wait_header(job.slot);  // idle until the header is on the host: not busy time
+      {
+        StageScope scope(download_ns_, SpanKind::download, trace_, downloader_track_, job.index);
+        gpu_->download_async(job.slot);  // the copy of exactly the stream's length
+      }
       if (!to_entropy_.push(job)) break;
     }
   } catch (...) {
@@ -419,13 +459,24 @@ void Run::worker(int id) {
       } else if (opt_.mode == Mode::aok) {
         {
           StageScope scope(wait_ns_, SpanKind::wait, trace_, my_track, job.index);
-          gpu_->wait_coeffs(job.slot);
+          gpu_->wait_result(job.slot);
         }
         if (timing_) log_gpu(job);
       }
       {
         StageScope scope(entropy_ns_, SpanKind::entropy, trace_, my_track, job.index);
-        encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
+        if (gpu_) {
+          const GpuResult r = gpu_->result(job.slot);
+          download_bytes_.fetch_add(gpu_->download_bytes(job.slot), std::memory_order_relaxed);
+          if (r.is_tokens) {
+            token_frames_.fetch_add(1, std::memory_order_relaxed);
+            encode_tokens(geometry_, tables_, r.tokens, encode_, s.jpeg);
+          } else {
+            encode_coefficients(geometry_, tables_, r.coeffs, encode_, s.jpeg);
+          }
+        } else {
+          encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
+        }
       }
       if (opt_.on_frame) opt_.on_frame(job.index, view, s.jpeg);
       reorder_.put(job);
@@ -470,6 +521,7 @@ Stats Run::execute() {
   try {
     for (int p = 0; p < opt_.producers; ++p) threads.emplace_back(&Run::producer, this, p);
     if (gpu_) threads.emplace_back(&Run::dispatcher, this);
+    if (downloader_) threads.emplace_back(&Run::downloader, this);
     for (int w = 0; w < opt_.entropy_threads; ++w) threads.emplace_back(&Run::worker, this, w);
   } catch (...) {
     // Thread creation failed: stop what runs. The counters of the missing threads never reach
@@ -489,15 +541,19 @@ Stats Run::execute() {
   st.read_s = s(read_ns_);
   st.upload_issue_s = s(upload_ns_);
   st.gpu_s = s(gpu_ns_);
+  st.download_issue_s = s(download_ns_);
+  st.token_frames = token_frames_.load();
   st.transform_cpu_s = s(transform_ns_);
   st.coeff_wait_s = s(wait_ns_);
   st.entropy_s = s(entropy_ns_);
   st.write_s = s(write_ns_);
+  if (gpu_) {
+    st.upload_bytes = static_cast<std::uint64_t>(frames_) * gpu_->upload_bytes();
+    st.download_bytes = download_bytes_.load();
+  }
   if (timing_) {
     st.gpu_timed = true;
     gpu_log_.fill(st);
-    st.upload_bytes = static_cast<std::uint64_t>(frames_) * gpu_->upload_bytes();
-    st.download_bytes = static_cast<std::uint64_t>(frames_) * gpu_->download_bytes();
   }
   st.wall_s = seconds_since(start_);
   return st;

@@ -3,11 +3,15 @@
 //   producers (N threads)  read_into() straight into a free slot's host pixels
 //        | cpu: slot -> entropy queue          sok/aok: slot -> GPU queue
 //   GPU dispatcher (1 thread, sok/aok)
-//        sok: blocking cudaMemcpy in, launch, cudaStreamSynchronize, blocking cudaMemcpy out
+//        sok: blocking cudaMemcpy in, launch (transform, tokenizer), cudaStreamSynchronize,
+//             blocking cudaMemcpy out
 //        aok: the stream buffer (stream_buffer.hpp): upload / kernel / download streams and the
 //             per-slot events; the producer issues the upload (PICC: producer initiates)
+//   GPU downloader (1 thread, aok with token output): once a frame's token-stream header is on
+//        the host, issues the download of exactly its length
 //   entropy workers (M threads)   cpu: transform_cpu + encode_coefficients
-//                                 aok: wait on the slot's coeffs_ready event, then encode
+//                                 aok: wait on the slot's result_ready event, then code the
+//                                 tokens (encode_tokens) or the coefficients
 //   reorder + writer (1 thread)   frames leave strictly by index, never by completion
 //
 // K slots are allocated once (before the first frame); a slot carries one frame from the read
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/options.hpp"
@@ -51,6 +56,9 @@ struct PipelineOptions {
   gpu::Variant variant = gpu::Variant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
   bool pinned_sok = false;   ///< sok: host slots in pinned memory instead of pageable
+  /// sok/aok: what the GPU hands back: the token stream (the CPU only packs bits) or the int16
+  /// coefficients (the CPU scans them). The same bytes either way.
+  gpu::GpuOutput gpu_output = gpu::GpuOutput::tokens;
   FrameObserver on_frame;    ///< optional (e.g. quality metrics of what is written)
   /// sok/aok: time every copy and kernel with CUDA events (Stats::upload_gpu_s etc.).
   bool gpu_timing = false;
@@ -82,7 +90,8 @@ struct Stats {
   double gpu_s = 0;               ///< sok: the blocking copy-in/launch/wait/copy-out;
                                   ///< aok: the dispatcher issuing kernel + download
   double transform_cpu_s = 0;     ///< cpu: transform_cpu in the workers
-  double coeff_wait_s = 0;        ///< aok: workers blocked on coeffs_ready events
+  double download_issue_s = 0;    ///< aok, tokens: the downloader issuing the exact copies
+  double coeff_wait_s = 0;        ///< aok: workers blocked on result_ready events
   double entropy_s = 0;           ///< encode_coefficients
   double write_s = 0;             ///< FrameSink::write_frame
   // GPU work from CUDA events (sok/aok with gpu_timing or a trace; else 0).
@@ -93,6 +102,8 @@ struct Stats {
   double gpu_union_s = 0;         ///< time in which at least one of them ran
   std::uint64_t upload_bytes = 0;    ///< host to device, all frames
   std::uint64_t download_bytes = 0;  ///< device to host, all frames
+  std::int64_t token_frames = 0;     ///< sok/aok: frames coded from GPU tokens (the others
+                                     ///< from coefficients: that output, or an overflow)
 };
 
 /// What the progress callback sees (called by the writer thread after each frame).

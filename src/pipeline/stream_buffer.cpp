@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -31,7 +32,8 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 StreamBuffer::DeviceSelect::DeviceSelect(int device) { MJPEG_CUDA_CHECK(cudaSetDevice(device)); }
 
 namespace {
-// Without timing, events take no timestamps (cheaper records). coeffs_ready also sleeps instead
+// Without timing, events take no timestamps (cheaper records). header_ready and result_ready
+// also sleep instead
 // of spinning, because M entropy workers may wait on it at once.
 unsigned event_flags(bool timing) { return timing ? cudaEventDefault : cudaEventDisableTiming; }
 gpu::Event timing_event(bool timing) { return timing ? gpu::Event() : gpu::Event(nullptr); }
@@ -40,21 +42,32 @@ gpu::Event timing_event(bool timing) { return timing ? gpu::Event() : gpu::Event
 StreamBuffer::Slot::Slot(bool timing)
     : data_ready(event_flags(timing)),
       transform_done(event_flags(timing)),
-      coeffs_ready(event_flags(timing) | cudaEventBlockingSync),
+      header_ready(event_flags(timing) | cudaEventBlockingSync),
+      result_ready(event_flags(timing) | cudaEventBlockingSync),
       upload_start(timing_event(timing)),
       kernel_start(timing_event(timing)),
-      download_start(timing_event(timing)) {}
+      download_start(timing_event(timing)),
+      body_start(timing_event(timing)) {}
 
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                            PixelFormat input, int slots, Kind kind, int device,
-                           gpu::Variant variant, int stages, bool timing)
+                           gpu::Variant variant, int stages, bool timing, GpuOutput output,
+                           int restart_interval, bool histogram)
     : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages),
-      timing_(timing), origin_(timing_event(timing)) {
+      timing_(timing), origin_(timing_event(timing)), output_(output) {
   if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
   row_bytes_ = static_cast<std::size_t>(geometry.width) * channels(input);
   pixel_bytes_ = row_bytes_ * static_cast<std::size_t>(geometry.height);
   coeff_bytes_ = geometry.coefficient_count() * sizeof(std::int16_t);
   plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input);
+  if (output_ == GpuOutput::tokens) {
+    // A stream as long as the coefficients' bytes fits the same host memory; a longer one (noise
+    // at quality 100, say) is an overflow, and then the coefficients come back instead.
+    tokenize_ = std::make_unique<gpu::TokenizePlan>(geometry, restart_interval, histogram,
+                                                    geometry.coefficient_count());
+    header_bytes_ = tokenize_->header_bytes();
+  }
+  const std::size_t result_bytes = header_bytes_ + coeff_bytes_;
 
   slot_count_ = slots;
   const bool pinned = kind != Kind::sok_pageable;
@@ -63,18 +76,19 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
     Slot& s = *slots_.back();
     if (pinned) {
       s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
-      s.pinned_coeffs = gpu::PinnedBuffer(coeff_bytes_);
+      s.pinned_result = gpu::PinnedBuffer(result_bytes);
       s.host_pixels = s.pinned_pixels.as<std::uint8_t>();
-      s.host_coeffs = s.pinned_coeffs.as<std::int16_t>();
+      s.host_result = s.pinned_result.as<std::uint8_t>();
     } else {
       // Pageable, as a plain program would have it (the SOK baseline).
       s.pageable_pixels.reset(new std::uint8_t[pixel_bytes_]);
-      s.pageable_coeffs.reset(new std::int16_t[geometry.coefficient_count()]);
+      s.pageable_result.reset(new std::uint8_t[result_bytes]);
       s.host_pixels = s.pageable_pixels.get();
-      s.host_coeffs = s.pageable_coeffs.get();
+      s.host_result = s.pageable_result.get();
     }
     s.device_pixels = gpu::DeviceBuffer(pixel_bytes_);
     s.device_coeffs = gpu::DeviceBuffer(coeff_bytes_);
+    if (tokenize_) s.device_tokens = gpu::DeviceBuffer(tokenize_->output_bytes());
   }
 }
 
@@ -124,19 +138,88 @@ void StreamBuffer::transform_async(int slot) {
   if (timing_) s.kernel_start.record(kernel_.get());
   gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
                         s.device_coeffs.as<std::int16_t>(), variant_, stages_, kernel_.get());
+  if (tokenize_)
+    gpu::launch_tokenize(*tokenize_, s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(),
+                         kernel_.get());
   s.transform_done.record(kernel_.get());
+  // Enqueued under a lock: the downloader enqueues the token streams' bodies on this stream
+  // too, and a timed span must not take in the other thread's copy.
+  std::lock_guard<std::mutex> lock(download_mutex_);
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), s.transform_done.get(), 0));
   if (timing_) s.download_start.record(download_.get());
-  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.host_coeffs, s.device_coeffs.get(), coeff_bytes_,
-                                   cudaMemcpyDeviceToHost, download_.get()));
-  s.coeffs_ready.record(download_.get());
-  s.coeffs_ready_recorded.fetch_add(1, std::memory_order_release);
+  if (tokenize_) {
+    MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.host_result, s.device_tokens.get(), header_bytes_,
+                                     cudaMemcpyDeviceToHost, download_.get()));
+    s.header_ready.record(download_.get());
+    s.header_ready_recorded.fetch_add(1, std::memory_order_release);
+  } else {
+    MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.host_result, s.device_coeffs.get(), coeff_bytes_,
+                                     cudaMemcpyDeviceToHost, download_.get()));
+    s.two_copies = false;
+    s.got_tokens = false;
+    s.result_bytes = coeff_bytes_;
+    s.result_ready.record(download_.get());
+    s.result_ready_recorded.fetch_add(1, std::memory_order_release);
+  }
 }
 
-void StreamBuffer::wait_coeffs(int slot) {
+void StreamBuffer::copy_body(Slot& s, cudaStream_t stream, bool sync) {
+  tokens::StreamHeader h;
+  std::memcpy(&h, s.host_result, sizeof h);
+  s.two_copies = true;
+  s.got_tokens = h.overflow == 0;
+  const std::size_t bytes = s.got_tokens ? std::size_t{h.slots} * 2 : coeff_bytes_;
+  const void* src = s.got_tokens
+                        ? static_cast<const void*>(s.device_tokens.as<std::uint8_t>() + header_bytes_)
+                        : s.device_coeffs.get();
+  s.result_bytes = header_bytes_ + bytes;
+  if (timing_) s.body_start.record(stream);
+  if (bytes == 0) return;
+  if (sync)
+    MJPEG_CUDA_CHECK(cudaMemcpy(s.host_result + header_bytes_, src, bytes, cudaMemcpyDeviceToHost));
+  else
+    MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.host_result + header_bytes_, src, bytes,
+                                     cudaMemcpyDeviceToHost, stream));
+}
+
+void StreamBuffer::wait_header(int slot) {
   Slot& s = *slots_[slot];
-  use_record(s.coeffs_ready_recorded, s.coeffs_ready_used, "coeffs_ready", slot);
-  s.coeffs_ready.synchronize();
+  if (!tokenize_) throw Error("stream buffer: wait_header needs the token output");
+  use_record(s.header_ready_recorded, s.header_ready_used, "header_ready", slot);
+  s.header_ready.synchronize();  // the stream's length is in the header
+}
+
+void StreamBuffer::download_async(int slot) {
+  Slot& s = *slots_[slot];
+  if (!tokenize_) throw Error("stream buffer: download_async needs the token output");
+  std::lock_guard<std::mutex> lock(download_mutex_);
+  copy_body(s, download_.get(), false);
+  s.result_ready.record(download_.get());
+  s.result_ready_recorded.fetch_add(1, std::memory_order_release);
+}
+
+void StreamBuffer::wait_result(int slot) {
+  Slot& s = *slots_[slot];
+  use_record(s.result_ready_recorded, s.result_ready_used, "result_ready", slot);
+  s.result_ready.synchronize();
+}
+
+GpuResult StreamBuffer::result(int slot) const {
+  const Slot& s = *slots_[slot];
+  GpuResult r;
+  r.coeffs = host_coeffs(s);
+  if (!s.got_tokens) return r;
+  r.is_tokens = true;
+  tokens::StreamHeader h;
+  std::memcpy(&h, s.host_result, sizeof h);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(s.host_result) + sizeof h / 4;
+  r.tokens.slots = reinterpret_cast<const std::uint16_t*>(s.host_result + header_bytes_);
+  r.tokens.count = h.slots;
+  r.tokens.row_start = words;
+  r.tokens.rows = static_cast<int>(h.rows);
+  r.tokens.histogram = h.has_histogram ? words + h.rows + 1 : nullptr;
+  r.coeffs = nullptr;
+  return r;
 }
 
 void StreamBuffer::offload_sync(int slot) {
@@ -159,14 +242,27 @@ void StreamBuffer::offload_sync(int slot) {
   }
   gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
                         s.device_coeffs.as<std::int16_t>(), variant_, stages_, legacy);
+  if (tokenize_)
+    gpu::launch_tokenize(*tokenize_, s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(),
+                         legacy);
   if (timing_) s.transform_done.record(legacy);
   MJPEG_CUDA_CHECK(cudaStreamSynchronize(legacy));
   if (timing_) s.download_start.record(legacy);
-  MJPEG_CUDA_CHECK(cudaMemcpy(s.host_coeffs, s.device_coeffs.get(), coeff_bytes_,
-                              cudaMemcpyDeviceToHost));
+  if (tokenize_) {
+    MJPEG_CUDA_CHECK(cudaMemcpy(s.host_result, s.device_tokens.get(), header_bytes_,
+                                cudaMemcpyDeviceToHost));
+    if (timing_) s.header_ready.record(legacy);
+    copy_body(s, legacy, true);
+  } else {
+    MJPEG_CUDA_CHECK(cudaMemcpy(s.host_result, s.device_coeffs.get(), coeff_bytes_,
+                                cudaMemcpyDeviceToHost));
+    s.two_copies = false;
+    s.got_tokens = false;
+    s.result_bytes = coeff_bytes_;
+  }
   if (timing_) {
-    s.coeffs_ready.record(legacy);
-    s.coeffs_ready.synchronize();  // the record after a synchronous copy completes at once
+    s.result_ready.record(legacy);
+    s.result_ready.synchronize();  // the record after a synchronous copy completes at once
   }
 }
 
@@ -191,7 +287,11 @@ GpuTimes StreamBuffer::gpu_times(int slot) const {
   t.kernel_start = at(s.kernel_start);
   t.kernel_end = at(s.transform_done);
   t.download_start = at(s.download_start);
-  t.download_end = at(s.coeffs_ready);
+  t.download_end = at(s.result_ready);
+  if (s.two_copies) {
+    t.header_end = at(s.header_ready);
+    t.body_start = at(s.body_start);
+  }
   return t;
 }
 

@@ -3,20 +3,33 @@
 //
 // Per slot (allocated once per geometry, never per frame):
 //   host pixels (pinned; pageable in SOK unless pinned_sok), device pixels,
-//   device coefficients, host coefficients (pinned in AOK and pinned SOK),
-//   events data_ready (upload stream), transform_done (kernel stream),
-//   coeffs_ready (download stream; blocking-sync so that waiting workers sleep, not spin).
+//   device coefficients, device token stream (header + slots, cuda/gpu_tokenize.hpp),
+//   host result (pinned in AOK and pinned SOK): the stream header, then the token slots or,
+//   when they would not fit (or the buffer downloads coefficients), the coefficients;
+//   events data_ready (upload stream), transform_done (kernel stream), header_ready and
+//   result_ready (download stream; blocking-sync so that waiting threads sleep, not spin).
 // Streams: one upload, one kernel, one download stream (non-blocking), shared by all slots
 // (AOK); SOK uses the legacy default stream (see offload_sync).
+//
+// What comes back (Output): `tokens` (default): the kernel stream tokenizes the coefficients
+// on the GPU and only the compact token stream crosses PCIe (29% of the coefficients' bytes
+// for a 1080p frame at quality 90); `coefficients`: the int16 coefficients, as before.
+// The token stream's length is only known on the GPU, so its download has two steps: the
+// fixed-size header first, then, once the host has read the length from it, exactly the slots.
 //
 // AOK follows the PICC protocol (producer initiates, consumer completes):
 //   producer:   upload_async(slot): cudaMemcpyAsync H2D on the upload stream, then record
 //               data_ready; then it bumps the slot's host-side count and hands the slot on.
 //   dispatcher: transform_async(slot): checks the count (the event exists), makes the kernel
-//               stream wait on data_ready (a GPU-side wait, the host does not block), launches,
-//               records transform_done; the download stream waits on it, copies D2H and records
-//               coeffs_ready; bumps the count for coeffs_ready.
-//   worker:     wait_coeffs(slot): checks the count, then cudaEventSynchronize(coeffs_ready).
+//               stream wait on data_ready (a GPU-side wait, the host does not block), launches
+//               the transform (and the tokenizer), records transform_done; the download stream
+//               waits on it and copies the header (tokens; records header_ready) or the
+//               coefficients (records result_ready); bumps the count of what it recorded.
+//   downloader: wait_header(slot), download_async(slot) (tokens only): checks the count, waits
+//               for header_ready, reads the stream's length and copies exactly that much (or
+//               the coefficients on overflow), records result_ready and bumps its count.
+//   worker:     wait_result(slot): checks the count, then cudaEventSynchronize(result_ready);
+//               result(slot) says what arrived.
 // CUDA leaves waiting on a never-recorded event undefined (it returns at once), hence the
 // host-side counts: a stage only waits on an event whose record the count proves. In the
 // pipeline, a slot id only enters the next stage's queue after the count was bumped, so the
@@ -29,12 +42,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <vector>
+#include <string>
 #include <vector>
 
 #include "cuda_raii.hpp"
+#include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
 #include "jpeg/quant.hpp"
+#include "jpeg/tokens.hpp"
 #include "jpeg_geometry.hpp"
 #include "mjpeg/options.hpp"
 
@@ -44,8 +59,22 @@ namespace mjpeg::pipeline {
 /// origin given to StreamBuffer::start_clock (from CUDA events; timing builds only).
 struct GpuTimes {
   double upload_start = 0, upload_end = 0;
-  double kernel_start = 0, kernel_end = 0;
+  double kernel_start = 0, kernel_end = 0;   ///< transform (and tokenizer)
+  /// The download: one copy (coefficients), or the header copy [download_start, header_end]
+  /// and the body copy [body_start, download_end] (tokens; header_end = body_start = -1 for
+  /// a single copy).
   double download_start = 0, download_end = 0;
+  double header_end = -1, body_start = -1;
+};
+
+using gpu::GpuOutput;
+
+/// A frame's result in host memory: tokens, or (coefficients mode, or a token stream that did
+/// not fit) the coefficients.
+struct GpuResult {
+  bool is_tokens = false;
+  TokenView tokens;
+  const std::int16_t* coeffs = nullptr;
 };
 
 class StreamBuffer {
@@ -55,9 +84,12 @@ class StreamBuffer {
   /// Selects `device` for the calling thread and allocates everything. Throws mjpeg::Error.
   /// `timing`: every slot also gets start events and all events take timestamps, so that
   /// gpu_times() can say when each copy and kernel ran (a little dearer per record).
+  /// `output`: what comes back; with tokens, `restart_interval` and `histogram` (--optimize)
+  /// say what the tokenizer writes.
   StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables, PixelFormat input,
                int slots, Kind kind, int device, gpu::Variant variant, int stages,
-               bool timing = false);
+               bool timing = false, GpuOutput output = GpuOutput::coefficients,
+               int restart_interval = 0, bool histogram = false);
   /// Waits for outstanding GPU work (never throws), then frees.
   ~StreamBuffer();
   StreamBuffer(const StreamBuffer&) = delete;
@@ -67,7 +99,7 @@ class StreamBuffer {
   std::size_t pixel_bytes() const { return pixel_bytes_; }
   std::size_t row_bytes() const { return row_bytes_; }
   std::uint8_t* host_pixels(int slot) const { return slots_[slot]->host_pixels; }
-  const std::int16_t* host_coeffs(int slot) const { return slots_[slot]->host_coeffs; }
+  GpuOutput output() const { return output_; }
 
   /// Every thread that calls into CUDA must select the device first.
   void bind_thread() const;
@@ -75,10 +107,18 @@ class StreamBuffer {
   // --- AOK (asynchronous offload) ---------------------------------------------------------
   /// Producer side of PICC: H2D copy + data_ready record on the upload stream, count bumped.
   void upload_async(int slot);
-  /// Dispatcher: kernel after data_ready, download after transform_done, coeffs_ready.
+  /// Dispatcher: kernel (and tokenizer) after data_ready; after transform_done the download of
+  /// the coefficients (result_ready) or of the token stream's header (header_ready).
   void transform_async(int slot);
-  /// Worker: returns once the slot's coefficients are in host memory.
-  void wait_coeffs(int slot);
+  /// Downloader (tokens only): returns once the slot's token-stream header is in host memory.
+  void wait_header(int slot);
+  /// Downloader (tokens only), after wait_header: copies exactly the stream (or the
+  /// coefficients on overflow) and records result_ready.
+  void download_async(int slot);
+  /// Worker: returns once the slot's result is in host memory.
+  void wait_result(int slot);
+  /// What the slot's last frame came back as (after wait_result / offload_sync).
+  GpuResult result(int slot) const;
 
   // --- SOK (synchronous offload) ----------------------------------------------------------
   /// Blocking cudaMemcpy in, launch, synchronize, blocking cudaMemcpy out, all on the legacy
@@ -98,30 +138,43 @@ class StreamBuffer {
   /// memory (after wait_coeffs / offload_sync).
   GpuTimes gpu_times(int slot) const;
   std::size_t upload_bytes() const { return pixel_bytes_; }     ///< per frame, host to device
+  /// Device-to-host bytes of the slot's last frame (header and stream, or coefficients).
+  std::size_t download_bytes(int slot) const { return slots_[slot]->result_bytes; }
 
   /// Tests: the `n`-th transform (0-based count of transform_async / offload_sync calls) makes
   /// a real, non-sticky CUDA error (a copy larger than its buffer, refused by the runtime with
   /// cudaErrorInvalidValue) instead of its work, so that error paths can be exercised.
   void inject_error_at(std::int64_t n) { inject_at_ = n; }
-  std::size_t download_bytes() const { return coeff_bytes_; }  ///< per frame, device to host
 
  private:
   struct Slot {
-    gpu::PinnedBuffer pinned_pixels, pinned_coeffs;
+    gpu::PinnedBuffer pinned_pixels, pinned_result;
     std::unique_ptr<std::uint8_t[]> pageable_pixels;
-    std::unique_ptr<std::int16_t[]> pageable_coeffs;
+    std::unique_ptr<std::uint8_t[]> pageable_result;
     std::uint8_t* host_pixels = nullptr;
-    std::int16_t* host_coeffs = nullptr;
-    gpu::DeviceBuffer device_pixels, device_coeffs;
-    gpu::Event data_ready, transform_done, coeffs_ready;
-    // Timing only: recorded just before the copy in, the kernel and the copy out.
-    gpu::Event upload_start, kernel_start, download_start;
+    std::uint8_t* host_result = nullptr;  ///< header (tokens), then slots or coefficients
+    gpu::DeviceBuffer device_pixels, device_coeffs, device_tokens;
+    gpu::Event data_ready, transform_done, header_ready, result_ready;
+    // Timing only: recorded just before the copy in, the kernel, the (first) copy out and the
+    // token stream's body copy.
+    gpu::Event upload_start, kernel_start, download_start, body_start;
+    bool two_copies = false;        ///< the last download was header + body
+    bool got_tokens = false;        ///< the last result is a token stream
+    std::size_t result_bytes = 0;   ///< device-to-host bytes of the last frame
     // Host-side counts of the records above (PICC): how many times each event was recorded,
     // and how many of those records a consumer has already used.
     std::atomic<std::uint64_t> data_ready_recorded{0}, data_ready_used{0};
-    std::atomic<std::uint64_t> coeffs_ready_recorded{0}, coeffs_ready_used{0};
+    std::atomic<std::uint64_t> header_ready_recorded{0}, header_ready_used{0};
+    std::atomic<std::uint64_t> result_ready_recorded{0}, result_ready_used{0};
     explicit Slot(bool timing);
   };
+  /// Host pointer to the slot's coefficients / token slots (after the header area).
+  const std::int16_t* host_coeffs(const Slot& s) const {
+    return reinterpret_cast<const std::int16_t*>(s.host_result + header_bytes_);
+  }
+  /// After the header is in host memory: copies the body (slots or, on overflow, the
+  /// coefficients) on `stream`, synchronously when `sync`.
+  void copy_body(Slot& s, cudaStream_t stream, bool sync);
 
   // Declared first: selects the device before the streams below are created.
   struct DeviceSelect {
@@ -138,9 +191,13 @@ class StreamBuffer {
   gpu::Event origin_;        // timing: the event start_clock() recorded
   double origin_host_s_ = 0;  // ... and the host time it maps to (relative to the origin)
   std::size_t row_bytes_ = 0, pixel_bytes_ = 0, coeff_bytes_ = 0;
+  GpuOutput output_ = GpuOutput::coefficients;
+  std::size_t header_bytes_ = 0;  // tokens: the stream header area at the start of host_result
   std::unique_ptr<gpu::TransformPlan> plan_;
+  std::unique_ptr<gpu::TokenizePlan> tokenize_;
   gpu::Stream upload_, kernel_, download_;
-  std::mutex upload_mutex_;  // producers enqueue on the upload stream one at a time
+  std::mutex upload_mutex_;    // producers enqueue on the upload stream one at a time
+  std::mutex download_mutex_;  // dispatcher and downloader enqueue on the download stream
   int slot_count_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;  // Slot holds atomics: not movable
 };

@@ -172,7 +172,8 @@ inline std::vector<StreamCase> stream_cases() {
 }
 
 /// Every frame byte-identical to encode_jpeg, in order, for this case and mode.
-inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_sok = false) {
+inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_sok = false,
+                         gpu::GpuOutput output = gpu::GpuOutput::tokens) {
   const auto frames = make_frames(c.frames, c.width, c.height, c.format);
   EncodeOptions o;
   o.quality = 85;
@@ -187,6 +188,7 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   p.entropy_threads = c.entropy_threads;
   p.slots = c.slots;
   p.pinned_sok = pinned_sok;
+  p.gpu_output = output;
   pipeline::MemoryFrameSource source(views(frames));
   MemorySink sink;
   std::int64_t progress_calls = 0, last_progress = 0;
@@ -207,6 +209,9 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   for (const auto& f : ref) bytes += f.size();
   EXPECT_EQ(st.jpeg_bytes, bytes);
   expect_frames_equal(ref, sink.frames, static_cast<std::size_t>(c.frames));
+  // Which path coded the frames: GPU tokens (these pictures never overflow) or coefficients.
+  const bool tokens = mode != pipeline::Mode::cpu && output == gpu::GpuOutput::tokens;
+  EXPECT_EQ(st.token_frames, tokens ? c.frames : 0);
 }
 
 /// A source that throws on frame `fail_at`: encode_stream throws that error, promptly, and what
@@ -288,8 +293,10 @@ inline void check_stop(pipeline::Mode mode, int n, int m, int k, std::int64_t st
 /// A traced run of `mode`: output still byte-identical; every frame has exactly one span of
 /// each kind its mode runs, on tracks of the right kind; spans lie within the run and never
 /// overlap on one track; GPU spans of a frame come in order (upload, kernel, download) and the
-/// GPU statistics agree with them.
-inline void check_trace(pipeline::Mode mode, bool pinned_sok = false) {
+/// GPU statistics agree with them. With token output a frame's download is two GPU spans (the
+/// header, then the body) and, in aok, the downloader's host span.
+inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
+                        gpu::GpuOutput output = gpu::GpuOutput::tokens) {
   using pipeline::SpanKind;
   const int n = 10;
   const auto frames = make_frames(n, 96, 64, PixelFormat::rgb24);
@@ -302,6 +309,7 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false) {
   p.entropy_threads = 3;
   p.slots = 6;
   p.pinned_sok = pinned_sok;
+  p.gpu_output = output;
   p.trace = &trace;
   pipeline::MemoryFrameSource source(views(frames));
   MemorySink sink;
@@ -314,12 +322,17 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false) {
   if (!gpu) kinds.push_back(SpanKind::transform);
   if (gpu) {
     kinds.push_back(SpanKind::kernel);
-    kinds.push_back(SpanKind::download);
     kinds.push_back(mode == pipeline::Mode::aok ? SpanKind::dispatch : SpanKind::sync);
   }
   if (mode == pipeline::Mode::aok) kinds.push_back(SpanKind::wait);
   // upload: a GPU span in both GPU modes, plus the producer's issue in aok.
   const int uploads_per_frame = mode == pipeline::Mode::aok ? 2 : gpu ? 1 : 0;
+  // download: one GPU span (coefficients) or two (tokens: header, body), plus the downloader's
+  // issue in aok with tokens.
+  const bool tokens = gpu && output == gpu::GpuOutput::tokens;
+  const int gpu_downloads_per_frame = !gpu ? 0 : tokens ? 2 : 1;
+  const int downloads_per_frame =
+      gpu_downloads_per_frame + (tokens && mode == pipeline::Mode::aok ? 1 : 0);
 
   const std::vector<pipeline::Span> spans = trace.spans();
   const auto& tracks = trace.tracks();
@@ -340,16 +353,27 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false) {
           << "overlap on track " << tracks[s.track].name;
     }
     ++count[{s.frame, s.kind}];
-    const bool gpu_kind = s.kind == SpanKind::kernel || s.kind == SpanKind::download ||
-                          (s.kind == SpanKind::upload && tracks[s.track].gpu);
+    const bool gpu_kind = s.kind == SpanKind::kernel ||
+                          ((s.kind == SpanKind::download || s.kind == SpanKind::upload) &&
+                           tracks[s.track].gpu);
     EXPECT_EQ(tracks[s.track].gpu, gpu_kind) << pipeline::to_string(s.kind) << " on "
                                               << tracks[s.track].name;
-    if (gpu_kind) gpu_of_frame[s.frame][s.kind] = s;
+    if (gpu_kind) {
+      auto& g = gpu_of_frame[s.frame];
+      // The frame's download spans merged: from the first start to the last end.
+      if (s.kind == SpanKind::download && g.count(SpanKind::download)) {
+        g[SpanKind::download].end_s = std::max(g[SpanKind::download].end_s, s.end_s);
+        g[SpanKind::download].start_s = std::min(g[SpanKind::download].start_s, s.start_s);
+      } else {
+        g[s.kind] = s;
+      }
+    }
   }
   for (std::int64_t f = 0; f < n; ++f) {
     for (SpanKind k : kinds)
       EXPECT_EQ((count[{f, k}]), 1) << "frame " << f << " " << pipeline::to_string(k);
     EXPECT_EQ((count[{f, SpanKind::upload}]), uploads_per_frame) << "frame " << f;
+    EXPECT_EQ((count[{f, SpanKind::download}]), downloads_per_frame) << "frame " << f;
     if (!gpu) continue;
     const auto& g = gpu_of_frame[f];
     ASSERT_EQ(g.size(), 3u) << "frame " << f;

@@ -33,18 +33,26 @@ bool require_gpu() {
 struct GpuMode {
   Mode mode;
   bool pinned_sok;
+  gpu::GpuOutput output = gpu::GpuOutput::tokens;
 };
 std::string name_of_mode(const GpuMode& m) {
-  return std::string(pipeline::to_string(m.mode)) + (m.pinned_sok ? "_pinned" : "");
+  return std::string(pipeline::to_string(m.mode)) + (m.pinned_sok ? "_pinned" : "") +
+         (m.output == gpu::GpuOutput::coefficients ? "_coeffs" : "");
 }
 const GpuMode kModes[] = {{Mode::sok, false}, {Mode::sok, true}, {Mode::aok, false}};
+// The stream tests also run with the coefficients coming back (the plain output).
+const GpuMode kStreamModes[] = {{Mode::sok, false},
+                                {Mode::sok, true},
+                                {Mode::aok, false},
+                                {Mode::sok, true, gpu::GpuOutput::coefficients},
+                                {Mode::aok, false, gpu::GpuOutput::coefficients}};
 
 class GpuStream : public ::testing::TestWithParam<std::tuple<GpuMode, StreamCase>> {};
 
 TEST_P(GpuStream, ByteIdenticalToEncodeJpegInOrder) {
   MJPEG_NEED_GPU();
   const auto& [m, c] = GetParam();
-  check_stream(c, m.mode, m.pinned_sok);
+  check_stream(c, m.mode, m.pinned_sok, m.output);
 }
 
 std::string name_of_param(const ::testing::TestParamInfo<std::tuple<GpuMode, StreamCase>>& info) {
@@ -66,8 +74,51 @@ TEST(GpuPipeline, AokTraceHasGpuSpansFromEvents) {
   check_trace(Mode::aok);
 }
 
+TEST(GpuPipeline, CoefficientOutputTracesHaveOneDownloadSpan) {
+  MJPEG_NEED_GPU();
+  check_trace(Mode::sok, true, gpu::GpuOutput::coefficients);
+  check_trace(Mode::aok, false, gpu::GpuOutput::coefficients);
+}
+
+// Pure noise at quality 100 4:4:4: the token stream is longer than the coefficients' bytes, so
+// every frame overflows and comes back as coefficients: the same bytes, no token frame, and
+// the download is the header plus the coefficients.
+TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
+  MJPEG_NEED_GPU();
+  std::vector<io::Image> frames;
+  std::uint32_t state = 99;
+  for (int i = 0; i < 6; ++i) {
+    io::Image f(48, 32, PixelFormat::rgb24);
+    for (auto& b : f.pixels) {
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      b = static_cast<std::uint8_t>(state);
+    }
+    frames.push_back(std::move(f));
+  }
+  EncodeOptions o;
+  o.quality = 100;
+  o.subsampling = Subsampling::s444;
+  const auto ref = reference(frames, o);
+  for (Mode mode : {Mode::sok, Mode::aok}) {
+    pipeline::PipelineOptions p;
+    p.mode = mode;
+    p.producers = 2;
+    p.entropy_threads = 2;
+    p.slots = 4;
+    pipeline::MemoryFrameSource source(views(frames));
+    MemorySink sink;
+    pipeline::Stats st;
+    within(30, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+    expect_frames_equal(ref, sink.frames, frames.size());
+    EXPECT_EQ(st.token_frames, 0) << pipeline::to_string(mode);
+    EXPECT_GT(st.download_bytes, frames.size() * 48u * 32u * 3u * 2u) << pipeline::to_string(mode);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, GpuStream,
-                         ::testing::Combine(::testing::ValuesIn(kModes),
+                         ::testing::Combine(::testing::ValuesIn(kStreamModes),
                                             ::testing::ValuesIn(stream_cases())),
                          name_of_param);
 
@@ -75,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, GpuStream,
 // has finished, which once let the SOK kernel (then on a non-blocking stream) read
 // half-uploaded pixels: the small cases above did not catch it, the H200 end-to-end run did.
 INSTANTIATE_TEST_SUITE_P(FullHd, GpuStream,
-                         ::testing::Combine(::testing::ValuesIn(kModes),
+                         ::testing::Combine(::testing::ValuesIn(kStreamModes),
                                             ::testing::Values(StreamCase{
                                                 1920, 1080, Subsampling::s420, PixelFormat::rgb24,
                                                 2, 4, 8, 0, false, 24})),
@@ -119,6 +170,7 @@ TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
     pipeline::PipelineOptions p;
     p.mode = m.mode;
     p.pinned_sok = m.pinned_sok;
+    p.gpu_output = m.output;
     p.producers = 2;
     p.entropy_threads = 3;
     p.slots = 6;
@@ -138,7 +190,7 @@ TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
     expect_frames_equal(ref, sink.frames, sink.frames.size());
   }
   check_stream(StreamCase{64, 48, Subsampling::s420, PixelFormat::rgb24, 2, 2, 4}, m.mode,
-               m.pinned_sok);  // the device still works
+               m.pinned_sok, m.output);  // the device still works
 }
 
 // More slots than device memory holds: a clear error from the allocation, nothing written.
@@ -203,10 +255,11 @@ TEST(GpuPipeline, DISABLED_Throughput) {
   const int count = env_int("MJPEG_PIPE_BENCH_FRAMES", 300);
   EncodeOptions o;  // q90 4:2:0
   for (GpuMode m : {GpuMode{Mode::sok, false}, GpuMode{Mode::sok, true}, GpuMode{Mode::aok, false},
-                    GpuMode{Mode::cpu, false}}) {
+                    GpuMode{Mode::aok, false, gpu::GpuOutput::coefficients}, GpuMode{Mode::cpu, false}}) {
     pipeline::PipelineOptions p;
     p.mode = m.mode;
     p.pinned_sok = m.pinned_sok;
+    p.gpu_output = m.output;
     p.producers = env_int("MJPEG_PIPE_BENCH_PRODUCERS", 4);
     p.entropy_threads = env_int("MJPEG_PIPE_BENCH_WORKERS", 12);
     p.slots = env_int("MJPEG_PIPE_BENCH_SLOTS", 24);
