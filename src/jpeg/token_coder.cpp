@@ -50,7 +50,7 @@ constexpr std::uint32_t kMarkerFlag = 0x200;   ///< restart marker
 constexpr std::uint32_t kNoCodeFlag = 0x400;   ///< no code for this symbol
 constexpr std::uint32_t kLengthMask = 0xFF;
 constexpr std::uint32_t kIndexMask = (1u << kValueShift) - 1;  ///< class and symbol
-constexpr std::size_t kPairsPerChunk = 512;
+constexpr std::size_t kQuadsPerChunk = 256;  ///< groups of 4 slots between room checks
 
 struct Entry {
   std::uint32_t code = 0;  ///< Huffman code << size
@@ -58,8 +58,10 @@ struct Entry {
 };
 
 struct CoderTables {
-  Entry entry[2 * 256];  ///< [class << 8 | symbol]
+  Entry entry[2 * 256];        ///< [class << 8 | symbol]
+  std::uint64_t wide[2 * 256];  ///< the same as code | len << 32, for the hot loop
 };
+constexpr std::uint64_t kWideSpecial = std::uint64_t{kSpecial} << 32;
 
 /// Code and length of every symbol of a DHT table (length 0: absent).
 struct Codes {
@@ -102,6 +104,7 @@ void build_tables(const HuffmanTables& h, CoderTables& t) {
       } else if (nibble <= 10) {
         e = make_entry(ac[cls], sym, nibble);
       }
+      t.wide[cls << 8 | sym] = e.code | std::uint64_t{e.len} << 32;
     }
   }
 }

@@ -13,10 +13,14 @@
 #             events, traces), without the test whose cudaMalloc fails on purpose (memcheck
 #             reports every failing API call as an error)
 #   kernels   the kernel benchmark (CSV)
+#   entropy   mjpeg_bench_entropy (the CPU coders against libjpeg-turbo's Huffman coding on this
+#             machine's CPU), when BIN_DIR has it (a shared libbenchmark may sit in BIN_DIR/lib)
 #   compare   `mjpeg compare` on 1920x1080 frames cut from the Kodak mosaic (env
 #             MJPEG_BENCH_PICTURE, default BIN_DIR/k4k.ppm): cpu, sok, sok-pinned, aok and
 #             libjpeg-turbo; JSON, Chrome trace; then nvJPEG on the same frames
-#             (tests/gpu/nvjpeg_peer.cpp, built with nvcc where CUDA has nvJPEG)
+#             (tests/gpu/nvjpeg_peer.cpp, built with nvcc where CUDA has nvJPEG); then AOK with
+#             the coefficients coming back instead of tokens, and the D2H bytes per frame of
+#             the token output at qualities 50, 75, 90 and 100
 #   bench     `mjpeg bench` sweeps on the same picture (CSV; plots are drawn elsewhere with
 #             `mjpeg bench --from bench.csv --plots DIR`)
 # The tables of the parts that ran are printed last. Logs go to $LOG_DIR (default: $OUT or
@@ -36,7 +40,7 @@ tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,compare,bench},"
+parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,bench},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -58,7 +62,7 @@ fi
 
 if want sanitize; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  small="Matrix/GpuExact.*:GpuTest.*"
+  small="Matrix/GpuExact.*:GpuTest.*:GpuTokenize.*"
   for tool in memcheck racecheck initcheck; do
     to=90; [[ $tool == racecheck ]] && to=150
     MJPEG_GPU_SMALL=1 timeout $to "$cs" --tool $tool --error-exitcode 3 "$tests" --gtest_filter="$small" \
@@ -92,6 +96,12 @@ if want kernels; then
   note "kernel benchmark: rc=$? (csv in $logs/bench.csv)"
 fi
 
+if want entropy && [[ -x $bin/mjpeg_bench_entropy ]]; then
+  LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 240 "$bin/mjpeg_bench_entropy" \
+    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true >"$logs/entropy.txt" 2>&1
+  note "entropy benchmark (this CPU): rc=$? (summary below)"
+fi
+
 # End to end: what asynchronous offload buys (compare), and the sweeps (bench).
 if want compare; then
   timeout 300 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
@@ -110,6 +120,16 @@ if want compare; then
   else
     note "nvJPEG peer: not built (see $logs/nvjpeg_build.log)"
   fi
+  # What the compact output buys: AOK with int16 coefficients coming back instead of tokens.
+  timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
+    --modes aok --gpu-output coefficients >"$logs/compare_coefficients.txt" 2>&1
+  note "mjpeg compare, aok --gpu-output coefficients: rc=$?"
+  for q in 50 75 90 100; do
+    timeout 100 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 60 --repeat 1 \
+      --modes aok -q $q >"$logs/compare_q$q.txt" 2>&1
+    echo "q$q: $(grep -A1 '^GPU ' "$logs/compare_q$q.txt" | tail -1)" >>"$logs/d2h_by_quality.txt"
+  done
+  note "D2H bytes of the token output by quality: (below)"
 fi
 if want bench; then
   timeout 420 "$bin/mjpeg" bench "$picture" --frames 120 --repeat 3 --csv "$logs/bench_sweep.csv" \
@@ -131,4 +151,12 @@ if want compare; then
   echo "==== mjpeg compare (1920x1080 q90 4:2:0, Kodak mosaic)"
   cat "$logs/compare.txt"
   [[ -f $logs/nvjpeg.txt ]] && cat "$logs/nvjpeg.txt"
+  echo; echo "==== AOK with coefficients coming back"
+  grep -E "^(AOK|mode|GPU) " "$logs/compare_coefficients.txt"
+  echo; echo "==== token output, D2H per frame by quality (kHD)"
+  cat "$logs/d2h_by_quality.txt"
+fi
+if want entropy && [[ -f $logs/entropy.txt ]]; then
+  echo; echo "==== entropy benchmark (this CPU)"
+  sed -n '/^Summary/,$p' "$logs/entropy.txt"
 fi

@@ -92,7 +92,7 @@ void expect_same_stream(const FrameGeometry& g, const std::vector<std::int16_t>&
                         int restart, bool histogram, const std::string& what) {
   TokenBuffer cpu;
   tokenize(g, coeffs.data(), restart, histogram, cpu);
-  const GpuStream gs = run_gpu(g, coeffs, restart, histogram, g.total_blocks * 64);
+  const GpuStream gs = run_gpu(g, coeffs, restart, histogram, g.total_blocks * tokens::kMaxSlotsPerBlock);
   SCOPED_TRACE(what + " restart " + std::to_string(restart) + (histogram ? " histogram" : ""));
   ASSERT_EQ(gs.header.overflow, 0u);
   EXPECT_EQ(gs.header.rows, static_cast<std::uint32_t>(g.mcus_y));
