@@ -1,5 +1,7 @@
 #include "compare_command.hpp"
 
+#include "nvjpeg_peer.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -56,7 +58,8 @@ const StageColumn kStageColumns[] = {
 };
 
 void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const PeerResult& turbo,
-                  int turbo_threads, const FrameStore& store, double sok_fps) {
+                  int turbo_threads, const gpu::NvjpegResult& nvjpeg, const FrameStore& store,
+                  double sok_fps) {
   const double frames = static_cast<double>(store.frames.size());
   const double pixels = static_cast<double>(store.frames[0].width) * store.frames[0].height;
 
@@ -79,6 +82,19 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
                  sok_fps > 0 ? fmt::format("{:.2f}", fps / sok_fps).c_str() : "-",
                  fps > 0 ? 1e3 / fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
                  fmt::format("{} threads", turbo_threads).c_str());
+  }
+  if (nvjpeg.available) {
+    const double fps = nvjpeg.wall_s > 0 ? frames / nvjpeg.wall_s : 0;
+    const double bytes = static_cast<double>(nvjpeg.jpeg_bytes) / frames;
+    double aok_fps = 0;
+    for (const ModeResult& r : results)
+      if (r.spec.name == "aok") aok_fps = r.analysis.fps;
+    std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s%s\n", "nvJPEG", fps,
+                 sok_fps > 0 ? fmt::format("{:.2f}", fps / sok_fps).c_str() : "-",
+                 fps > 0 ? 1e3 / fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
+                 fmt::format("{} threads/streams", nvjpeg.threads).c_str(),
+                 aok_fps > 0 && fps > 0 ? fmt::format("  AOK = {:.2f}x nvJPEG", aok_fps / fps).c_str()
+                                        : "");
   }
 
   std::fprintf(out, "\nstage busy time, ms per frame (share of wall time; over 100%% = several "
@@ -198,6 +214,14 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
   cmd->add_option("--gantt", args.gantt, "Draw the timeline as a PNG, SOK above AOK")
       ->type_name("F.png")
       ->group(outputs);
+  cmd->add_option("--nvjpeg-threads", args.nvjpeg_threads,
+                  "Threads (each with its own stream) of the nvJPEG row, 0 = leave it out; the "
+                  "row is shown where the CUDA installation has libnvjpeg and a GPU mode ran")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, 64).description(""))
+      ->type_name("T")
+      ->capture_default_str()
+      ->group(threads);
   cmd->add_flag("--quiet", args.quiet, "No notices or progress on stderr");
   return cmd;
 }
@@ -251,6 +275,17 @@ int run_compare(CompareArgs& args) {
   const PeerResult turbo =
       run_turbojpeg_median(store.views(), args.options, turbo_threads, reference, args.repeat);
   if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
+  // nvJPEG (loaded at run time where the CUDA installation has it) when a GPU mode ran.
+  gpu::NvjpegResult nvjpeg;
+  bool gpu_ran = false;
+  for (const ModeSpec& m : modes) gpu_ran = gpu_ran || m.mode != pipeline::Mode::cpu;
+  if (gpu_ran && args.nvjpeg_threads > 0) {
+    if (!args.quiet)
+      std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);
+    nvjpeg = gpu::run_nvjpeg(store.views(), args.options, args.nvjpeg_threads, args.repeat,
+                             args.device);
+    if (!nvjpeg.available) notice("nvJPEG row left out: not available: " + nvjpeg.why_not);
+  }
 
   double sok_fps = 0;
   for (const ModeResult& r : results)
@@ -269,7 +304,7 @@ int run_compare(CompareArgs& args) {
                                 base.producers, base.entropy_threads, base.slots, cores,
                                 args.repeat)
                         .c_str());
-  print_tables(stdout, results, turbo, turbo_threads, store, sok_fps);
+  print_tables(stdout, results, turbo, turbo_threads, nvjpeg, store, sok_fps);
 
   bool all_identical = true;
   std::string identity = "outputs: ";
@@ -306,6 +341,12 @@ int run_compare(CompareArgs& args) {
                             {"jpeg_bytes", turbo.jpeg_bytes},
                             {"identical", turbo.identical},
                             {"note", turbo.identity_note}};
+    if (nvjpeg.available)
+      j["nvjpeg"] = {{"threads", nvjpeg.threads},
+                     {"library", nvjpeg.library},
+                     {"fps", nvjpeg.wall_s > 0 ? store.frames.size() / nvjpeg.wall_s : 0.0},
+                     {"wall_s", nvjpeg.wall_s},
+                     {"jpeg_bytes", nvjpeg.jpeg_bytes}};
     io::write_file(args.json, j.dump(2) + "\n");
   }
   std::vector<TraceRun> trace_runs;

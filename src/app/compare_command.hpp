@@ -27,6 +27,7 @@ struct CompareArgs {
   std::string variant = "pipeline";
   std::string gpu_output = "tokens";  ///< sok/aok: tokens or coefficients
   int stages = 2;
+  int nvjpeg_threads = 4;      ///< the nvJPEG row's threads/streams (0: no row)
   std::string json, trace, gantt;  ///< optional outputs (replaced if they exist)
   bool quiet = false;
 };
