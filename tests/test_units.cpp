@@ -398,10 +398,11 @@ TEST(Tokens, EveryCoderVariantMatchesTheReferenceCoder) {
   EXPECT_EQ(variants.back(), "generic");
   EXPECT_EQ(variants.front(), token_coder_variant());
   for (Subsampling s : {Subsampling::s420, Subsampling::s422, Subsampling::s444, Subsampling::gray}) {
-    for (const auto& [w, h] : {std::pair{200, 72}, std::pair{17, 9}, std::pair{8, 8}, std::pair{1, 1}}) {
+    for (const auto& [w, h] : {std::pair{200, 72}, std::pair{17, 9}, std::pair{8, 8}, std::pair{1, 1},
+                               std::pair{64, 300}}) {
       const FrameGeometry g = make_geometry(w, h, s);
       const std::vector<std::int16_t> coeffs = edge_case_coefficients(g);
-      for (int restart : {0, 1, 7, 65535}) {
+      for (int restart : {0, 1, 7, 8, 65535}) {
         TokenBuffer tokens;
         tokenize(g, coeffs.data(), restart, true, tokens);
         HuffmanStats expected_stats;
@@ -432,6 +433,14 @@ TEST(Tokens, EveryCoderVariantMatchesTheReferenceCoder) {
             encode_token_scan(v, tokens.view(), tables, out);
             ASSERT_EQ(out.size(), expected.size() + 2) << v;
             EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 2)) << v;
+            // Cut into MCU-row ranges coded on several threads and joined: the same bytes.
+            for (int threads : {2, 3, 8}) {
+              std::vector<std::uint8_t> par = {0x56};
+              encode_token_scan_parallel(tokens.view(), tables, restart, g.mcus_x, threads, par, v);
+              ASSERT_EQ(par.size(), expected.size() + 1) << v << " threads " << threads;
+              EXPECT_TRUE(std::equal(expected.begin(), expected.end(), par.begin() + 1))
+                  << v << " threads " << threads;
+            }
           }
         }
       }

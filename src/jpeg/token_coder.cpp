@@ -13,10 +13,14 @@
 // The hot loop (token_coder.inc) is compiled once per instruction-set variant (generic; BMI2
 // for shlx/shrx variable shifts), picked at run time like the Huffman coder's.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <exception>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "jpeg/tokens.hpp"
 #include "mjpeg/error.hpp"
@@ -114,7 +118,12 @@ void build_tables(const HuffmanTables& h, CoderTables& t) {
 /// written through a raw pointer; the finished scan is appended to the caller's vector at once.
 class ByteOutput {
  public:
+  struct Scratch {
+    std::unique_ptr<std::uint8_t[]> data;
+    std::size_t size = 0;
+  };
   ByteOutput() : buf_(scratch()) {}
+  explicit ByteOutput(Scratch& s) : buf_(s) {}
   std::uint8_t* begin() { return ensure(buf_.data.get(), 0); }
   std::uint8_t* data() { return buf_.data.get(); }
   std::uint8_t* ensure(std::uint8_t* p, std::size_t bytes) {
@@ -132,10 +141,6 @@ class ByteOutput {
   }
 
  private:
-  struct Scratch {
-    std::unique_ptr<std::uint8_t[]> data;
-    std::size_t size = 0;
-  };
   static Scratch& scratch() {
     thread_local Scratch s;
     return s;
@@ -299,11 +304,125 @@ void encode_with(const Variant& v, const TokenView& tokens, const HuffmanTables&
   space.append_to(state.out, out);
 }
 
+// ---------------------------------------------------------------------------------------------
+// One frame on several threads: the scan is cut at MCU-row starts into ranges of about equal
+// slot counts; each range is coded on its own thread into its own buffer, then the parts are
+// joined. With restart intervals the cuts are at rows that begin an interval: the bytes before
+// a restart marker are padded to a byte and stuffed exactly as in one pass, so the parts are
+// simply put one after the other. Without, a part starts at whatever bit the previous one ended:
+// the parts are coded unstuffed and without their last partial byte, joined with a bit shift
+// (seven bytes per step), and the whole scan is stuffed at the end.
+// ---------------------------------------------------------------------------------------------
+struct Part {
+  ByteOutput::Scratch scratch;
+  std::size_t bytes = 0;  ///< whole bytes coded
+  std::uint64_t acc = 0;  ///< the pending bits after them (unaligned parts)
+  unsigned nbits = 0;
+  std::exception_ptr error;
+};
+
+/// Appends `n` bytes to the bit stream in `s` (unstuffed), at its current bit position.
+void append_shifted(CoderState& s, ByteOutput& out, const std::uint8_t* bytes, std::size_t n) {
+  s.out = out.ensure(s.out, n + 16);
+  if (s.nbits == 0) {
+    std::memcpy(s.out, bytes, n);
+    s.out += n;
+    return;
+  }
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 7) {  // 56 bits per step
+    std::uint64_t w;
+    std::memcpy(&w, bytes + i, 8);
+    s.acc = s.acc << 56 | __builtin_bswap64(w) >> 8;
+    s.nbits += 56;
+    const std::uint64_t be = __builtin_bswap64(s.acc << (64 - s.nbits));
+    std::memcpy(s.out, &be, 8);
+    s.out += s.nbits >> 3;
+    s.nbits &= 7;
+  }
+  for (; i < n; ++i) put_bits(s, bytes[i], 8);
+}
+
+void encode_with_parts(const Variant& v, const TokenView& tokens, const HuffmanTables& tables,
+                       int restart_interval, int mcus_x, int threads,
+                       std::vector<std::uint8_t>& out) {
+  // Where the scan may be cut: MCU rows (that begin a restart interval, if there are any).
+  std::vector<std::size_t> bounds = {0};
+  if (threads > 1 && tokens.row_start && tokens.rows > 1) {
+    const std::size_t total = tokens.count;
+    for (int r = 1; r < tokens.rows && static_cast<int>(bounds.size()) < threads; ++r) {
+      if (restart_interval && static_cast<long long>(r) * mcus_x % restart_interval != 0) continue;
+      const std::size_t at = tokens.row_start[r];
+      const std::size_t target = total * bounds.size() / static_cast<std::size_t>(threads);
+      if (at >= target && at > bounds.back() && at < total) bounds.push_back(at);
+    }
+  }
+  if (bounds.size() < 2) {
+    encode_with(v, tokens, tables, out);
+    return;
+  }
+  bounds.push_back(tokens.count);
+  const bool aligned = restart_interval != 0;
+  CoderTables t;
+  build_tables(tables, t);
+  const std::size_t parts_count = bounds.size() - 1;
+  std::vector<Part> parts(parts_count);
+  auto code_part = [&](std::size_t k) {
+    Part& p = parts[k];
+    try {
+      ByteOutput space(p.scratch);
+      CoderState s;
+      s.out = space.begin();
+      s.segment = 0;
+      v.code(tokens.slots, bounds[k], bounds[k + 1], t, s, space);
+      if (aligned) {  // as before the next part's marker, or at the end of the scan
+        s.out = space.ensure(s.out, 16);
+        flush_to_byte(s);
+        stuff_segment(s, space);
+      }
+      p.bytes = static_cast<std::size_t>(s.out - space.data());
+      p.acc = s.acc;
+      p.nbits = s.nbits;
+    } catch (...) {
+      p.error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < parts_count; ++k) pool.emplace_back(code_part, k);
+  code_part(0);
+  for (std::thread& th : pool) th.join();
+  for (const Part& p : parts)
+    if (p.error) std::rethrow_exception(p.error);
+  if (aligned) {
+    for (const Part& p : parts) out.insert(out.end(), p.scratch.data.get(), p.scratch.data.get() + p.bytes);
+    return;
+  }
+  ByteOutput space;
+  CoderState s;
+  s.out = space.begin();
+  s.segment = 0;
+  for (const Part& p : parts) {
+    append_shifted(s, space, p.scratch.data.get(), p.bytes);
+    if (p.nbits) put_bits(s, p.acc & ((std::uint64_t{1} << p.nbits) - 1), p.nbits);
+  }
+  s.out = space.ensure(s.out, 16);
+  flush_to_byte(s);
+  stuff_segment(s, space);
+  space.append_to(s.out, out);
+}
+
 }  // namespace
 
 void encode_token_scan(const TokenView& tokens, const HuffmanTables& tables,
                        std::vector<std::uint8_t>& out) {
   encode_with(best_variant(), tokens, tables, out);
+}
+
+void encode_token_scan_parallel(const TokenView& tokens, const HuffmanTables& tables,
+                                int restart_interval, int mcus_x, int threads,
+                                std::vector<std::uint8_t>& out, const std::string& variant) {
+  encode_with_parts(variant.empty() ? best_variant() : find_variant(variant), tokens, tables,
+                    restart_interval, mcus_x, threads, out);
 }
 
 void encode_token_scan(const std::string& variant, const TokenView& tokens,

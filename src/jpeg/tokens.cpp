@@ -132,7 +132,7 @@ HuffmanStats stats_from_histogram(const std::uint32_t* histogram) {
 }
 
 void encode_tokens(const FrameGeometry& g, const QuantTables& tables, const TokenView& tokens,
-                   const EncodeOptions& options, std::vector<std::uint8_t>& out) {
+                   const EncodeOptions& options, std::vector<std::uint8_t>& out, int threads) {
   const int table_count = g.num_components == 1 ? 1 : 2;
   HuffmanTables huff;
   if (options.optimize) {
@@ -154,7 +154,10 @@ void encode_tokens(const FrameGeometry& g, const QuantTables& tables, const Toke
   }
   out.clear();
   write_headers(g, tables, huff, options.restart_interval, out);
-  encode_token_scan(tokens, huff, out);
+  if (threads > 1)
+    encode_token_scan_parallel(tokens, huff, options.restart_interval, g.mcus_x, threads, out);
+  else
+    encode_token_scan(tokens, huff, out);
   write_trailer(out);
 }
 

@@ -50,11 +50,22 @@ HuffmanStats stats_from_histogram(const std::uint32_t* histogram);
 void encode_token_scan(const TokenView& tokens, const HuffmanTables& tables,
                        std::vector<std::uint8_t>& out);
 
+/// encode_token_scan on up to `threads` threads (the caller is one of them), for the latency of
+/// one large frame: the scan is cut at MCU-row starts (tokens.row_start; with a restart
+/// interval only at rows that begin one) into ranges of about equal length, coded at once and
+/// joined bit-exactly: the same bytes as encode_token_scan. `mcus_x` is the geometry's MCU
+/// columns; `variant` "" = the best this CPU runs. Falls back to one pass when the stream
+/// cannot be cut (one MCU row, no row starts, no row that begins a restart interval).
+void encode_token_scan_parallel(const TokenView& tokens, const HuffmanTables& tables,
+                                int restart_interval, int mcus_x, int threads,
+                                std::vector<std::uint8_t>& out, const std::string& variant = "");
+
 /// Replaces `out` with the whole JPEG file (headers, scan, EOI), as encode_coefficients() would
 /// write it for the coefficients the tokens came from. With options.optimize the tables are
-/// built from tokens.histogram (which must then be present).
+/// built from tokens.histogram (which must then be present). `threads` > 1 codes the scan
+/// with encode_token_scan_parallel.
 void encode_tokens(const FrameGeometry& g, const QuantTables& tables, const TokenView& tokens,
-                   const EncodeOptions& options, std::vector<std::uint8_t>& out);
+                   const EncodeOptions& options, std::vector<std::uint8_t>& out, int threads = 1);
 
 /// The token coder's instruction-set variants this CPU runs, best first, and the one in use;
 /// encode_token_scan with a named variant (tests run them all). Throws mjpeg::Error if this CPU

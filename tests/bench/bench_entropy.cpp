@@ -146,6 +146,22 @@ void BM_ours_token_scan(benchmark::State& state, const std::string& variant) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
 }
 
+// One frame's tokens coded on T threads (MCU-row ranges joined bit-exactly): the latency of a
+// single frame, wall time (the CPU time of the calling thread alone would hide the helpers).
+void BM_ours_tokens_parallel(benchmark::State& state, int threads) {
+  Frame& f = *g_frame;
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  const mjpeg::TokenView view = f.tokens.view();
+  for (auto _ : state) {
+    mjpeg::encode_tokens(f.geometry, f.tables, view, f.options, out, threads);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
 void BM_ours_tokenize(benchmark::State& state) {
   Frame& f = *g_frame;
   mjpeg::TokenBuffer tokens;
@@ -244,9 +260,15 @@ class RecordingReporter : public benchmark::ConsoleReporter {
     // One figure per benchmark: the median when repetitions are aggregated, else the run.
     for (const Run& r : runs) {
       if (r.error_occurred) continue;
-      const std::string name = r.run_name.str();
-      // CPU time: the benchmarks are single-threaded, and it is steadier on a shared machine.
-      const double sec = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+      std::string name = r.run_name.str();
+      // CPU time: the benchmarks are single-threaded, and it is steadier on a shared machine;
+      // the multi-threaded ones (UseRealTime, named .../real_time): their wall time.
+      const std::string real_suffix = "/real_time";
+      const bool real = name.size() > real_suffix.size() &&
+                        name.compare(name.size() - real_suffix.size(), real_suffix.size(), real_suffix) == 0;
+      if (real) name.resize(name.size() - real_suffix.size());
+      const double sec = (real ? r.GetAdjustedRealTime() : r.GetAdjustedCPUTime()) /
+                         benchmark::GetTimeUnitMultiplier(r.time_unit);
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
         seconds[name] = sec;
         from_median.insert(name);
@@ -266,14 +288,23 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
+  // The frame: kHD by default; MJPEG_BENCH_SIZE=WxH picks another crop of the same mosaic
+  // (e.g. 3840x2160 = k4K, 7680x4320), for the latency of large frames on several threads.
+  int width = 1920, height = 1080;
+  if (const char* size = std::getenv("MJPEG_BENCH_SIZE")) {
+    if (std::sscanf(size, "%dx%d", &width, &height) != 2 || width < 1 || height < 1) {
+      std::fprintf(stderr, "mjpeg_bench_entropy: MJPEG_BENCH_SIZE must be WxH, got '%s'\n", size);
+      return 2;
+    }
+  }
   Frame frame;
   try {
-    frame.image = mjpeg::test::kodak_mosaic(1920, 1080);
+    frame.image = mjpeg::test::kodak_mosaic(width, height);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mjpeg_bench_entropy: cannot build the kHD frame: %s\n", e.what());
     return 1;
   }
-  frame.geometry = mjpeg::make_geometry(1920, 1080, frame.options.subsampling);
+  frame.geometry = mjpeg::make_geometry(width, height, frame.options.subsampling);
   frame.tables = mjpeg::make_quant_tables(kQuality, 2);
   frame.coeffs.resize(frame.geometry.coefficient_count());
   mjpeg::transform_cpu(frame.image.view(), frame.geometry, frame.tables, frame.coeffs.data());
@@ -295,10 +326,11 @@ int main(int argc, char** argv) {
     mjpeg::encode_token_scan(v, frame.tokens.view(), standard_tables(), scan);
     same = same && std::search(ours.begin(), ours.end(), scan.begin(), scan.end()) != ours.end();
   }
-  std::printf("kHD frame 1920x1080 q%d 4:2:0: JPEG %zu bytes; ours (coefficients and tokens) %s "
+  std::printf("frame %dx%d (Kodak mosaic) q%d 4:2:0: JPEG %zu bytes; ours (coefficients and tokens) %s "
               "tjCompress2; token stream %zu slots = %zu bytes (%.1f%% of the %zu bytes of int16 "
               "coefficients)\n",
-              kQuality, frame.reference.size(), same ? "byte-identical to" : "DIFFERS FROM",
+              width, height, kQuality, frame.reference.size(),
+              same ? "byte-identical to" : "DIFFERS FROM",
               frame.tokens.slots.size(), frame.tokens.slots.size() * 2,
               100.0 * static_cast<double>(frame.tokens.slots.size()) / static_cast<double>(frame.coeffs.size()),
               frame.coeffs.size() * 2);
@@ -311,6 +343,11 @@ int main(int argc, char** argv) {
   for (const std::string& v : mjpeg::token_coder_variants())
     benchmark::RegisterBenchmark(("ours/token_scan/" + v).c_str(), BM_ours_token_scan, v)
         ->Unit(benchmark::kMillisecond);
+  for (int t : {2, 4, 8})
+    benchmark::RegisterBenchmark(("ours/tokens_parallel/" + std::to_string(t)).c_str(),
+                                 BM_ours_tokens_parallel, t)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   benchmark::RegisterBenchmark("ours/tokenize", BM_ours_tokenize)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
@@ -326,7 +363,8 @@ int main(int argc, char** argv) {
       std::printf("  %-34s ours %8.2f ms  libjpeg-turbo %8.2f ms  speed ours/libjpeg-turbo = %.2fx\n",
                   what, s[a] * 1e3, s[b] * 1e3, s[b] / s[a]);
   };
-  std::printf("\nSummary (kHD, q%d 4:2:0, one thread, CPU time; >1 means ours is faster):\n", kQuality);
+  std::printf("\nSummary (%dx%d, q%d 4:2:0, one thread, CPU time; >1 means ours is faster):\n",
+              width, height, kQuality);
   line("Huffman coding of ready coeffs:", "ours/entropy", "libjpeg/entropy");
   line("Huffman coding of GPU tokens:", "ours/tokens", "libjpeg/entropy");
   for (const std::string& v : mjpeg::token_coder_variants()) {
@@ -335,6 +373,12 @@ int main(int argc, char** argv) {
     line(what.c_str(), name.c_str(), "libjpeg/entropy");
   }
   line("whole encode:", "ours/encode_jpeg", "libjpeg/tjCompress2");
+  for (int t : {2, 4, 8}) {
+    const std::string name = "ours/tokens_parallel/" + std::to_string(t);
+    if (s.count(name) && s.count("ours/tokens") && s[name] > 0)
+      std::printf("  one frame from tokens on %d threads: %8.2f ms wall, %.2fx one thread\n", t,
+                  s[name] * 1e3, s["ours/tokens"] / s[name]);
+  }
   if (s.count("libjpeg/entropy") && s.count("libjpeg/tjCompress2"))
     std::printf("  libjpeg-turbo's Huffman share of its whole compression: %.0f%%\n",
                 100.0 * s["libjpeg/entropy"] / s["libjpeg/tjCompress2"]);
