@@ -45,6 +45,7 @@ want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$logs/gpu.txt" 2>&1
+lscpu | grep -E "^(Model name|Thread|Core|Socket|CPU\(s\)|Flags)" | cut -c1-200 >>"$logs/gpu.txt" 2>&1
 cat "$logs/gpu.txt"
 
 export MJPEG_REQUIRE_GPU=1
@@ -124,6 +125,10 @@ if want compare; then
   timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
     --modes aok --gpu-output coefficients >"$logs/compare_coefficients.txt" 2>&1
   note "mjpeg compare, aok --gpu-output coefficients: rc=$?"
+  # What per-frame optimal Huffman tables cost (the GPU's histogram, libjpeg's table builder).
+  timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
+    --modes aok --optimize >"$logs/compare_optimize.txt" 2>&1
+  note "mjpeg compare, aok --optimize: rc=$?"
   for q in 50 75 90 100; do
     timeout 100 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 60 --repeat 1 \
       --modes aok -q $q >"$logs/compare_q$q.txt" 2>&1
@@ -153,6 +158,8 @@ if want compare; then
   [[ -f $logs/nvjpeg.txt ]] && cat "$logs/nvjpeg.txt"
   echo; echo "==== AOK with coefficients coming back"
   grep -E "^(AOK|mode|GPU) " "$logs/compare_coefficients.txt"
+  echo; echo "==== AOK with --optimize"
+  grep -E "^(AOK|mode|nvJPEG) " "$logs/compare_optimize.txt"
   echo; echo "==== token output, D2H per frame by quality (kHD)"
   cat "$logs/d2h_by_quality.txt"
 fi
