@@ -1,8 +1,12 @@
+// The scalar reference transform (plain C++ on jpeg_math.hpp, kept simple: every vector
+// variant is tested against it) and the choice of variant.
 #include "jpeg/transform_cpu.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
+#include "jpeg/transform_simd.hpp"
 #include "jpeg_math.hpp"
 #include "mjpeg/error.hpp"
 
@@ -19,9 +23,9 @@ namespace {
 // Dummy blocks are filled at the end.
 class BandTransformer {
  public:
-  BandTransformer(const ImageView& image, const FrameGeometry& g, const QuantTables& tables,
+  BandTransformer(RowSource& rows, const FrameGeometry& g, const QuantTables& tables,
                   std::int16_t* coeffs)
-      : image_(image), g_(g), tables_(tables), coeffs_(coeffs) {
+      : rows_(rows), g_(g), tables_(tables), coeffs_(coeffs) {
     band_rows_ = 8 * g.max_v;
     full_width_ = g.num_components == 1 ? g.comp[0].blocks_w * 8 : g.mcus_x * g.max_h * 8;
     for (int c = 0; c < g.num_components; ++c) {
@@ -47,12 +51,14 @@ class BandTransformer {
   void convert_band(int band) {
     const int y0 = band * band_rows_;
     const int w = g_.width;
+    const std::uint8_t* rows[kMaxBandRows];
+    rows_.band(y0, std::min(band_rows_, g_.height - y0), rows);
     for (int r = 0; r < band_rows_; ++r) {
       const int y = std::min(y0 + r, g_.height - 1);
-      const std::uint8_t* src = image_.data + static_cast<std::size_t>(y) * image_.stride;
+      const std::uint8_t* src = rows[y - y0];
       const std::size_t row = static_cast<std::size_t>(r) * full_width_;
       std::uint8_t* out_y = &full_[0][row];
-      if (image_.format == PixelFormat::gray8) {
+      if (rows_.format() == PixelFormat::gray8) {
         std::copy(src, src + w, out_y);
       } else if (g_.num_components == 1) {
         for (int x = 0; x < w; ++x, src += 3)
@@ -126,7 +132,7 @@ class BandTransformer {
     }
   }
 
-  const ImageView& image_;
+  RowSource& rows_;
   const FrameGeometry& g_;
   const QuantTables& tables_;
   std::int16_t* coeffs_;
@@ -136,6 +142,70 @@ class BandTransformer {
   std::vector<std::uint8_t> plane_[kMaxComponents];  // component samples of the band
 };
 
+void transform_scalar(RowSource& rows, const FrameGeometry& g, const QuantTables& tables,
+                      std::int16_t* coeffs) {
+  BandTransformer(rows, g, tables, coeffs).run();
+}
+
+void quantize_scalar(const std::int16_t* in, std::int16_t* out, std::size_t n, int q) {
+  const math::QuantDivisor d = math::make_divisor(q);
+  for (std::size_t i = 0; i < n; ++i) out[i] = math::quantize(in[i], d);
+}
+
+bool always() { return true; }
+
+const simd::TransformVariant kScalar = {"scalar", always, transform_scalar, quantize_scalar};
+
+/// Every variant of this build, best first, the scalar reference last.
+std::vector<const simd::TransformVariant*> all_variants() {
+  std::vector<const simd::TransformVariant*> all;
+  std::size_t count = 0;
+  const simd::TransformVariant* vector = simd::variants(count);
+  for (std::size_t i = 0; i < count; ++i) all.push_back(&vector[i]);
+  all.push_back(&kScalar);
+  return all;
+}
+
+const simd::TransformVariant& find_variant(const std::string& name) {
+  for (const simd::TransformVariant* v : all_variants())
+    if (name == v->name && v->supported()) return *v;
+  throw Error("CPU transform variant '" + name + "' is not available on this CPU");
+}
+
+/// The best variant, or the one MJPEG_CPU_TRANSFORM names; chosen once.
+const simd::TransformVariant& default_variant() {
+  static const simd::TransformVariant* chosen = [] {
+    const char* forced = std::getenv("MJPEG_CPU_TRANSFORM");
+    if (forced && *forced) {
+      try {
+        return &find_variant(forced);
+      } catch (const Error& e) {
+        throw Error(std::string("MJPEG_CPU_TRANSFORM: ") + e.what());
+      }
+    }
+    for (const simd::TransformVariant* v : all_variants())
+      if (v->supported()) return v;
+    return &kScalar;
+  }();
+  return *chosen;
+}
+
+void check(const RowSource& rows, const FrameGeometry& g, const QuantTables& tables) {
+  if (rows.width() != g.width || rows.height() != g.height)
+    throw Error("transform_cpu: image size does not match the frame geometry");
+  if (rows.format() == PixelFormat::gray8 && g.num_components != 1)
+    throw Error("transform_cpu: grayscale input needs a grayscale geometry");
+  if (tables.count < (g.num_components == 1 ? 1 : 2))
+    throw Error("transform_cpu: missing quantization table");
+}
+
+void run(const simd::TransformVariant& v, RowSource& rows, const FrameGeometry& g,
+         const QuantTables& tables, std::int16_t* coeffs) {
+  check(rows, g, tables);
+  v.transform(rows, g, tables, coeffs);
+  fill_dummy_blocks(g, coeffs);
+}
+
 }  // namespace
 
 void fill_dummy_blocks(const FrameGeometry& g, std::int16_t* coeffs) {
@@ -143,12 +213,13 @@ void fill_dummy_blocks(const FrameGeometry& g, std::int16_t* coeffs) {
   for (int c = 0; c < g.num_components; ++c) {
     const ComponentGeometry& cg = g.comp[c];
     auto block = [&](int by, int bx) { return coeffs + g.block_index(c, by, bx) * kBlockSize; };
+    // Row by row, left to right: a dummy's source is real or a dummy filled before it.
     for (int by = 0; by < cg.blocks_h; ++by) {
-      for (int bx = 0; bx < cg.blocks_w; ++bx) {
-        if (by < cg.height_in_blocks && bx < cg.width_in_blocks) continue;
+      const bool real_row = by < cg.height_in_blocks;
+      for (int bx = real_row ? cg.width_in_blocks : 0; bx < cg.blocks_w; ++bx) {
         std::int16_t* out = block(by, bx);
         std::int16_t dc;
-        if (by < cg.height_in_blocks) {
+        if (real_row) {
           dc = block(by, bx - 1)[0];  // right edge: the block to the left (filled already)
         } else {
           const int mcu_col = bx / cg.h;
@@ -163,14 +234,40 @@ void fill_dummy_blocks(const FrameGeometry& g, std::int16_t* coeffs) {
 
 void transform_cpu(const ImageView& image, const FrameGeometry& g, const QuantTables& tables,
                    std::int16_t* coeffs) {
-  if (image.width != g.width || image.height != g.height)
-    throw Error("transform_cpu: image size does not match the frame geometry");
-  if (image.format == PixelFormat::gray8 && g.num_components != 1)
-    throw Error("transform_cpu: grayscale input needs a grayscale geometry");
-  if (tables.count < (g.num_components == 1 ? 1 : 2))
-    throw Error("transform_cpu: missing quantization table");
-  BandTransformer(image, g, tables, coeffs).run();
-  fill_dummy_blocks(g, coeffs);
+  ImageRows rows(image);
+  run(default_variant(), rows, g, tables, coeffs);
+}
+
+void transform_cpu(RowSource& rows, const FrameGeometry& g, const QuantTables& tables,
+                   std::int16_t* coeffs) {
+  run(default_variant(), rows, g, tables, coeffs);
+}
+
+void transform_cpu(const std::string& variant, const ImageView& image, const FrameGeometry& g,
+                   const QuantTables& tables, std::int16_t* coeffs) {
+  ImageRows rows(image);
+  run(find_variant(variant), rows, g, tables, coeffs);
+}
+
+void transform_cpu(const std::string& variant, RowSource& rows, const FrameGeometry& g,
+                   const QuantTables& tables, std::int16_t* coeffs) {
+  run(find_variant(variant), rows, g, tables, coeffs);
+}
+
+std::vector<std::string> transform_variants() {
+  std::vector<std::string> names;
+  for (const simd::TransformVariant* v : all_variants())
+    if (v->supported()) names.emplace_back(v->name);
+  return names;
+}
+
+const char* transform_variant() { return default_variant().name; }
+
+void quantize_values(const std::string& variant, const std::int16_t* in, std::int16_t* out,
+                     std::size_t n, int q) {
+  if (n % 64 != 0) throw Error("quantize_values: n must be a multiple of 64");
+  if (q < 1 || q > 32767) throw Error("quantize_values: q must be in 1..32767");
+  find_variant(variant).quantize(in, out, n, q);
 }
 
 }  // namespace mjpeg

@@ -173,6 +173,18 @@ void BM_ours_tokenize(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void BM_ours_transform_variant(benchmark::State& state, const std::string& variant) {
+  Frame& f = *g_frame;
+  std::vector<std::int16_t> coeffs(f.geometry.coefficient_count());
+  for (auto _ : state) {
+    mjpeg::transform_cpu(variant, f.image.view(), f.geometry, f.tables, coeffs.data());
+    benchmark::DoNotOptimize(coeffs.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * f.image.pixels.size()));
+}
+
 void BM_ours_encode_jpeg(benchmark::State& state) {
   Frame& f = *g_frame;
   std::size_t bytes = 0;
@@ -335,6 +347,9 @@ int main(int argc, char** argv) {
               100.0 * static_cast<double>(frame.tokens.slots.size()) / static_cast<double>(frame.coeffs.size()),
               frame.coeffs.size() * 2);
 
+  for (const std::string& v : mjpeg::transform_variants())
+    benchmark::RegisterBenchmark(("ours/transform/" + v).c_str(), BM_ours_transform_variant, v)
+        ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/entropy", BM_ours_entropy)->Unit(benchmark::kMillisecond);
   for (const std::string& v : mjpeg::huffman_variants())
     benchmark::RegisterBenchmark(("ours/scan/" + v).c_str(), BM_ours_scan_variant, v)

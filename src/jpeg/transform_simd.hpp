@@ -1,0 +1,26 @@
+// The vector variants of the CPU transform (transform_simd.cpp), for the dispatcher in
+// transform_cpu.cpp. Not used anywhere else.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
+#include "jpeg_geometry.hpp"
+
+namespace mjpeg::simd {
+
+struct TransformVariant {
+  const char* name;
+  bool (*supported)();
+  /// Everything but the dummy blocks (the dispatcher fills those).
+  void (*transform)(RowSource& rows, const FrameGeometry& g, const QuantTables& tables,
+                    std::int16_t* coeffs);
+  void (*quantize)(const std::int16_t* in, std::int16_t* out, std::size_t n, int q);
+};
+
+/// The vector variants compiled into this build, best first; `count` may be 0.
+const TransformVariant* variants(std::size_t& count);
+
+}  // namespace mjpeg::simd
