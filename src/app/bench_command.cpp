@@ -116,12 +116,14 @@ class Sweeper {
   Sweeper(const BenchArgs& args, std::vector<ModeSpec> modes, int cores)
       : args_(args), modes_(std::move(modes)), cores_(cores) {}
 
-  void run(const std::string& sweep, const ModeSpec& mode, const FrameStore& store,
-           int entropy_threads, int slots, int stages,
-           std::vector<std::vector<std::uint8_t>>& reference) {
+  /// Returns the row's frames/s.
+  double run(const std::string& sweep, const ModeSpec& mode, const FrameStore& store,
+             int entropy_threads, int slots, int stages,
+             std::vector<std::vector<std::uint8_t>>& reference) {
     pipeline::PipelineOptions o;
     o.mode = mode.mode;
-    pipeline::apply_default_counts(o, cores_, args_.producers, entropy_threads, slots);
+    pipeline::apply_default_counts(o, cores_, args_.producers, entropy_threads, slots,
+                                   /*in_memory=*/true);
     o.device = args_.device;
     o.variant = gpu::parse_variant(args_.variant);
     o.stages = stages;
@@ -129,17 +131,19 @@ class Sweeper {
     const ModeResult r = run_mode(mode, o, store.views(), args_.options, args_.repeat, reference);
     rows_.push_back(make_row(sweep, r, store.frames[0].view()));
     print(rows_.back());
+    return rows_.back().fps;
   }
 
   /// libjpeg-turbo on N + M threads (the pipeline's producers and entropy workers); the row
   /// keeps N and M apart so that it plots against M like the modes.
-  void run_turbojpeg_row(const std::string& sweep, const FrameStore& store, int producers,
-                         int entropy_threads,
-                         const std::vector<std::vector<std::uint8_t>>& reference) {
+  /// Returns the row's frames/s (0 when TurboJPEG is absent).
+  double run_turbojpeg_row(const std::string& sweep, const FrameStore& store, int producers,
+                           int entropy_threads,
+                           const std::vector<std::vector<std::uint8_t>>& reference) {
     const int threads = producers + entropy_threads;
     const PeerResult p =
         run_turbojpeg_median(store.views(), args_.options, threads, reference, args_.repeat);
-    if (!p.available) return;  // said once at the start
+    if (!p.available) return 0;  // said once at the start
     BenchRow row;
     row.sweep = sweep;
     row.mode = "libjpeg-turbo";
@@ -153,6 +157,7 @@ class Sweeper {
     row.identical = p.identical;
     rows_.push_back(row);
     print(row);
+    return row.fps;
   }
 
   const std::vector<BenchRow>& rows() const { return rows_; }
@@ -194,9 +199,9 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   const std::set<std::string> sweeps = [&] {
     std::set<std::string> s;
     for (const std::string& w : split_list(args.sweeps, "--sweeps")) {
-      if (w != "resolution" && w != "threads" && w != "slots" && w != "stages")
-        throw UsageError(fmt::format("--sweeps: unknown sweep '{}' (resolution, threads, slots, "
-                                     "stages)", w));
+      if (w != "resolution" && w != "threads" && w != "cpu" && w != "slots" && w != "stages")
+        throw UsageError(fmt::format("--sweeps: unknown sweep '{}' (resolution, threads, cpu, "
+                                     "slots, stages)", w));
       s.insert(w);
     }
     return s;
@@ -237,6 +242,18 @@ std::vector<BenchRow> measure(BenchArgs& args) {
       pipeline::apply_default_counts(o, cores, args.producers);
       for (int t : thread_list) sweeper.run_turbojpeg_row("threads", store, o.producers, t, reference);
     }
+    if (sweeps.count("cpu")) {
+      // The cpu mode on T threads (workers; its one producer only hands out the in-memory
+      // frames) beside libjpeg-turbo on T threads, whatever --modes says.
+      const ModeSpec cpu = parse_mode_spec("cpu");
+      for (int t : thread_list) {
+        const double ours = sweeper.run("cpu", cpu, store, t, 0, 2, reference);
+        const double turbo = sweeper.run_turbojpeg_row("cpu", store, 0, t, reference);
+        if (turbo > 0 && !args.quiet)
+          std::fprintf(stderr, "mjpeg: bench cpu        %d threads: cpu %.1f fps, libjpeg-turbo "
+                               "%.1f fps: %.2fx\n", t, ours, turbo, ours / turbo);
+      }
+    }
     if (sweeps.count("slots")) {
       for (const ModeSpec& m : modes)
         for (int k : slot_list) sweeper.run("slots", m, store, 0, k, 2, reference);
@@ -272,7 +289,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
       ->type_name("LIST")
       ->capture_default_str();
   cmd->add_option("--threads", args.threads,
-                  "Entropy threads of the threads sweep (default: 1, 2, 4, ... up to the cores)")
+                  "Entropy threads of the threads sweep, worker threads of the cpu sweep (default: 1, "
+                  "2, 4, ... up to the cores)")
       ->type_name("LIST");
   cmd->add_option("--slots", args.slots, "Slots of the slots sweep")
       ->type_name("LIST")

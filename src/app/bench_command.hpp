@@ -4,6 +4,8 @@
 //               counts: fps and per-stage time vs resolution
 //   threads     the first size x every mode x entropy threads M (1 .. the cores), plus
 //               libjpeg-turbo on N + M threads: fps vs threads
+//   cpu         the first size: the cpu mode on T worker threads (1 .. the cores, or
+//               --threads) beside libjpeg-turbo on T threads: fps vs threads
 //   slots       the first size x every mode x slots K (1..8): fps vs slots
 //   stages      the first size x aok x cuda::pipeline stages (1..4)
 // Every run at one size is checked byte for byte against the first run at that size.
@@ -22,10 +24,11 @@ struct BenchArgs {
   std::string input;
   std::string sizes = "1920x1080,3840x2160,7680x4320";
   std::string modes;            ///< "" = cpu,sok,aok (cpu without a GPU)
-  std::string threads;          ///< entropy threads list; "" = 1, 2, 4, ... and the cores left
+  std::string threads;          ///< entropy threads list (also the cpu sweep's threads);
+                                ///< "" = 1, 2, 4, ... up to the cores
   std::string slots = "1,2,3,4,6,8";
   std::string stages = "1,2,3,4";
-  std::string sweeps = "resolution,threads,slots,stages";
+  std::string sweeps = "resolution,threads,cpu,slots,stages";
   std::int64_t frames = 60;     ///< frames per run at 1920x1080; scaled by area, at least 40
   int repeat = 3;
   EncodeOptions options;

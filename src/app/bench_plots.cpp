@@ -61,7 +61,9 @@ plot::Panel fps_panel(const std::vector<BenchRow>& rows, const std::string& swee
   int i = 0;
   for (const auto& [mode, list] : by_mode(rows, sweep)) {
     plot::Series s;
-    s.label = mode == "libjpeg-turbo" ? "libjpeg-turbo (N+M threads)" : mode;
+    s.label = mode != "libjpeg-turbo" ? mode
+              : sweep == "cpu"        ? "libjpeg-turbo (T threads)"
+                                      : "libjpeg-turbo (N+M threads)";
     s.color = plot::palette(i++);
     s.marker = plot::Marker::circle;
     s.dashed = mode == "libjpeg-turbo";
@@ -96,6 +98,14 @@ void write_bench_plots(const std::vector<BenchRow>& rows, const std::string& dir
     c.panels.push_back(fps_panel(rows, "threads", "entropy threads M",
                                  [](const BenchRow& r) { return double(r.entropy_threads); }));
     write_chart(c, dir, "fps_vs_threads.png");
+  }
+  if (!by_mode(rows, "cpu").empty()) {
+    plot::Chart c;
+    c.title = fmt::format("cpu mode vs libjpeg-turbo: frames/s vs threads T ({})",
+                          size_of(rows, "cpu"));
+    c.panels.push_back(fps_panel(rows, "cpu", "threads T (cpu: T workers, 1 producer handing out frames)",
+                                 [](const BenchRow& r) { return double(r.entropy_threads); }));
+    write_chart(c, dir, "cpu_vs_libjpeg_turbo.png");
   }
   if (!by_mode(rows, "slots").empty()) {
     plot::Chart c;

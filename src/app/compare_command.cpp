@@ -254,7 +254,8 @@ int run_compare(CompareArgs& args) {
   pipeline::PipelineOptions base;
   base.mode = modes.size() > 1 || modes[0].mode != pipeline::Mode::cpu ? pipeline::Mode::aok
                                                                         : pipeline::Mode::cpu;
-  pipeline::apply_default_counts(base, cores, args.producers, args.entropy_threads, args.slots);
+  pipeline::apply_default_counts(base, cores, args.producers, args.entropy_threads, args.slots,
+                                 /*in_memory=*/true);
   base.device = args.device;
   base.variant = gpu::parse_variant(args.variant);
   base.stages = args.stages;

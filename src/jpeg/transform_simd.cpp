@@ -49,6 +49,7 @@
 #endif
 
 #define MJPEG_TX_INLINE inline __attribute__((always_inline))
+#define MJPEG_TX_NOINLINE __attribute__((noinline))
 
 namespace mjpeg::simd {
 

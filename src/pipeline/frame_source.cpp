@@ -33,6 +33,14 @@ bool MemoryFrameSource::read_into(int, std::uint8_t* dst, std::size_t stride,
   return true;
 }
 
+bool MemoryFrameSource::lend(int, ImageView& frame, std::int64_t& index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (next_ >= static_cast<std::int64_t>(frames_.size())) return false;
+  index = next_++;
+  frame = frames_[static_cast<std::size_t>(index)];
+  return true;
+}
+
 Y4mFrameSource::Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames)
     : reader_(reader), max_frames_(max_frames) {
   const io::Y4mInfo& info = reader_.info();

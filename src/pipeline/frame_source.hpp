@@ -36,6 +36,14 @@ class FrameSource {
   /// Throws on a read error (the pipeline stops and rethrows).
   virtual bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                          std::int64_t& index) = 0;
+  /// True when the frames are already in memory for the whole encode and lend() hands them out
+  /// without a copy (the cpu mode transforms straight from them).
+  virtual bool lends_frames() const { return false; }
+  /// Thread-safe, for sources that lend frames: sets `frame` to the next frame of the stream
+  /// (valid until the source is destroyed) and `index` to its position; false at the end.
+  virtual bool lend(int /*producer*/, ImageView& /*frame*/, std::int64_t& /*index*/) {
+    return false;
+  }
 };
 
 /// Frames already in memory (tests, image sequences). The views must outlive the source.
@@ -46,6 +54,8 @@ class MemoryFrameSource final : public FrameSource {
   SourceFormat format() const override { return format_; }
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                  std::int64_t& index) override;
+  bool lends_frames() const override { return true; }
+  bool lend(int producer, ImageView& frame, std::int64_t& index) override;
 
  private:
   std::vector<ImageView> frames_;

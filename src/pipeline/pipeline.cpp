@@ -53,9 +53,13 @@ void validate(const PipelineOptions& o) {
 }
 
 void apply_default_counts(PipelineOptions& o, int cores, int producers, int entropy_threads,
-                          int slots) {
+                          int slots, bool in_memory) {
   cores = std::max(1, cores);
-  o.producers = producers > 0 ? producers : std::min(2, cores);
+  // cpu mode on frames in memory: the producers only hand the frames out (no copy), so one
+  // does, and every core transforms and codes.
+  const bool lent = in_memory && o.mode == Mode::cpu;
+  o.producers = producers > 0 ? producers : lent ? 1 : std::min(2, cores);
+  if (lent && entropy_threads <= 0) entropy_threads = cores;
   const int busy = o.producers + (o.mode == Mode::cpu ? 0 : 1);
   o.entropy_threads = entropy_threads > 0 ? entropy_threads : std::max(1, cores - busy);
   o.slots = slots > 0 ? slots : std::max(8, o.entropy_threads + o.producers + 2);
@@ -212,7 +216,8 @@ class Run {
 
  private:
   struct HostSlot {
-    std::uint8_t* pixels = nullptr;
+    std::uint8_t* pixels = nullptr;  // null when the source lends its frames (cpu mode)
+    ImageView lent;                  // the lent frame
     std::int16_t* coeffs = nullptr;
     std::vector<std::uint8_t> jpeg;  // reused: encode_coefficients keeps its capacity
   };
@@ -237,6 +242,7 @@ class Run {
   const ProgressFn& progress_;
   const std::atomic<bool>* stop_;
   Trace* const trace_;  // opt_.trace (may be null)
+  bool lend_ = false;   // cpu mode on frames in memory: transform them in place, no copy
 
   SourceFormat format_;
   FrameGeometry geometry_;
@@ -297,11 +303,12 @@ void Run::setup() {
   const int k = opt_.slots;
   slots_.resize(static_cast<std::size_t>(k));
   if (opt_.mode == Mode::cpu) {
+    lend_ = source_.lends_frames();
     const std::size_t pixel_bytes = format_.row_bytes() * static_cast<std::size_t>(format_.height);
     for (int i = 0; i < k; ++i) {
-      cpu_pixels_.emplace_back(new std::uint8_t[pixel_bytes]);
+      if (!lend_) cpu_pixels_.emplace_back(new std::uint8_t[pixel_bytes]);
       cpu_coeffs_.emplace_back(new std::int16_t[geometry_.coefficient_count()]);
-      slots_[i].pixels = cpu_pixels_.back().get();
+      slots_[i].pixels = lend_ ? nullptr : cpu_pixels_.back().get();
       slots_[i].coeffs = cpu_coeffs_.back().get();
     }
   } else {
@@ -382,7 +389,9 @@ void Run::producer(int id) {
       bool got = false;
       {
         StageScope scope(read_ns_, SpanKind::read, trace_, track(producer_track_, id));
-        got = source_.read_into(id, slots_[job.slot].pixels, format_.row_bytes(), job.index);
+        got = lend_ ? source_.lend(id, slots_[job.slot].lent, job.index)
+                    : source_.read_into(id, slots_[job.slot].pixels, format_.row_bytes(),
+                                        job.index);
         scope.set_frame(job.index);
       }
       if (!got) {
@@ -450,8 +459,9 @@ void Run::worker(int id) {
     Job job;
     while (to_entropy_.pop(job)) {
       HostSlot& s = slots_[job.slot];
-      const ImageView view{s.pixels, format_.width, format_.height, format_.format,
-                           format_.row_bytes()};
+      const ImageView view = lend_ ? s.lent
+                                   : ImageView{s.pixels, format_.width, format_.height,
+                                               format_.format, format_.row_bytes()};
       const int my_track = track(worker_track_, id);
       if (opt_.mode == Mode::cpu) {
         StageScope scope(transform_ns_, SpanKind::transform, trace_, my_track, job.index);

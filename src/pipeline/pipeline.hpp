@@ -9,7 +9,8 @@
 //             per-slot events; the producer issues the upload (PICC: producer initiates)
 //   GPU downloader (1 thread, aok with token output): once a frame's token-stream header is on
 //        the host, issues the download of exactly its length
-//   entropy workers (M threads)   cpu: transform_cpu + encode_coefficients
+//   entropy workers (M threads)   cpu: transform_cpu + encode_coefficients (straight from the
+//                                      source's memory when it lends its frames: no copy)
 //                                 aok: wait on the slot's result_ready event, then code the
 //                                 tokens (encode_tokens) or the coefficients
 //   reorder + writer (1 thread)   frames leave strictly by index, never by completion
@@ -76,8 +77,10 @@ void validate(const PipelineOptions& options);
 /// Thread and slot counts for `mode` on a machine with `cores` cores; a request > 0 is kept,
 /// 0 takes the default: 2 producers (1 on one core), entropy workers on the cores left by the
 /// producers and the GPU dispatcher (entropy coding binds), K = max(8, N + M + 2) slots.
+/// `in_memory` (frames already in memory, e.g. a MemoryFrameSource): in cpu mode the workers
+/// transform the frames where they lie, so 1 producer and a worker on every core.
 void apply_default_counts(PipelineOptions& options, int cores, int producers = 0,
-                          int entropy_threads = 0, int slots = 0);
+                          int entropy_threads = 0, int slots = 0, bool in_memory = false);
 
 /// Busy time of each stage, summed over the threads of the stage (seconds).
 struct Stats {

@@ -104,6 +104,67 @@ TEST(CpuPipeline, FrameObserverSeesEveryFrameWithItsPixelsAndBytes) {
   for (std::int64_t i = 0; i < 9; ++i) EXPECT_EQ(seen[i], sink.frames[i]) << "frame " << i;
 }
 
+// Frames in memory are transformed where they lie (the observer sees the source's own pixels,
+// no copy); a source that cannot lend them gets copied into slots; both write the same bytes.
+TEST(CpuPipeline, LentFramesAreEncodedInPlaceAndCopiedOnesAlike) {
+  const auto frames = make_frames(10, 67, 35, PixelFormat::rgb24);
+  const std::vector<ImageView> frame_views = views(frames);
+
+  /// The same frames through read_into only (what a file reader does).
+  class CopyingSource final : public pipeline::FrameSource {
+   public:
+    explicit CopyingSource(std::vector<ImageView> v) : inner_(std::move(v)) {}
+    pipeline::SourceFormat format() const override { return inner_.format(); }
+    bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                   std::int64_t& index) override {
+      return inner_.read_into(producer, dst, stride, index);
+    }
+
+   private:
+    pipeline::MemoryFrameSource inner_;
+  };
+
+  for (bool lend : {true, false}) {
+    pipeline::MemoryFrameSource memory(frame_views);
+    CopyingSource copying(frame_views);
+    pipeline::FrameSource& source = lend ? static_cast<pipeline::FrameSource&>(memory) : copying;
+    EXPECT_EQ(source.lends_frames(), lend);
+    MemorySink sink;
+    std::atomic<int> in_place{0};
+    pipeline::PipelineOptions p;
+    p.producers = 2;
+    p.slots = 4;
+    p.entropy_threads = 2;
+    p.on_frame = [&](std::int64_t index, const ImageView& pixels,
+                     const std::vector<std::uint8_t>&) {
+      if (pixels.data == frame_views[static_cast<std::size_t>(index)].data) ++in_place;
+    };
+    EncodeOptions o;
+    o.subsampling = Subsampling::s422;
+    within(30, [&] { pipeline::encode_stream(source, o, sink, p); });
+    EXPECT_EQ(in_place.load(), lend ? 10 : 0);
+    expect_frames_equal(reference(frames, o), sink.frames, 10);
+  }
+}
+
+TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
+  pipeline::PipelineOptions p;
+  p.mode = Mode::cpu;
+  pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
+  EXPECT_EQ(p.producers, 1);
+  EXPECT_EQ(p.entropy_threads, 16);
+  pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/false);  // a file: producers decode
+  EXPECT_EQ(p.producers, 2);
+  EXPECT_EQ(p.entropy_threads, 14);
+  pipeline::apply_default_counts(p, 16, 3, 5, 0, /*in_memory=*/true);  // requests are kept
+  EXPECT_EQ(p.producers, 3);
+  EXPECT_EQ(p.entropy_threads, 5);
+  p.mode = Mode::aok;
+  pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);  // GPU modes: unchanged
+  EXPECT_EQ(p.producers, 2);
+  EXPECT_EQ(p.entropy_threads, 13);
+}
+
 TEST(CpuPipeline, FrameObserverExceptionStopsTheEncode) {
   const auto frames = make_frames(12, 16, 16, PixelFormat::rgb24);
   pipeline::MemoryFrameSource source(views(frames));
