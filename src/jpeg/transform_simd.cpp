@@ -23,9 +23,11 @@
 //    the constants pre-combined, as libjpeg-turbo's SIMD code does: the same integer sums).
 //    16 bits are enough: row-pass outputs lie in [-4096, 4064], every column-pass sum below
 //    2^15 in magnitude (tests compare with the 32-bit reference on extreme blocks).
-//  * Zigzag: byte shuffles of the output rows, ORed (SSE2: through memory).
+//  * Zigzag: byte shuffles of the column pass's outputs, ORed; those are packed into registers
+//    in pairs of half rows chosen to need few shuffles (SSE2: natural rows, through memory).
 //  * Quantization: round half away from zero of c / (8q) as
-//        |c| -> m = (|c| + 4q) >> 1,  t = (m * R) >> 16,  r = (t * 2^(16-s)) >> 16
+//        |c| -> m = (|c| + 4q) >> 1 (an unsigned average with 4q - 1, so no overflow),
+//        t = (m * R) >> 16,  r = (t * 2^(16-s)) >> 16
 //    with 2^s < 4q <= 2^(s+1) and R = ceil(2^(16+s) / 4q) < 2^16: the error of R is below
 //    1 / (4q) for every m < 2^15, so r = floor(m / 4q) = floor((|c| + 4q) / 8q) exactly, for
 //    every int16 c and q <= 8191; q = 8192 and above are special constants (the result is 0,
@@ -60,26 +62,41 @@ namespace {
 // Tables shared by the variants.
 // ---------------------------------------------------------------------------------------------
 
+/// Where the column pass leaves the coefficients for the zigzag (AVX2, AVX-512): 8 registers
+/// of 8 words per block, kZigzagSources[s][w] the natural index in word w of register s. Rows
+/// 0, 4 and 7 are whole; the other rows' halves (columns 0-3, 4-7) are packed in pairs chosen
+/// so that the zigzag chunks draw on as few registers as possible (27 shuffles, 36 with whole
+/// rows).
+constexpr std::uint8_t kZigzagSources[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7},         {32, 33, 34, 35, 36, 37, 38, 39},
+    {8, 9, 10, 11, 16, 17, 18, 19},   {12, 13, 14, 15, 24, 25, 26, 27},
+    {20, 21, 22, 23, 28, 29, 30, 31}, {40, 41, 42, 43, 48, 49, 50, 51},
+    {44, 45, 46, 47, 52, 53, 54, 55}, {56, 57, 58, 59, 60, 61, 62, 63}};
+
 /// Zigzag as byte shuffles: chunk j (coefficients 8j .. 8j+7 in zigzag order) is the OR of
-/// shuffle(row u, mask[j][u]) over the natural rows u set in rows[j]. Each 16-byte mask is
+/// shuffle(source s, mask[j][s]) over the sources s set in sources[j]. Each 16-byte mask is
 /// repeated for 4 lanes.
 struct ZigzagPlan {
-  std::uint8_t rows[8] = {};
+  std::uint8_t sources[8] = {};
   alignas(64) std::uint8_t mask[8][8][64] = {};
 };
 
 constexpr ZigzagPlan make_zigzag_plan() {
   ZigzagPlan p;
   for (int j = 0; j < 8; ++j)
-    for (int u = 0; u < 8; ++u)
-      for (int b = 0; b < 64; ++b) p.mask[j][u][b] = 0x80;  // shuffle in a zero
+    for (int s = 0; s < 8; ++s)
+      for (int b = 0; b < 64; ++b) p.mask[j][s][b] = 0x80;  // shuffle in a zero
   for (int k = 0; k < 64; ++k) {
     const int n = math::kZigzagToNatural[k];
-    const int j = k / 8, i = k % 8, u = n / 8, col = n % 8;
-    p.rows[j] = static_cast<std::uint8_t>(p.rows[j] | (1 << u));
+    int src = 0, word = 0;
+    for (int s = 0; s < 8; ++s)
+      for (int w = 0; w < 8; ++w)
+        if (kZigzagSources[s][w] == n) src = s, word = w;
+    const int j = k / 8, i = k % 8;
+    p.sources[j] = static_cast<std::uint8_t>(p.sources[j] | (1 << src));
     for (int lane = 0; lane < 4; ++lane) {
-      p.mask[j][u][16 * lane + 2 * i] = static_cast<std::uint8_t>(2 * col);
-      p.mask[j][u][16 * lane + 2 * i + 1] = static_cast<std::uint8_t>(2 * col + 1);
+      p.mask[j][src][16 * lane + 2 * i] = static_cast<std::uint8_t>(2 * word);
+      p.mask[j][src][16 * lane + 2 * i + 1] = static_cast<std::uint8_t>(2 * word + 1);
     }
   }
   return p;
@@ -98,12 +115,14 @@ constexpr QuantLane quant_lane(int q) {
     int s = 0;
     while ((std::uint32_t{1} << (s + 1)) < d) ++s;  // 2^s < d <= 2^(s+1), 1 <= s <= 14
     const std::uint32_t recip = ((std::uint32_t{1} << (16 + s)) + d - 1) / d;
-    return {static_cast<std::uint16_t>(d), static_cast<std::uint16_t>(recip),
+    // m = avg(|c|, 4q - 1) = (|c| + 4q) >> 1, computed without overflow.
+    return {static_cast<std::uint16_t>(d - 1), static_cast<std::uint16_t>(recip),
             static_cast<std::uint16_t>(1u << (16 - s))};
   }
-  // 4q >= 32768 >= |c|: (|c| + 4q) / 8q is 1 only for |c| = 32768 at q = 8192, i.e.
-  // m = |c| >> 1 = 16384: t = m * 8 >> 16 = 2, r = t * 2^15 >> 16 = 1 (and 0 below).
-  if (q == 8192) return {0, 8, 32768};
+  // 4q >= 32768 >= |c|: (|c| + 4q) / 8q is 1 only for |c| = 32768 at q = 8192. There
+  // m = avg(|c|, 1) is 16385 only for |c| = 32768 (16384 and below otherwise), and
+  // t = m * 65535 >> 16 = 16384 (16383 and below), r = t * 4 >> 16 = 1 (0 below).
+  if (q == 8192) return {1, 65535, 4};
   return {0, 0, 0};
 }
 
