@@ -1,8 +1,13 @@
-// mjpeg_bench_entropy: the CPU Huffman stage against libjpeg-turbo's, on the kHD frame
-// (1920x1080 mosaic of Kodak images at native scale, as ../shared/tools/make-bench-frames.sh
-// makes it), q90 4:2:0, one thread:
+// mjpeg_bench_entropy: the CPU stages against libjpeg-turbo, on the kHD frame (1920x1080
+// mosaic of Kodak images at native scale, as ../shared/tools/make-bench-frames.sh makes it),
+// q90 4:2:0, one thread:
+//   ours/transform/VARIANT  the CPU transform alone (colour conversion, downsampling, FDCT,
+//                       quantization) for each instruction-set variant this CPU runs, the
+//                       scalar reference last
+//   ours/encode/VARIANT the whole one-thread encode with that transform (buffers reused, as
+//                       the pipeline's workers do)
 //   ours/entropy        encode_coefficients on ready coefficients (transform_cpu done once)
-//   ours/encode_jpeg    the whole CPU encode
+//   ours/encode_jpeg    the whole CPU encode through the public encode_jpeg (default variant)
 //   libjpeg/tjCompress2 libjpeg-turbo's whole compression (TurboJPEG, TJSAMP_420, TJFLAG_ACCURATEDCT)
 //   ours/scan/VARIANT   the entropy-coded segment alone (no headers), for each instruction-set
 //                       variant of the coder this CPU runs (the first is what ours/entropy uses)
@@ -185,6 +190,22 @@ void BM_ours_transform_variant(benchmark::State& state, const std::string& varia
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * f.image.pixels.size()));
 }
 
+void BM_ours_encode_variant(benchmark::State& state, const std::string& variant) {
+  Frame& f = *g_frame;
+  std::vector<std::int16_t> coeffs(f.geometry.coefficient_count());
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  for (auto _ : state) {
+    mjpeg::transform_cpu(variant, f.image.view(), f.geometry, f.tables, coeffs.data());
+    mjpeg::encode_coefficients(f.geometry, f.tables, coeffs.data(), f.options, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  if (out != f.reference) state.SkipWithError("differs from tjCompress2");
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
 void BM_ours_encode_jpeg(benchmark::State& state) {
   Frame& f = *g_frame;
   std::size_t bytes = 0;
@@ -346,6 +367,19 @@ int main(int argc, char** argv) {
               frame.tokens.slots.size(), frame.tokens.slots.size() * 2,
               100.0 * static_cast<double>(frame.tokens.slots.size()) / static_cast<double>(frame.coeffs.size()),
               frame.coeffs.size() * 2);
+  for (const std::string& v : mjpeg::transform_variants()) {  // every variant's bytes, too
+    std::vector<std::int16_t> coeffs(frame.geometry.coefficient_count());
+    mjpeg::transform_cpu(v, frame.image.view(), frame.geometry, frame.tables, coeffs.data());
+    std::vector<std::uint8_t> bytes;
+    mjpeg::encode_coefficients(frame.geometry, frame.tables, coeffs.data(), frame.options, bytes);
+    if (bytes != frame.reference) {
+      std::printf("transform variant %s: the JPEG DIFFERS FROM tjCompress2\n", v.c_str());
+      same = false;
+    }
+  }
+  std::printf("transform variants:");
+  for (const std::string& v : mjpeg::transform_variants()) std::printf(" %s", v.c_str());
+  std::printf(" (default %s)\n", mjpeg::transform_variant());
 
   for (const std::string& v : mjpeg::transform_variants())
     benchmark::RegisterBenchmark(("ours/transform/" + v).c_str(), BM_ours_transform_variant, v)
@@ -366,6 +400,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("ours/tokenize", BM_ours_tokenize)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
+  for (const std::string& v : mjpeg::transform_variants())
+    benchmark::RegisterBenchmark(("ours/encode/" + v).c_str(), BM_ours_encode_variant, v)
+        ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/tjCompress2", BM_libjpeg_tjCompress2)->Unit(benchmark::kMillisecond);
 
   RecordingReporter reporter;
@@ -393,6 +430,13 @@ int main(int argc, char** argv) {
     if (s.count(name) && s.count("ours/tokens") && s[name] > 0)
       std::printf("  one frame from tokens on %d threads: %8.2f ms wall, %.2fx one thread\n", t,
                   s[name] * 1e3, s["ours/tokens"] / s[name]);
+  }
+  for (const std::string& v : mjpeg::transform_variants()) {
+    const std::string t = "ours/transform/" + v, e = "ours/encode/" + v;
+    if (!s.count(t) || !s.count("ours/transform/scalar")) continue;
+    std::printf("  transform alone, %-7s %8.2f ms (%.1fx the scalar reference)\n", v.c_str(),
+                s[t] * 1e3, s["ours/transform/scalar"] / s[t]);
+    line(("whole encode, " + v + " transform:").c_str(), e.c_str(), "libjpeg/tjCompress2");
   }
   if (s.count("libjpeg/entropy") && s.count("libjpeg/tjCompress2"))
     std::printf("  libjpeg-turbo's Huffman share of its whole compression: %.0f%%\n",
