@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -100,6 +102,9 @@ const std::vector<int> kSomeQualities = {1, 10, 23, 24, 50, 75, 90, 95, 100};
 TEST(TransformVariants, ListEndsWithTheReferenceAndStartsWithTheDefault) {
   const std::vector<std::string> all = transform_variants();
   ASSERT_FALSE(all.empty());
+  std::string names;
+  for (const std::string& v : all) names += " " + v;
+  std::printf("CPU transform variants:%s (default %s)\n", names.c_str(), transform_variant());
   EXPECT_EQ(all.back(), "scalar");
   if (const char* forced = std::getenv("MJPEG_CPU_TRANSFORM"); forced && *forced)
     EXPECT_EQ(std::string(transform_variant()), forced);

@@ -21,6 +21,10 @@
 #             (tests/gpu/nvjpeg_peer.cpp, built with nvcc where CUDA has nvJPEG); then AOK with
 #             the coefficients coming back instead of tokens, and the D2H bytes per frame of
 #             the token output at qualities 50, 75, 90 and 100
+#   cpu       the CPU mode against libjpeg-turbo on every core: `mjpeg compare --modes cpu` at
+#             1920x1080 and 3840x2160 (the same picture), and, when BIN_DIR has mjpeg_tests, the
+#             CPU transform's variants (AVX-512, AVX2, SSE2) against the scalar reference on this
+#             CPU (env MJPEG_MEDIA_DIR for the Kodak images)
 #   bench     `mjpeg bench` sweeps on the same picture (CSV; plots are drawn elsewhere with
 #             `mjpeg bench --from bench.csv --plots DIR`)
 # The tables of the parts that ran are printed last. Logs go to $LOG_DIR (default: $OUT or
@@ -40,7 +44,7 @@ tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,bench},"
+parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -136,8 +140,25 @@ if want compare; then
   done
   note "D2H bytes of the token output by quality: (below)"
 fi
+if want cpu; then
+  for size in 1920x1080 3840x2160; do
+    timeout 300 "$bin/mjpeg" compare "$picture" --size $size --frames 200 --repeat 5 --modes cpu \
+      --json "$logs/compare_cpu_$size.json" >"$logs/compare_cpu_$size.txt" 2>"$logs/compare_cpu_$size.err"
+    rc=$?
+    ratio=$(awk '/^CPU /{c=$2} /^libjpeg-t/{t=$2} END{if (t > 0) printf "%.2f", c / t}' \
+      "$logs/compare_cpu_$size.txt")
+    note "mjpeg compare --modes cpu $size: rc=$rc, cpu/libjpeg-turbo fps = ${ratio:-?}"
+  done
+  if [[ -x $bin/mjpeg_tests ]]; then
+    (unset MJPEG_REQUIRE_GPU; timeout 300 "$bin/mjpeg_tests" --gtest_brief=1 \
+      --gtest_filter='TransformVariants.*:*TransformMatrix.*:TransformRowSource.*:*QuantizerExhaustive.*' \
+      >"$logs/cpu_transform_tests.log" 2>&1)
+    rc=$?; tail -3 "$logs/cpu_transform_tests.log"
+    note "CPU transform variants vs the scalar reference: rc=$rc ($(grep -m1 -o 'variants:.*' "$logs/cpu_transform_tests.log"))"
+  fi
+fi
 if want bench; then
-  timeout 420 "$bin/mjpeg" bench "$picture" --frames 120 --repeat 3 --csv "$logs/bench_sweep.csv" \
+  timeout 600 "$bin/mjpeg" bench "$picture" --frames 120 --repeat 3 --csv "$logs/bench_sweep.csv" \
     >"$logs/bench_sweep.log" 2>&1
   note "mjpeg bench sweeps: rc=$? (csv in $logs/bench_sweep.csv)"
 fi
@@ -150,6 +171,13 @@ if want kernels; then
   echo "==== kernel benchmark (4:2:0 q90)"
   head -1 "$logs/bench.err"
   column -s, -t <"$logs/bench.csv" 2>/dev/null || cat "$logs/bench.csv"
+fi
+if want cpu; then
+  for size in 1920x1080 3840x2160; do
+    echo
+    echo "==== mjpeg compare --modes cpu ($size q90 4:2:0, Kodak mosaic)"
+    cat "$logs/compare_cpu_$size.txt"
+  done
 fi
 if want compare; then
   echo
