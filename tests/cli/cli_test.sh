@@ -706,6 +706,13 @@ case_device_without_mode_falls_back_to_cpu() {
   grep -q 'device 5' err.txt || die "error does not name device 5: $(cat err.txt)"
 }
 
+# The cases of the other commands (bench, compare, gantt) live beside this script; CMake globs
+# the same files.
+for cases in "$(dirname "${BASH_SOURCE[0]}")"/cases_*.sh; do
+  # shellcheck source=/dev/null
+  source "$cases"
+done
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
