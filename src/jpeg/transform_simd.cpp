@@ -21,8 +21,11 @@
 //    rows in 8 registers; transpose, the row pass, transpose, the column pass, all in 16-bit
 //    lanes with the rotations as 16x16->32-bit multiply-adds of interleaved pairs (LL&M with
 //    the constants pre-combined, as libjpeg-turbo's SIMD code does: the same integer sums).
-//    16 bits are enough: row-pass outputs lie in [-4096, 4064], every column-pass sum below
-//    2^15 in magnitude (tests compare with the 32-bit reference on extreme blocks).
+//    16 bits are enough: row-pass outputs lie in [-4096, 4064] (8 samples of [-128, 127],
+//    scaled by 4; the AC outputs are smaller), so a column-pass sum of 8 of them fits, the
+//    DC's rounding constant being added to half of it first (-16384 + 2 - 16384 at the
+//    extreme). Products and sums of products are exact in 32 bits, as in the reference; tests
+//    compare with it on blocks that drive every coefficient to its extremes.
 //  * Zigzag: byte shuffles of the column pass's outputs, ORed; those are packed into registers
 //    in pairs of half rows chosen to need few shuffles (SSE2: natural rows, through memory).
 //  * Quantization: round half away from zero of c / (8q) as
