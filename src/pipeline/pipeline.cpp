@@ -16,6 +16,7 @@
 #include "jpeg/geometry.hpp"
 #include "jpeg/quant.hpp"
 #include "jpeg/tokens.hpp"
+#include "jpeg/planar.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 #include "pipeline/bounded_queue.hpp"
@@ -216,8 +217,8 @@ class Run {
 
  private:
   struct HostSlot {
-    std::uint8_t* pixels = nullptr;  // null when the source lends its frames (cpu mode)
-    ImageView lent;                  // the lent frame
+    std::uint8_t* pixels = nullptr;       // the slot's own buffer (null in cpu mode when lent)
+    const std::uint8_t* frame = nullptr;  // this frame's pixels: `pixels`, or the lent frame
     std::int16_t* coeffs = nullptr;
     std::vector<std::uint8_t> jpeg;  // reused: encode_coefficients keeps its capacity
   };
@@ -242,7 +243,9 @@ class Run {
   const ProgressFn& progress_;
   const std::atomic<bool>* stop_;
   Trace* const trace_;  // opt_.trace (may be null)
-  bool lend_ = false;   // cpu mode on frames in memory: transform them in place, no copy
+  // Frames in memory used where they lie, no copy into a slot: transformed (cpu mode) or,
+  // when page-locked, uploaded (sok --pinned, aok) from there.
+  bool lend_ = false;
 
   SourceFormat format_;
   FrameGeometry geometry_;
@@ -295,16 +298,20 @@ void Run::setup() {
   format_ = source_.format();
   validate(encode_);
   validate(opt_);
-  const Subsampling sampling =
-      format_.format == PixelFormat::gray8 ? Subsampling::gray : encode_.subsampling;
+  const Subsampling sampling = !format_.is_planar() && format_.format == PixelFormat::gray8
+                                   ? Subsampling::gray
+                                   : encode_.subsampling;
   geometry_ = make_geometry(format_.width, format_.height, sampling);
   tables_ = make_quant_tables(encode_.quality, geometry_.num_components == 1 ? 1 : 2);
 
   const int k = opt_.slots;
   slots_.resize(static_cast<std::size_t>(k));
+  // The pageable-SOK baseline copies into its own buffers, as a plain program would.
+  lend_ = source_.lends_frames() &&
+          (opt_.mode == Mode::cpu ||
+           (source_.lent_frames_pinned() && !(opt_.mode == Mode::sok && !opt_.pinned_sok)));
   if (opt_.mode == Mode::cpu) {
-    lend_ = source_.lends_frames();
-    const std::size_t pixel_bytes = format_.row_bytes() * static_cast<std::size_t>(format_.height);
+    const std::size_t pixel_bytes = format_.frame_bytes();
     for (int i = 0; i < k; ++i) {
       if (!lend_) cpu_pixels_.emplace_back(new std::uint8_t[pixel_bytes]);
       cpu_coeffs_.emplace_back(new std::int16_t[geometry_.coefficient_count()]);
@@ -324,7 +331,7 @@ void Run::setup() {
                                     : opt_.pinned_sok      ? StreamBuffer::Kind::sok_pinned
                                                            : StreamBuffer::Kind::sok_pageable;
     timing_ = opt_.gpu_timing || trace_ != nullptr;
-    gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_.format, k, kind,
+    gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_, k, kind,
                                           opt_.device, opt_.variant, opt_.stages, timing_,
                                           opt_.gpu_output, encode_.restart_interval,
                                           encode_.optimize);
@@ -387,11 +394,15 @@ void Run::producer(int id) {
         break;
       }
       bool got = false;
+      HostSlot& slot = slots_[job.slot];
       {
         StageScope scope(read_ns_, SpanKind::read, trace_, track(producer_track_, id));
-        got = lend_ ? source_.lend(id, slots_[job.slot].lent, job.index)
-                    : source_.read_into(id, slots_[job.slot].pixels, format_.row_bytes(),
-                                        job.index);
+        if (lend_) {
+          got = source_.lend(id, slot.frame, job.index);
+        } else {
+          got = source_.read_into(id, slot.pixels, format_.row_bytes(), job.index);
+          slot.frame = slot.pixels;
+        }
         scope.set_frame(job.index);
       }
       if (!got) {
@@ -401,7 +412,8 @@ void Run::producer(int id) {
       if (opt_.mode == Mode::aok) {
         StageScope scope(upload_ns_, SpanKind::upload, trace_, track(producer_track_, id),
                          job.index);
-        gpu_->upload_async(job.slot);  // PICC step 1: initiate; the count says the event exists
+        // PICC step 1: initiate; the count says the event exists.
+        gpu_->upload_async(job.slot, slot.frame);
       }
       if (!next.push(job)) break;  // aborted
     }
@@ -423,7 +435,7 @@ void Run::dispatcher() {
       } else {
         {
           StageScope scope(gpu_ns_, SpanKind::sync, trace_, dispatcher_track_, job.index);
-          gpu_->offload_sync(job.slot);
+          gpu_->offload_sync(job.slot, slots_[job.slot].frame);
         }
         if (timing_) log_gpu(job);
       }
@@ -457,15 +469,25 @@ void Run::worker(int id) {
   try {
     if (gpu_) gpu_->bind_thread();
     Job job;
+    std::vector<std::uint8_t> rgb;  // planar frames for on_frame: the RGB that was encoded
+    PlanarRows planar_rows;         // planar frames in cpu mode: rows to RGB, band by band
     while (to_entropy_.pop(job)) {
       HostSlot& s = slots_[job.slot];
-      const ImageView view = lend_ ? s.lent
-                                   : ImageView{s.pixels, format_.width, format_.height,
-                                               format_.format, format_.row_bytes()};
+      ImageView view{s.frame, format_.width, format_.height, format_.format,
+                     format_.row_bytes()};
+      const PlanarView planar = format_.is_planar()
+                                    ? planar_view(s.frame, format_.width, format_.height,
+                                                  format_.planar)
+                                    : PlanarView{};
       const int my_track = track(worker_track_, id);
       if (opt_.mode == Mode::cpu) {
         StageScope scope(transform_ns_, SpanKind::transform, trace_, my_track, job.index);
-        transform_cpu(view, geometry_, tables_, s.coeffs);
+        if (format_.is_planar()) {
+          planar_rows.set_frame(planar);
+          transform_cpu(planar_rows, geometry_, tables_, s.coeffs);
+        } else {
+          transform_cpu(view, geometry_, tables_, s.coeffs);
+        }
       } else if (opt_.mode == Mode::aok) {
         {
           StageScope scope(wait_ns_, SpanKind::wait, trace_, my_track, job.index);
@@ -488,7 +510,15 @@ void Run::worker(int id) {
           encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
         }
       }
-      if (opt_.on_frame) opt_.on_frame(job.index, view, s.jpeg);
+      if (opt_.on_frame) {
+        if (format_.is_planar()) {
+          rgb.resize(static_cast<std::size_t>(format_.width) * format_.height * 3);
+          planar_to_rgb(planar, rgb.data(), static_cast<std::size_t>(format_.width) * 3);
+          view = ImageView{rgb.data(), format_.width, format_.height, PixelFormat::rgb24,
+                           static_cast<std::size_t>(format_.width) * 3};
+        }
+        opt_.on_frame(job.index, view, s.jpeg);
+      }
       reorder_.put(job);
     }
   } catch (...) {
