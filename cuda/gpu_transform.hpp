@@ -62,7 +62,8 @@ class TransformPlan {
  public:
   TransformPlan(const FrameGeometry& geometry, const QuantTables& tables, PixelFormat input);
   /// Planar YCbCr input of `input`'s chroma layout and colour conversion (any output sampling).
-  TransformPlan(const FrameGeometry& geometry, const QuantTables& tables, const PlanarFormat& input);
+  TransformPlan(const FrameGeometry& geometry, const QuantTables& tables,
+                const PlanarFormat& input);
   ~TransformPlan();
   TransformPlan(TransformPlan&&) noexcept;
   TransformPlan& operator=(TransformPlan&&) noexcept;

@@ -574,7 +574,7 @@ __device__ __forceinline__ void finish_tile(const KernelParams& p, const Tile& t
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4:2:0 RGB (and planar) fast path for interior tiles (whole tile inside the frame, no dummy blocks, so no
+// 4:2:0 RGB fast path for interior tiles (whole tile inside the frame, no dummy blocks, so no
 // clamping anywhere). Balanced pass 1: only the luma warps read pixels; thread (tb < 32, r)
 // converts its 8 pixels of luma row r of block tb to Y, Cb and Cr once (8 + 8 + 8 conversions),
 // runs the luma row FDCT, and forms the 2x2 chroma sums: horizontal pairs in registers, the
@@ -582,7 +582,8 @@ __device__ __forceinline__ void finish_tile(const KernelParams& p, const Tile& t
 // odd rows 4 Cr samples (math::downsample_h2v2 of the sum, minus 128) into the chroma blocks'
 // rows in `work`. After the block barrier, chroma warps run their row FDCT in place
 // (__syncwarp), then every warp runs pass 2 on its own 4 blocks and copies them (4 x 128 bytes,
-// contiguous in the plane) to global memory: no barrier after pass 2.
+// contiguous in the plane) to global memory: no barrier after pass 2. Planar 4:2:0 input takes
+// it too, reading its tile's RGB (convert_tile).
 // ---------------------------------------------------------------------------------------------
 template <int L, int C>
 __device__ __forceinline__ bool tile_is_interior(const KernelParams& p, const Tile& tl) {

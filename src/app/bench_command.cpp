@@ -128,7 +128,7 @@ class Sweeper {
     o.variant = gpu::parse_variant(args_.variant);
     o.stages = stages;
     pipeline::validate(o);
-    const ModeResult r = run_mode(mode, o, store.views(), args_.options, args_.repeat, reference);
+    const ModeResult r = run_mode(mode, o, store, args_.options, args_.repeat, reference);
     rows_.push_back(make_row(sweep, r, store.frames[0].view()));
     print(rows_.back());
     return rows_.back().fps;
@@ -225,7 +225,10 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     const FrameSize z = sizes[si];
     const bool first = si == 0;
     if (!first && !sweeps.count("resolution")) break;
-    const FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
+    FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
+    bool gpu_modes = false;
+    for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != pipeline::Mode::cpu;
+    if (gpu_modes) store.pin();  // uploads go from the frames, without a copy into a slot
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: bench: %s, %.0f MB in memory\n", store.description.c_str(),
                    store.bytes() / 1e6);

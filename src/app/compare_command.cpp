@@ -60,8 +60,8 @@ const StageColumn kStageColumns[] = {
 void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const PeerResult& turbo,
                   int turbo_threads, const gpu::NvjpegResult& nvjpeg, const FrameStore& store,
                   double sok_fps) {
-  const double frames = static_cast<double>(store.frames.size());
-  const double pixels = static_cast<double>(store.frames[0].width) * store.frames[0].height;
+  const double frames = static_cast<double>(store.count());
+  const double pixels = static_cast<double>(store.width()) * store.height();
 
   std::fprintf(out, "\n%-11s %9s %7s %10s %11s %9s  %-18s %9s %6s\n", "mode", "fps", "x SOK",
                "ms/frame", "KB/frame", "bits/px", "bound by", "bound fps", "of it");
@@ -244,10 +244,13 @@ int run_compare(CompareArgs& args) {
   const std::vector<ModeSpec> modes =
       choose_modes(args.modes, notice, "comparing the cpu mode with libjpeg-turbo only");
 
-  const FrameStore store = load_frames(args.input, args.frames, width, height, notice);
+  FrameStore store = load_frames(args.input, args.frames, width, height, notice);
+  bool gpu_modes = false;
+  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != pipeline::Mode::cpu;
+  if (gpu_modes) store.pin();  // uploads go from the frames, without a copy into a slot
   if (!args.quiet)
-    std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory\n", store.description.c_str(),
-                 store.bytes() / 1e6);
+    std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory%s\n", store.description.c_str(),
+                 store.bytes() / 1e6, store.pinned() ? " (page-locked)" : "");
 
   // One set of counts for every mode, so that the modes differ only in how they offload.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
@@ -267,14 +270,20 @@ int run_compare(CompareArgs& args) {
   for (const ModeSpec& m : modes) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: %s, %d runs of %zu frames...\n", m.name.c_str(),
-                   args.repeat, store.frames.size());
-    results.push_back(run_mode(m, base, store.views(), args.options, args.repeat, reference));
+                   args.repeat, store.count());
+    results.push_back(run_mode(m, base, store, args.options, args.repeat, reference));
   }
   const int turbo_threads = base.producers + base.entropy_threads;
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %d threads...\n", turbo_threads);
-  const PeerResult turbo =
-      run_turbojpeg_median(store.views(), args.options, turbo_threads, reference, args.repeat);
+  // libjpeg-turbo compresses pixels: planar frames go to it as the RGB we encode (converted
+  // here, outside its timing).
+  PeerResult turbo;
+  {
+    std::vector<io::Image> rgb;
+    turbo = run_turbojpeg_median(store.pixel_views(rgb), args.options, turbo_threads, reference,
+                                 args.repeat);
+  }
   if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
   // nvJPEG (loaded at run time where the CUDA installation has it) when a GPU mode ran.
   gpu::NvjpegResult nvjpeg;
@@ -283,8 +292,9 @@ int run_compare(CompareArgs& args) {
   if (gpu_ran && args.nvjpeg_threads > 0) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);
-    nvjpeg = gpu::run_nvjpeg(store.views(), args.options, args.nvjpeg_threads, args.repeat,
-                             args.device);
+    std::vector<io::Image> rgb;  // planar frames: the RGB we encode (converted here)
+    nvjpeg = gpu::run_nvjpeg(store.pixel_views(rgb), args.options, args.nvjpeg_threads,
+                             args.repeat, args.device);
     if (!nvjpeg.available) notice("nvJPEG row left out: not available: " + nvjpeg.why_not);
   }
 
@@ -292,16 +302,16 @@ int run_compare(CompareArgs& args) {
   for (const ModeResult& r : results)
     if (r.spec.name == "sok") sok_fps = r.analysis.fps;
 
-  const ImageView first = store.frames[0].view();
+  const int first_width = store.width(), first_height = store.height();
   std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {} producers, "
                                 "{} entropy threads, {} slots, {} cores, median of {} runs (fps "
                                 "over the stages' time, allocation excluded)\n",
-                                store.description, first.width, first.height,
+                                store.description, first_width, first_height,
                                 args.options.quality, to_string(args.options.subsampling),
                                 args.options.restart_interval
                                     ? fmt::format(" r{}", args.options.restart_interval)
                                     : "",
-                                args.options.optimize ? " optimize" : "", store.frames.size(),
+                                args.options.optimize ? " optimize" : "", store.count(),
                                 base.producers, base.entropy_threads, base.slots, cores,
                                 args.repeat)
                         .c_str());
@@ -324,9 +334,9 @@ int run_compare(CompareArgs& args) {
 
   if (!args.json.empty()) {
     nlohmann::json j = {{"input", args.input},
-                        {"frames", store.frames.size()},
-                        {"width", first.width},
-                        {"height", first.height},
+                        {"frames", store.count()},
+                        {"width", first_width},
+                        {"height", first_height},
                         {"quality", args.options.quality},
                         {"subsampling", to_string(args.options.subsampling)},
                         {"restart_interval", args.options.restart_interval},
@@ -337,7 +347,7 @@ int run_compare(CompareArgs& args) {
     for (const ModeResult& r : results) j["modes"].push_back(to_json(r, sok_fps));
     if (turbo.available)
       j["libjpeg_turbo"] = {{"threads", turbo_threads},
-                            {"fps", turbo.wall_s > 0 ? store.frames.size() / turbo.wall_s : 0.0},
+                            {"fps", turbo.wall_s > 0 ? store.count() / turbo.wall_s : 0.0},
                             {"wall_s", turbo.wall_s},
                             {"jpeg_bytes", turbo.jpeg_bytes},
                             {"identical", turbo.identical},
@@ -345,7 +355,7 @@ int run_compare(CompareArgs& args) {
     if (nvjpeg.available)
       j["nvjpeg"] = {{"threads", nvjpeg.threads},
                      {"library", nvjpeg.library},
-                     {"fps", nvjpeg.wall_s > 0 ? store.frames.size() / nvjpeg.wall_s : 0.0},
+                     {"fps", nvjpeg.wall_s > 0 ? store.count() / nvjpeg.wall_s : 0.0},
                      {"wall_s", nvjpeg.wall_s},
                      {"jpeg_bytes", nvjpeg.jpeg_bytes}};
     io::write_file(args.json, j.dump(2) + "\n");

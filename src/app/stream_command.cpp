@@ -13,6 +13,7 @@
 
 #include "gpu_transform.hpp"
 #include "image_input.hpp"
+#include "input_dump.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/error.hpp"
@@ -134,7 +135,11 @@ class ProgressLine {
 
 VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Image>& stills,
                       std::vector<ImageView>& views) {
-  if (kind != InputKind::image) return open_video_input(args.input, kind, args.frames);
+  if (kind != InputKind::image) {
+    VideoOptions vo;
+    vo.rgb_swscale = args.rgb_decode == "swscale";
+    return open_video_input(args.input, kind, args.frames, vo);
+  }
   // One still image as a one-frame stream.
   stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
   views.push_back(stills.back().view());
@@ -196,13 +201,18 @@ int run_encode_stream(const EncodeArgs& args) {
   InterruptGuard guard;
   const pipeline::Mode mode = choose_mode(args);
   pipeline::PipelineOptions popt = pipeline_options(args, mode);
-  // --psnr: each written frame is decoded and compared with its source pixels in the workers.
+  // --psnr: each written frame is decoded and compared with its source pixels in the workers;
+  // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
-  if (args.psnr) {
-    written_quality = std::make_unique<WrittenQuality>();
-    popt.on_frame = [q = written_quality.get()](std::int64_t index, const ImageView& pixels,
-                                                const std::vector<std::uint8_t>& jpeg) {
-      q->add(index, pixels, jpeg);
+  if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
+  std::unique_ptr<InputDump> dump;
+  if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+  if (written_quality || dump) {
+    popt.on_frame = [q = written_quality.get(), d = dump.get()](
+                        std::int64_t index, const ImageView& pixels,
+                        const std::vector<std::uint8_t>& jpeg) {
+      if (d) d->add(index, pixels);
+      if (q) q->add(index, pixels, jpeg);
     };
   }
 

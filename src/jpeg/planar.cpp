@@ -26,7 +26,8 @@ PlanarLayout planar_layout(int width, int height, PlanarChroma chroma) {
   return l;
 }
 
-PlanarView planar_view(const std::uint8_t* data, int width, int height, const PlanarFormat& format) {
+PlanarView planar_view(const std::uint8_t* data, int width, int height,
+                       const PlanarFormat& format) {
   const PlanarLayout l = planar_layout(width, height, format.chroma);
   PlanarView v;
   v.width = width;
@@ -71,7 +72,8 @@ void planar_to_rgb(const PlanarView& f, std::uint8_t* rgb, std::size_t stride) {
     throw UsageError("planar_to_rgb: null buffer or stride smaller than width*3");
   if (f.format.has_chroma() && (f.plane[1] == nullptr || f.plane[2] == nullptr))
     throw UsageError("planar_to_rgb: missing chroma planes");
-  for (int y = 0; y < f.height; ++y) planar_row_to_rgb(f, y, rgb + static_cast<std::size_t>(y) * stride);
+  for (int y = 0; y < f.height; ++y)
+    planar_row_to_rgb(f, y, rgb + static_cast<std::size_t>(y) * stride);
 }
 
 void PlanarRows::set_frame(const PlanarView& frame) {

@@ -27,7 +27,9 @@ struct PlanarFormat {
   bool planar() const { return chroma != PlanarChroma::none; }
   bool has_chroma() const { return planar() && chroma != PlanarChroma::mono; }
   /// log2 of the pixels per chroma sample, horizontally / vertically.
-  int shift_x() const { return chroma == PlanarChroma::c420 || chroma == PlanarChroma::c422 ? 1 : 0; }
+  int shift_x() const {
+    return chroma == PlanarChroma::c420 || chroma == PlanarChroma::c422 ? 1 : 0;
+  }
   int shift_y() const { return chroma == PlanarChroma::c420 ? 1 : 0; }
 };
 
@@ -50,7 +52,8 @@ struct PlanarView {
   PlanarFormat format;
 };
 /// The view of a frame stored at `data` in planar_layout's layout.
-PlanarView planar_view(const std::uint8_t* data, int width, int height, const PlanarFormat& format);
+PlanarView planar_view(const std::uint8_t* data, int width, int height,
+                       const PlanarFormat& format);
 
 /// Row y (0 <= y < height) of the frame as width rgb24 pixels at `rgb`.
 void planar_row_to_rgb(const PlanarView& frame, int y, std::uint8_t* rgb);

@@ -3,13 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
 #include <unistd.h>
 
 #include "io/y4m.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
 #include "pipeline_test_util.hpp"
 
 namespace mjpeg::pipetest {
@@ -233,6 +238,125 @@ TEST(Y4mSource, ParallelConversionMatchesSerial) {
     expect_frames_equal(ref, sink.frames, limit < 0 ? n : static_cast<std::size_t>(limit));
   }
   std::remove(path);
+}
+
+class CpuPlanar : public ::testing::TestWithParam<PlanarCase> {};
+
+TEST_P(CpuPlanar, ByteIdenticalToEncodeJpegOfTheRgb) { check_planar_stream(GetParam(), Mode::cpu); }
+
+INSTANTIATE_TEST_SUITE_P(Cases, CpuPlanar, ::testing::ValuesIn(planar_cases()),
+                         [](const auto& info) { return name_of(info.param); });
+
+// transform_cpu of a planar frame is transform_cpu of its planar_to_rgb image, coefficient for
+// coefficient, for every chroma layout, output sampling and conversion form at odd sizes.
+TEST(PlanarTransform, CpuPlanarEqualsCpuOfTheRgb) {
+  for (PlanarChroma chroma : {PlanarChroma::c420, PlanarChroma::c422, PlanarChroma::c444,
+                              PlanarChroma::mono})
+    for (Subsampling s : {Subsampling::s444, Subsampling::s422, Subsampling::s420,
+                          Subsampling::gray})
+      for (bool truncated : {false, true})
+        for (auto [w, h] : {std::pair{1, 1}, std::pair{17, 9}, std::pair{33, 34}}) {
+          PlanarCase c{w, h, chroma, s, truncated, false, 1, 1, 1, 1};
+          const PlanarFormat f = planar_format_of(c);
+          const auto frames = make_planar_frames(1, w, h, chroma);
+          const PlanarView v = planar_view(frames[0].data(), w, h, f);
+          io::Image rgb(w, h, PixelFormat::rgb24);
+          planar_to_rgb(v, rgb.pixels.data(), rgb.stride());
+          const FrameGeometry g = make_geometry(w, h, s);
+          const QuantTables t = make_quant_tables(60, 2);
+          std::vector<std::int16_t> a(g.coefficient_count(), 1), b(g.coefficient_count(), 2);
+          transform_cpu(v, g, t, a.data());
+          transform_cpu(rgb.view(), g, t, b.data());
+          EXPECT_EQ(a, b) << name_of(c);
+        }
+}
+
+// Y4M files of plain frame headers are read positionally by N producers; a frame with header
+// parameters in a file whose size still looks like plain frames switches to sequential reading
+// from there on; every frame equals the sequential read + yuv_to_rgb24 + encode_jpeg.
+class Y4mFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/mjpeg_y4m_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string file(const std::string& name) const { return dir_ + "/" + name; }
+  std::string dir_;
+};
+
+TEST_F(Y4mFiles, PlainHeadersAreReadPositionallyByEveryProducer) {
+  const std::string path = file("plain.y4m");
+  ASSERT_EQ(write_y4m(path, 38, 22, "C420jpeg XCOLORRANGE=LIMITED", 23), "");
+  {
+    io::Y4mReader r(path);
+    EXPECT_EQ(r.positional_frames(), 23);
+  }
+  for (int producers : {1, 3, 6})
+    for (std::int64_t limit : {std::int64_t(-1), std::int64_t(7)})
+      check_y4m_stream(path, Mode::cpu, producers, 5, limit);
+}
+
+TEST_F(Y4mFiles, EveryChromaLayoutRangeAndMatrix) {
+  int i = 0;
+  for (const char* tags : {"C420jpeg", "C420paldv XCOLORRANGE=FULL", "C422 XCOLORMATRIX=BT709",
+                           "C444 XCOLORRANGE=FULL XCOLORMATRIX=BT709", "Cmono",
+                           "Cmono XCOLORRANGE=FULL"}) {
+    const std::string path = file("c" + std::to_string(i++) + ".y4m");
+    ASSERT_EQ(write_y4m(path, 35, 19, tags, 6), "");
+    for (Subsampling s : {Subsampling::s420, Subsampling::s444, Subsampling::gray})
+      check_y4m_stream(path, Mode::cpu, 2, 4, -1, s);
+  }
+}
+
+TEST_F(Y4mFiles, FrameParametersSwitchToSequentialReading) {
+  const int w = 8, h = 4;  // mono: 32-byte frames, 38-byte plain frames
+  const std::size_t stride = 6 + w * h;
+  // One parameter header exactly one plain frame longer: the size is a whole number of plain
+  // frames, so positional reading starts and must notice frame 5's parameters.
+  const std::string one = file("one.y4m");
+  ASSERT_EQ(write_y4m(one, w, h, "Cmono", 12, {5}, stride - 1), "");
+  // Parameters from frame 2 on, and a first frame with them (sequential from the start).
+  const std::string many = file("many.y4m");
+  ASSERT_EQ(write_y4m(many, w, h, "Cmono", 14, {2, 3, 7}, stride - 1), "");
+  const std::string first = file("first.y4m");
+  ASSERT_EQ(write_y4m(first, w, h, "Cmono", 9, {0}, 5), "");
+  {
+    io::Y4mReader r1(one);
+    EXPECT_EQ(r1.positional_frames(), 13) << "one plain frame's worth of parameters";
+    io::Y4mReader r2(many);
+    EXPECT_EQ(r2.positional_frames(), 17);
+    io::Y4mReader r3(first);
+    EXPECT_EQ(r3.positional_frames(), -1);
+  }
+  for (const std::string& path : {one, many, first})
+    for (int producers : {1, 2, 5})
+      for (std::int64_t limit : {std::int64_t(-1), std::int64_t(4), std::int64_t(12)})
+        check_y4m_stream(path, Mode::cpu, producers, 6, limit);
+}
+
+TEST_F(Y4mFiles, TruncatedLastFrameIsAnErrorAfterTheWholeFrames) {
+  const std::string path = file("cut.y4m");
+  ASSERT_EQ(write_y4m(path, 16, 8, "C420jpeg", 5), "");
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(std::filesystem::file_size(path) - 10)), 0);
+  io::Y4mReader reader(path);
+  EXPECT_EQ(reader.positional_frames(), -1) << "not a whole number of frames";
+  pipeline::Y4mFrameSource source(reader);
+  MemorySink sink;
+  pipeline::PipelineOptions p;
+  p.producers = 3;
+  p.slots = 4;
+  std::string message;
+  within(30, [&] {
+    try {
+      pipeline::encode_stream(source, EncodeOptions{}, sink, p);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  });
+  EXPECT_NE(message.find("truncated frame 5"), std::string::npos) << message;
+  EXPECT_LE(sink.frames.size(), 4u);
 }
 
 }  // namespace
