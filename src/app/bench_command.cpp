@@ -84,8 +84,8 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
   row.width = frame.width;
   row.height = frame.height;
   row.frames = static_cast<int>(s.frames);
-  row.producers = r.options.producers;
-  row.entropy_threads = r.options.entropy_threads;
+  row.producers = s.producers > 0 ? s.producers : r.options.producers;  // the split it ended with
+  row.entropy_threads = s.entropy_threads > 0 ? s.entropy_threads : r.options.entropy_threads;
   row.slots = r.options.slots;
   row.stages = r.options.stages;
   row.variant = gpu::to_string(r.options.variant);

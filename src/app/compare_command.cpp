@@ -63,16 +63,17 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
   const double frames = static_cast<double>(store.count());
   const double pixels = static_cast<double>(store.width()) * store.height();
 
-  std::fprintf(out, "\n%-11s %9s %7s %10s %11s %9s  %-18s %9s %6s\n", "mode", "fps", "x SOK",
-               "ms/frame", "KB/frame", "bits/px", "bound by", "bound fps", "of it");
+  std::fprintf(out, "\n%-11s %9s %7s %10s %11s %9s  %-18s %9s %6s %6s\n", "mode", "fps", "x SOK",
+               "ms/frame", "KB/frame", "bits/px", "bound by", "bound fps", "of it", "N+M");
   for (const ModeResult& r : results) {
     const pipeline::RunAnalysis& a = r.analysis;
     const double bytes = static_cast<double>(r.stats.jpeg_bytes) / std::max<double>(1, r.stats.frames);
-    std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s %9.1f %5.0f%%\n",
+    std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s %9.1f %5.0f%% %6s\n",
                  display_name(r.spec).c_str(), a.fps,
                  sok_fps > 0 ? fmt::format("{:.2f}", a.fps / sok_fps).c_str() : "-",
                  a.fps > 0 ? 1e3 / a.fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
-                 a.binding.c_str(), a.bound_fps, 100 * a.of_bound);
+                 a.binding.c_str(), a.bound_fps, 100 * a.of_bound,
+                 fmt::format("{}+{}", r.stats.producers, r.stats.entropy_threads).c_str());
   }
   if (turbo.available) {
     const double fps = turbo.wall_s > 0 ? frames / turbo.wall_s : 0;
@@ -144,8 +145,10 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
                       {"bound_fps", l.bound_fps}});
   nlohmann::json j = {
       {"mode", r.spec.name},
-      {"producers", r.options.producers},
-      {"entropy_threads", r.options.entropy_threads},
+      {"producers", s.producers},  // the split the median run ended with
+      {"entropy_threads", s.entropy_threads},
+      {"self_balancing", r.options.balance_threads > 0},
+      {"upload_bytes_per_frame", s.frames > 0 ? s.upload_bytes / s.frames : 0},
       {"slots", r.options.slots},
       {"fps", a.fps},
       {"fps_of_runs", r.fps_of_runs},
@@ -303,16 +306,21 @@ int run_compare(CompareArgs& args) {
     if (r.spec.name == "sok") sok_fps = r.analysis.fps;
 
   const int first_width = store.width(), first_height = store.height();
-  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {} producers, "
-                                "{} entropy threads, {} slots, {} cores, median of {} runs (fps "
-                                "over the stages' time, allocation excluded)\n",
+  const std::string split =
+      base.balance_threads > 0
+          ? fmt::format("a self-balancing split of {} producer + entropy threads (from {} + {})",
+                        base.balance_threads, base.producers, base.entropy_threads)
+          : fmt::format("{} producers, {} entropy threads", base.producers, base.entropy_threads);
+  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {}, {} slots, "
+                                "{} cores, median of {} runs (fps over the stages' time, "
+                                "allocation excluded)\n",
                                 store.description, first_width, first_height,
                                 args.options.quality, to_string(args.options.subsampling),
                                 args.options.restart_interval
                                     ? fmt::format(" r{}", args.options.restart_interval)
                                     : "",
-                                args.options.optimize ? " optimize" : "", store.count(),
-                                base.producers, base.entropy_threads, base.slots, cores,
+                                args.options.optimize ? " optimize" : "", store.count(), split,
+                                base.slots, cores,
                                 args.repeat)
                         .c_str());
   print_tables(stdout, results, turbo, turbo_threads, nvjpeg, store, sok_fps);

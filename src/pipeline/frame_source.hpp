@@ -59,6 +59,10 @@ class FrameSource {
   /// True when the lent frames are page-locked too (gpu::HostPin): then sok --pinned and aok
   /// upload them from where they lie instead of copying them into pinned slots.
   virtual bool lent_frames_pinned() const { return false; }
+  /// How many producers can read at once to any gain (0: no limit). A source that reads each
+  /// frame entirely under one lock (a pipe, a file with frame parameters) gains nothing from a
+  /// second producer; the self-balancing split does not give it more.
+  virtual int max_useful_producers() const { return 0; }
   /// Thread-safe, lends_frames() sources: the next frame's bytes (not copied) and its index;
   /// false at the end.
   virtual bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) {
@@ -107,6 +111,8 @@ class Y4mFrameSource final : public FrameSource {
  public:
   explicit Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames = -1);
   SourceFormat format() const override { return format_; }
+  /// Sequential reading (a pipe, frame parameters): one frame at a time, under a lock.
+  int max_useful_producers() const override { return positional_ ? 0 : 1; }
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                  std::int64_t& index) override;
 

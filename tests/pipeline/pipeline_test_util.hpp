@@ -506,9 +506,10 @@ inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool p
   within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
   EXPECT_EQ(st.frames, c.frames);
   expect_frames_equal(ref, sink.frames, static_cast<std::size_t>(c.frames));
-  if (mode != pipeline::Mode::cpu)
+  if (mode != pipeline::Mode::cpu) {
     EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(c.frames) *
                                    planar_layout(c.width, c.height, c.chroma).bytes);
+  }
 }
 
 /// A Y4M file of `n` frames of w x h with the given C tag and X tags; `params_at`: frame

@@ -240,6 +240,129 @@ TEST(Y4mSource, ParallelConversionMatchesSerial) {
   std::remove(path);
 }
 
+// The self-balancing split: the rule, and that moving threads between producers and entropy
+// workers mid-stream changes no byte.
+TEST(Balance, RuleTakesTheSplitWithTheMostFramesPerSecond) {
+  // Producing 1 ms, coding 5 ms per frame on 15 threads: N = 2 gives min(2000, 2600) fps,
+  // N = 3 min(3000, 2400): 3 is best; with cheap production 1 producer suffices.
+  EXPECT_EQ(pipeline::balanced_producers(1e-3, 5e-3, 15, 14), 3);
+  EXPECT_EQ(pipeline::balanced_producers(1e-5, 5e-3, 15, 14), 1);
+  EXPECT_EQ(pipeline::balanced_producers(10e-3, 1e-3, 8, 7), 7);  // decoding binds
+  EXPECT_EQ(pipeline::balanced_producers(10e-3, 1e-3, 8, 2), 2);  // ... but 2 is all it uses
+  EXPECT_EQ(pipeline::balanced_producers(1e-3, 1e-3, 2, 1), 1);
+  // Equal throughput either way: the fewer producers.
+  EXPECT_EQ(pipeline::balanced_producers(1e-3, 1e-3, 4, 3), 2);
+}
+
+TEST(Balance, DefaultsBalanceUnlessACountIsForced) {
+  pipeline::PipelineOptions o;
+  o.mode = Mode::aok;
+  pipeline::apply_default_counts(o, 16);
+  EXPECT_EQ(o.balance_threads, 15);
+  EXPECT_EQ(o.producers + o.entropy_threads, 15);
+  EXPECT_EQ(o.producers, 2);
+  EXPECT_EQ(o.slots, 17);
+  pipeline::apply_default_counts(o, 16, 4);
+  EXPECT_EQ(o.balance_threads, 0);
+  EXPECT_EQ(o.producers, 4);
+  EXPECT_EQ(o.entropy_threads, 11);
+  pipeline::apply_default_counts(o, 16, 0, 3);
+  EXPECT_EQ(o.balance_threads, 0);
+  EXPECT_EQ(o.producers, 2);
+  EXPECT_EQ(o.entropy_threads, 3);
+  o.mode = Mode::cpu;
+  pipeline::apply_default_counts(o, 2);
+  EXPECT_EQ(o.balance_threads, 2);
+  EXPECT_EQ(o.producers, 1);
+  EXPECT_EQ(o.entropy_threads, 1);
+  o.producers = 2;  // N + M must be the balanced count
+  EXPECT_THROW(pipeline::validate(o), UsageError);
+}
+
+/// A memory source whose reads cost a little CPU (so that the balancer has something to move)
+/// and that can say it gains nothing from more than `cap` producers.
+class CostlySource final : public pipeline::FrameSource {
+ public:
+  CostlySource(std::vector<ImageView> frames, int cap) : inner_(std::move(frames)), cap_(cap) {}
+  pipeline::SourceFormat format() const override { return inner_.format(); }
+  int max_useful_producers() const override { return cap_; }
+  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                 std::int64_t& index) override {
+    if (!inner_.read_into(producer, dst, stride, index)) return false;
+    volatile std::uint32_t x = 0;
+    for (int i = 0; i < 20000; ++i) x = x * 31u + dst[i % 64];
+    return true;
+  }
+
+ private:
+  pipeline::MemoryFrameSource inner_;
+  int cap_;
+};
+
+TEST(Balance, SplitMovesWithoutChangingAByte) {
+  const auto frames = make_frames(130, 48, 32, PixelFormat::rgb24);
+  EncodeOptions o;
+  o.quality = 70;
+  const auto ref = reference(frames, o);
+  for (int threads : {2, 3, 6, 9})
+    for (int cap : {0, 1, 2}) {
+      pipeline::PipelineOptions p;
+      p.mode = Mode::cpu;
+      p.balance_threads = threads;
+      p.producers = std::min(2, threads - 1);
+      p.entropy_threads = threads - p.producers;
+      p.slots = threads + 2;
+      CostlySource source(views(frames), cap);
+      MemorySink sink;
+      pipeline::Stats st;
+      within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+      expect_frames_equal(ref, sink.frames, frames.size());
+      EXPECT_EQ(st.producers + st.entropy_threads, threads);
+      EXPECT_GE(st.producers, 1);
+      EXPECT_GE(st.entropy_threads, 1);
+      if (cap == 1) {
+        EXPECT_EQ(st.producers, 1) << "a source capped at one producer";
+      }
+    }
+}
+
+TEST(Balance, StopAndErrorsWithIdleThreads) {
+  // 8 threads of which at most 7 can be either kind: the idle ones must leave on a stop, at
+  // the end and on an error, without a deadlock.
+  const auto frames = make_frames(120, 40, 24, PixelFormat::rgb24);
+  EncodeOptions o;
+  const auto ref = reference(frames, o);
+  pipeline::PipelineOptions p;
+  p.mode = Mode::cpu;
+  p.balance_threads = 8;
+  p.producers = 2;
+  p.entropy_threads = 6;
+  p.slots = 10;
+  {
+    std::atomic<bool> stop{false};
+    ScriptedSource source(views(frames), -1, 50, &stop);
+    MemorySink sink;
+    pipeline::Stats st;
+    within(30, [&] { st = pipeline::encode_stream(source, o, sink, p, {}, &stop); });
+    EXPECT_GE(st.frames, 50);
+    expect_frames_equal(ref, sink.frames, sink.frames.size());
+  }
+  {
+    ScriptedSource source(views(frames), 100, -1, nullptr);
+    MemorySink sink;
+    std::string message;
+    within(30, [&] {
+      try {
+        pipeline::encode_stream(source, o, sink, p);
+      } catch (const Error& e) {
+        message = e.what();
+      }
+    });
+    EXPECT_NE(message.find("read error in frame 100"), std::string::npos) << message;
+    expect_frames_equal(ref, sink.frames, sink.frames.size());
+  }
+}
+
 class CpuPlanar : public ::testing::TestWithParam<PlanarCase> {};
 
 TEST_P(CpuPlanar, ByteIdenticalToEncodeJpegOfTheRgb) { check_planar_stream(GetParam(), Mode::cpu); }
