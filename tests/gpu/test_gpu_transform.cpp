@@ -274,9 +274,14 @@ TEST_P(GpuPlanarExact, AllVariantsStagesPitchesMatchCpuOfTheRgb) {
   const auto [chroma, s, size] = GetParam();
   const bool small = size.w * size.h <= 64 * 64 || (size.w == 300 && size.h == 48);
   if (small_mode() && !small) GTEST_SKIP() << "MJPEG_GPU_SMALL=1: large frame skipped";
+  // Sanitizer runs (small mode): the edge cases 1x1, 17x9, 33x17 and the 4:2:0 fast path's
+  // 300x48, one conversion form (two for 4:2:0 input) and the misaligned placement only.
+  if (small_mode() && (size.w == 7 || size.w == 8 || size.w == 40))
+    GTEST_SKIP() << "MJPEG_GPU_SMALL=1: covered by the other small sizes";
   const bool large = size.w * size.h > 1000 * 1000;
   for (int form = 0; form < 3; ++form) {
     if ((small_mode() || large) && form == 1) continue;
+    if (small_mode() && form == 2 && chroma != PlanarChroma::c420) continue;
     PlanarFormat pf;
     pf.chroma = chroma;
     pf.ycc = ycc_case(form);
@@ -287,11 +292,12 @@ TEST_P(GpuPlanarExact, AllVariantsStagesPitchesMatchCpuOfTheRgb) {
     // Packed planes as a Y4M slot holds them, 16-aligned padded pitches, and odd pitches on
     // misaligned bases (different for Y and chroma).
     std::vector<PlanarPlacement> placements = {
-        {{l.pitch[0], l.pitch[1], l.pitch[1]}, {0, 0, 0}},
         {{l.pitch[0] + 3, l.pitch[1] + 7, l.pitch[1] + 7}, {5, 1, 11}}};
-    if (!small_mode())
+    if (!small_mode()) {
+      placements.push_back({{l.pitch[0], l.pitch[1], l.pitch[1]}, {0, 0, 0}});
       placements.push_back(
           {{up16(l.pitch[0]) + 32, up16(l.pitch[1]) + 16, up16(l.pitch[1]) + 16}, {0, 0, 0}});
+    }
     for (int q : {90, 50}) {
       if ((small_mode() || large) && q != 90) continue;
       expect_planar_matches(f, s, q, placements, small || q == 90);
