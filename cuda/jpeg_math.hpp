@@ -84,20 +84,33 @@ struct YccToRgb {
 
 MJPEG_HD int clamp_255(int v) { return v < 0 ? 0 : (v > 255 ? 255 : v); }
 
-MJPEG_HD void ycc_to_rgb(const YccToRgb& k, int y, int cb, int cr, int& r, int& g, int& b) {
+/// A chroma sample's share of R, G and B (computed once per sample, then used for each of the
+/// pixels it covers) and a pixel's luma share; ycc_to_rgb adds them up.
+struct ChromaTerms {
+  int r, g, b;
+};
+MJPEG_HD ChromaTerms ycc_chroma_terms(const YccToRgb& k, int cb, int cr) {
   if (k.truncated) {
-    const int yt = ((y * 8 - k.y0) * k.cy) >> 16;
     const int u = cb * 8 - 1024, v = cr * 8 - 1024;
-    r = clamp_255(yt + ((v * k.cr_r) >> 16));
-    g = clamp_255(yt + ((u * k.cb_g) >> 16) + ((v * k.cr_g) >> 16));
-    b = clamp_255(yt + ((u * k.cb_b) >> 16));
-  } else {
-    const int yy = k.cy * (y - k.y0) + kOneHalf;
-    const int u = cb - 128, v = cr - 128;
-    r = clamp_255((yy + k.cr_r * v) >> kScaleBits);
-    g = clamp_255((yy + k.cb_g * u + k.cr_g * v) >> kScaleBits);
-    b = clamp_255((yy + k.cb_b * u) >> kScaleBits);
+    return {(v * k.cr_r) >> 16, ((u * k.cb_g) >> 16) + ((v * k.cr_g) >> 16), (u * k.cb_b) >> 16};
   }
+  const int u = cb - 128, v = cr - 128;
+  return {k.cr_r * v, k.cb_g * u + k.cr_g * v, k.cb_b * u};
+}
+MJPEG_HD int ycc_luma_term(const YccToRgb& k, int y) {
+  return k.truncated ? ((y * 8 - k.y0) * k.cy) >> 16 : k.cy * (y - k.y0) + kOneHalf;
+}
+/// One channel from the luma term and that channel's chroma term.
+MJPEG_HD int ycc_channel(const YccToRgb& k, int luma, int chroma) {
+  return clamp_255(k.truncated ? luma + chroma : (luma + chroma) >> kScaleBits);
+}
+
+MJPEG_HD void ycc_to_rgb(const YccToRgb& k, int y, int cb, int cr, int& r, int& g, int& b) {
+  const ChromaTerms c = ycc_chroma_terms(k, cb, cr);
+  const int l = ycc_luma_term(k, y);
+  r = ycc_channel(k, l, c.r);
+  g = ycc_channel(k, l, c.g);
+  b = ycc_channel(k, l, c.b);
 }
 
 /// Coefficients of the rounded form for a matrix given by its luma weights Kr, Kb

@@ -41,30 +41,54 @@ PlanarView planar_view(const std::uint8_t* data, int width, int height,
   return v;
 }
 
+namespace {
+
+/// One row of `width` pixels whose chroma samples each cover 1 << SX pixels (the last one fewer
+/// at an odd width). kTruncated: the form, fixed per loop so that the compiler drops the other.
+template <int SX, bool kTruncated>
+void convert_row(const math::YccToRgb& k, const std::uint8_t* py, const std::uint8_t* pb,
+                 const std::uint8_t* pr, int width, std::uint8_t* rgb) {
+  math::YccToRgb kk = k;
+  kk.truncated = kTruncated;
+  for (int x = 0; x < width; x += 1 << SX) {
+    const math::ChromaTerms c = math::ycc_chroma_terms(kk, pb[x >> SX], pr[x >> SX]);
+    for (int i = 0; i < (1 << SX) && x + i < width; ++i) {
+      const int l = math::ycc_luma_term(kk, py[x + i]);
+      std::uint8_t* o = rgb + 3 * (x + i);
+      o[0] = static_cast<std::uint8_t>(math::ycc_channel(kk, l, c.r));
+      o[1] = static_cast<std::uint8_t>(math::ycc_channel(kk, l, c.g));
+      o[2] = static_cast<std::uint8_t>(math::ycc_channel(kk, l, c.b));
+    }
+  }
+}
+
+}  // namespace
+
 void planar_row_to_rgb(const PlanarView& f, int y, std::uint8_t* rgb) {
+  static const std::uint8_t kGrey[1] = {128};  // mono: Cb = Cr = 128 for every pixel
   const math::YccToRgb& k = f.format.ycc;
   const std::uint8_t* py = f.plane[0] + static_cast<std::size_t>(y) * f.pitch[0];
   if (!f.format.has_chroma()) {
+    // One chroma "sample" of 128 covering the whole row.
     for (int x = 0; x < f.width; ++x) {
       int r, g, b;
-      math::ycc_to_rgb(k, py[x], 128, 128, r, g, b);
+      math::ycc_to_rgb(k, py[x], kGrey[0], kGrey[0], r, g, b);
       rgb[3 * x] = static_cast<std::uint8_t>(r);
       rgb[3 * x + 1] = static_cast<std::uint8_t>(g);
       rgb[3 * x + 2] = static_cast<std::uint8_t>(b);
     }
     return;
   }
-  const int sx = f.format.shift_x();
   const std::size_t crow = static_cast<std::size_t>(y >> f.format.shift_y());
   const std::uint8_t* pb = f.plane[1] + crow * f.pitch[1];
   const std::uint8_t* pr = f.plane[2] + crow * f.pitch[2];
-  for (int x = 0; x < f.width; ++x) {
-    int r, g, b;
-    math::ycc_to_rgb(k, py[x], pb[x >> sx], pr[x >> sx], r, g, b);
-    rgb[3 * x] = static_cast<std::uint8_t>(r);
-    rgb[3 * x + 1] = static_cast<std::uint8_t>(g);
-    rgb[3 * x + 2] = static_cast<std::uint8_t>(b);
-  }
+  const bool t = k.truncated != 0;
+  if (f.format.shift_x())
+    t ? convert_row<1, true>(k, py, pb, pr, f.width, rgb)
+      : convert_row<1, false>(k, py, pb, pr, f.width, rgb);
+  else
+    t ? convert_row<0, true>(k, py, pb, pr, f.width, rgb)
+      : convert_row<0, false>(k, py, pb, pr, f.width, rgb);
 }
 
 void planar_to_rgb(const PlanarView& f, std::uint8_t* rgb, std::size_t stride) {
