@@ -390,6 +390,10 @@ class LibavSource final : public pipeline::FrameSource {
   }
 
   pipeline::SourceFormat format() const override { return format_; }
+  /// Decoding is sequential (FFmpeg's own frame threads decode ahead); a producer only copies
+  /// planes outside the lock, so two keep the decoder busy. libswscale's conversion runs
+  /// outside the lock on any number of producers.
+  int max_useful_producers() const override { return format_.is_planar() ? 2 : 0; }
   int fps_num() const { return fps_num_; }
   int fps_den() const { return fps_den_; }
   std::int64_t frame_count() const { return frame_count_; }
