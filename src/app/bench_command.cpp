@@ -228,7 +228,14 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
     bool gpu_modes = false;
     for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != pipeline::Mode::cpu;
-    if (gpu_modes) store.pin();  // uploads go from the frames, without a copy into a slot
+    if (gpu_modes) {  // uploads go from the frames, without a copy into a slot
+      try {
+        store.pin();
+      } catch (const Error& e) {
+        notice(std::string("the frames could not be page-locked, so uploads copy them from "
+                           "pageable memory: ") + e.what());
+      }
+    }
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: bench: %s, %.0f MB in memory\n", store.description.c_str(),
                    store.bytes() / 1e6);

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "io/image.hpp"
 #include "io/y4m.hpp"
@@ -492,6 +493,10 @@ inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool p
   const auto ref = planar_reference(frames, c.width, c.height, pf, o);
   std::vector<const std::uint8_t*> ptrs;
   for (const auto& f : frames) ptrs.push_back(f.data());
+  // In place on a GPU: page-locked, as compare holds its frames (uploads go from there).
+  std::vector<gpu::HostPin> pins;
+  if (c.in_place && mode != pipeline::Mode::cpu)
+    for (const auto& f : frames) pins.emplace_back(f.data(), f.size());
   pipeline::SourceFormat format{c.width, c.height, PixelFormat::rgb24, pf};
   pipeline::MemoryFrameSource source(ptrs, format, c.in_place);
   pipeline::PipelineOptions p;
