@@ -79,7 +79,7 @@ for size in $sizes; do
   cat "$clip" >/dev/null  # into the page cache
   for m in $modes; do
     # compare from memory (the frames as encode reads them: planar, page-locked)
-    "$mjpeg" compare "$clip" --modes "$m" --frames "$n" --repeat 3 --json "$work/cmp_${size}_$m.json" \
+    "$mjpeg" compare "$clip" --modes "$m" --frames "$n" --repeat 3 --nvjpeg-threads 0 --json "$work/cmp_${size}_$m.json" \
       >"$work/cmp_${size}_$m.txt" 2>&1
     read -r c_fps c_bound c_split c_up < <(parse_compare "$work/cmp_${size}_$m.json" "$m")
     row "$size" "$m" "memory" "$c_fps" "$c_fps" "$c_bound" "$c_split" "$c_up" "1.00" "(compare)"
@@ -109,7 +109,7 @@ if [[ ${MJPEG_E2E_SWEEP:-0} == 1 ]]; then
     [[ $size == 3840x2160 ]] && n=${MJPEG_E2E_FRAMES_4K:-$((frames / 2))}
     for p in 1 2 3 4 6 8; do
       [[ $p -ge $cores ]] && continue
-      "$mjpeg" compare "$clip" --modes aok --frames "$n" --repeat 3 --producers "$p" --json "$work/sw_${size}_$p.json" \
+      "$mjpeg" compare "$clip" --modes aok --frames "$n" --repeat 3 --nvjpeg-threads 0 --producers "$p" --json "$work/sw_${size}_$p.json" \
         >/dev/null 2>&1
       read -r c_fps c_bound c_split c_up < <(parse_compare "$work/sw_${size}_$p.json" aok)
       row "$size" "aok N=$p" "memory" "$c_fps" "$c_fps" "$c_bound" "$c_split" "$c_up" "-" "(fixed split)"
