@@ -25,18 +25,17 @@ std::uint64_t FrameStore::bytes() const {
   return total;
 }
 
-std::unique_ptr<pipeline::FrameSource> FrameStore::source(bool in_place,
-                                                          std::int64_t count) const {
+std::unique_ptr<pipeline::FrameSource> FrameStore::source(std::int64_t count) const {
   const std::size_t n = count < 0 ? this->count()
                                   : std::min<std::size_t>(this->count(), static_cast<std::size_t>(count));
   if (format.is_planar()) {
     std::vector<const std::uint8_t*> ptrs;
     for (std::size_t i = 0; i < n; ++i) ptrs.push_back(planar[i].data());
-    return std::make_unique<pipeline::MemoryFrameSource>(std::move(ptrs), format, in_place);
+    return std::make_unique<pipeline::MemoryFrameSource>(std::move(ptrs), format, pinned());
   }
   std::vector<ImageView> v = views();
   v.resize(n);
-  return std::make_unique<pipeline::MemoryFrameSource>(std::move(v), in_place);
+  return std::make_unique<pipeline::MemoryFrameSource>(std::move(v), pinned());
 }
 
 void FrameStore::pin() {

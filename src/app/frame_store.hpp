@@ -39,9 +39,10 @@ struct FrameStore {
   /// Packed frames only (empty for planar ones).
   std::vector<ImageView> views() const;
   std::uint64_t bytes() const;
-  /// A source over the first `count` frames (all: -1). `in_place`: the pipeline uploads (or
-  /// transforms) them where they lie instead of copying them into slots; pin() first.
-  std::unique_ptr<pipeline::FrameSource> source(bool in_place, std::int64_t count = -1) const;
+  /// A source over the first `count` frames (all: -1). It lends the frames: the cpu mode
+  /// transforms them where they lie and, once pin()ned, sok --pinned and aok upload them from
+  /// there instead of copying them into slots.
+  std::unique_ptr<pipeline::FrameSource> source(std::int64_t count = -1) const;
   /// Page-locks every frame (cudaHostRegister), so that in-place uploads run at PCIe speed
   /// without a copy into a pinned slot. Needs a usable CUDA device. Throws mjpeg::Error.
   void pin();

@@ -109,7 +109,7 @@ ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
 
   // Warm-up: CUDA context, first-touch page faults, thread start-up; not measured.
   {
-    const std::unique_ptr<pipeline::FrameSource> source = store.source(true, 16);
+    const std::unique_ptr<pipeline::FrameSource> source = store.source(16);
     std::vector<std::vector<std::uint8_t>> none;
     CheckingSink sink(&none, true);
     pipeline::encode_stream(*source, encode, sink, options);
@@ -125,7 +125,7 @@ ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
     run.trace = std::make_unique<pipeline::Trace>();
     pipeline::PipelineOptions o = options;
     o.trace = run.trace.get();
-    const std::unique_ptr<pipeline::FrameSource> source = store.source(true);
+    const std::unique_ptr<pipeline::FrameSource> source = store.source();
     const bool record = reference.empty();
     CheckingSink sink(&reference, record);
     run.stats = pipeline::encode_stream(*source, encode, sink, o);

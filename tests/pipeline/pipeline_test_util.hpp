@@ -440,7 +440,8 @@ struct PlanarCase {
   PlanarChroma chroma;
   Subsampling sampling;
   bool truncated;  // the conversion form of decoded video (else Y4M's rounded one)
-  bool in_place;   // frames used where they lie (take) instead of copied into slots
+  bool in_place;   // sok --pinned / aok: frames page-locked and uploaded where they lie
+                   // (the cpu mode always transforms frames in memory where they lie)
   int producers, entropy_threads, slots;
   int frames = 10;
 };
@@ -498,7 +499,7 @@ inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool p
   if (c.in_place && mode != pipeline::Mode::cpu)
     for (const auto& f : frames) pins.emplace_back(f.data(), f.size());
   pipeline::SourceFormat format{c.width, c.height, PixelFormat::rgb24, pf};
-  pipeline::MemoryFrameSource source(ptrs, format, c.in_place);
+  pipeline::MemoryFrameSource source(ptrs, format, /*pinned=*/!pins.empty());
   pipeline::PipelineOptions p;
   p.mode = mode;
   p.producers = c.producers;
