@@ -55,8 +55,13 @@ struct PlanarView {
 PlanarView planar_view(const std::uint8_t* data, int width, int height,
                        const PlanarFormat& format);
 
-/// Row y (0 <= y < height) of the frame as width rgb24 pixels at `rgb`.
+/// Row y (0 <= y < height) of the frame as width rgb24 pixels at `rgb`: AVX2 where this CPU
+/// has it (planar_row_variant()), else plain C++ on math::; the same bytes either way.
 void planar_row_to_rgb(const PlanarView& frame, int y, std::uint8_t* rgb);
+/// The plain C++ reference of planar_row_to_rgb (tests compare the two).
+void planar_row_to_rgb_scalar(const PlanarView& frame, int y, std::uint8_t* rgb);
+/// "avx2" or "scalar": what planar_row_to_rgb uses on this CPU.
+const char* planar_row_variant();
 /// The whole frame as rgb24, rows `stride` bytes apart.
 void planar_to_rgb(const PlanarView& frame, std::uint8_t* rgb, std::size_t stride);
 

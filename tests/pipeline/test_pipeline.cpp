@@ -394,6 +394,45 @@ TEST(PlanarTransform, CpuPlanarEqualsCpuOfTheRgb) {
         }
 }
 
+// The vector row conversion (AVX2 where the CPU has it) gives the scalar reference's bytes:
+// every chroma layout and form, widths 1..80 (every tail), and a 4:4:4 frame holding every
+// (Y, Cb, Cr) for both forms.
+TEST(PlanarTransform, VectorRowsEqualTheScalarReference) {
+  std::printf("planar rows: %s\n", planar_row_variant());
+  for (PlanarChroma chroma : {PlanarChroma::c420, PlanarChroma::c422, PlanarChroma::c444,
+                              PlanarChroma::mono})
+    for (bool truncated : {false, true})
+      for (int w = 1; w <= 80; ++w) {
+        PlanarCase c{w, 3, chroma, Subsampling::s420, truncated, false, 1, 1, 1, 1};
+        const auto frames = make_planar_frames(1, w, 3, chroma);
+        const PlanarView v = planar_view(frames[0].data(), w, 3, planar_format_of(c));
+        std::vector<std::uint8_t> a(static_cast<std::size_t>(w) * 3), b(a.size());
+        for (int y = 0; y < 3; ++y) {
+          planar_row_to_rgb(v, y, a.data());
+          planar_row_to_rgb_scalar(v, y, b.data());
+          ASSERT_EQ(a, b) << name_of(c) << " row " << y;
+        }
+      }
+  const int w = 4096, h = 4096;
+  const PlanarLayout l = planar_layout(w, h, PlanarChroma::c444);
+  std::vector<std::uint8_t> frame(l.bytes);
+  for (std::size_t k = 0; k < std::size_t(w) * h; ++k) {
+    frame[k] = std::uint8_t(k);
+    frame[l.offset[1] + k] = std::uint8_t(k >> 8);
+    frame[l.offset[2] + k] = std::uint8_t(k >> 16);
+  }
+  for (bool truncated : {false, true}) {
+    PlanarCase c{w, h, PlanarChroma::c444, Subsampling::s420, truncated, false, 1, 1, 1, 1};
+    const PlanarView v = planar_view(frame.data(), w, h, planar_format_of(c));
+    std::vector<std::uint8_t> a(std::size_t(w) * 3), b(a.size());
+    for (int y = 0; y < h; ++y) {
+      planar_row_to_rgb(v, y, a.data());
+      planar_row_to_rgb_scalar(v, y, b.data());
+      ASSERT_EQ(a, b) << "row " << y << (truncated ? " truncated" : " rounded");
+    }
+  }
+}
+
 // Y4M files of plain frame headers are read positionally by N producers; a frame with header
 // parameters in a file whose size still looks like plain frames switches to sequential reading
 // from there on; every frame equals the sequential read + yuv_to_rgb24 + encode_jpeg.
