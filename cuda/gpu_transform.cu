@@ -71,6 +71,7 @@ bool usable_device(std::string* reason) {
 struct TransformPlan::Impl {
   FrameGeometry geometry;
   PixelFormat input = PixelFormat::rgb24;
+  PlanarFormat planar;  // planar.planar(): planar input
   detail::KernelParams base{};
   detail::KernelTable table{};
   int grid[4][4] = {};
@@ -85,26 +86,47 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 }  // namespace
 
 TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, PixelFormat input)
+    : TransformPlan(g, tables, input, PlanarFormat{}) {}
+
+TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables,
+                             const PlanarFormat& input)
+    : TransformPlan(g, tables, PixelFormat::rgb24, input) {
+  if (!input.planar()) throw UsageError("TransformPlan: the planar format is not planar");
+}
+
+TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, PixelFormat input,
+                             const PlanarFormat& planar)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   if (g.num_components != 1 && g.num_components != 3)
     throw UsageError("TransformPlan: geometry has no components");
-  if (input == PixelFormat::gray8 && g.num_components != 1)
+  if (!planar.planar() && input == PixelFormat::gray8 && g.num_components != 1)
     throw UsageError("TransformPlan: gray8 input needs a grayscale geometry");
   if (tables.count < (g.num_components == 1 ? 1 : 2))
     throw UsageError("TransformPlan: missing quantization table");
   m.geometry = g;
   m.input = input;
+  m.planar = planar;
 
-  if (g.num_components == 1)
+  if (planar.planar()) {
+    if (g.num_components == 1)
+      detail::kernel_table_gray_planar(m.table);
+    else if (g.max_v == 2)
+      detail::kernel_table_420_planar(m.table);
+    else if (g.max_h == 2)
+      detail::kernel_table_422_planar(m.table);
+    else
+      detail::kernel_table_444_planar(m.table);
+  } else if (g.num_components == 1) {
     input == PixelFormat::gray8 ? detail::kernel_table_gray_gray(m.table)
                                 : detail::kernel_table_gray_rgb(m.table);
-  else if (g.max_v == 2)
+  } else if (g.max_v == 2) {
     detail::kernel_table_420(m.table);
-  else if (g.max_h == 2)
+  } else if (g.max_h == 2) {
     detail::kernel_table_422(m.table);
-  else
+  } else {
     detail::kernel_table_444(m.table);
+  }
 
   detail::DeviceTables host{};
   for (int t = 0; t < 2; ++t)
@@ -128,6 +150,15 @@ TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, 
     p.comp[c].height_in_blocks = g.comp[c].height_in_blocks;
     p.comp[c].blocks_w = g.comp[c].blocks_w;
     p.comp[c].block_offset = static_cast<long long>(g.comp[c].block_offset);
+  }
+  if (planar.planar()) {
+    const PlanarLayout l = planar_layout(g.width, g.height, planar.chroma);
+    p.planar.shift_x = planar.shift_x();
+    p.planar.shift_y = planar.shift_y();
+    p.planar.chroma_width = l.chroma_width;
+    p.planar.chroma_height = l.chroma_height;
+    p.planar.has_chroma = planar.has_chroma() ? 1 : 0;
+    p.planar.ycc = planar.ycc;
   }
 
   int dev = 0, sms = 0;
@@ -154,6 +185,7 @@ TransformPlan& TransformPlan::operator=(TransformPlan&&) noexcept = default;
 
 const FrameGeometry& TransformPlan::geometry() const { return impl_->geometry; }
 PixelFormat TransformPlan::input_format() const { return impl_->input; }
+bool TransformPlan::planar() const { return impl_->planar.planar(); }
 
 namespace {
 void check_stages(int stages) {
@@ -178,28 +210,95 @@ KernelInfo TransformPlan::kernel_info(Variant v, int stages) const {
   return k;
 }
 
+namespace {
+bool aligned16(const void* ptr, std::size_t pitch) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && pitch % 16 == 0;
+}
+
+void launch(const TransformPlan::Impl& m, detail::KernelParams& p, Variant variant, int stages,
+            void* stream);
+}  // namespace
+
 void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, std::size_t pitch,
                       std::int16_t* d_coeffs, Variant variant, int stages, void* stream) {
   check_stages(stages);
   const TransformPlan::Impl& m = plan.impl();
+  if (m.planar.planar()) throw UsageError("launch_transform: a planar plan needs planes");
   const std::size_t row_bytes =
       static_cast<std::size_t>(m.geometry.width) * channels(m.input);
   if (!d_pixels || !d_coeffs) throw UsageError("launch_transform: null device pointer");
   if (pitch < row_bytes) throw UsageError("launch_transform: pitch is smaller than a row");
-  if (reinterpret_cast<std::uintptr_t>(d_coeffs) % 16 != 0)
-    throw UsageError("launch_transform: coefficient buffer must be 16-byte aligned");
-  const int vi = static_cast<int>(variant);
-  const detail::KernelEntry& e = m.table.entry[vi][stages - 1];
   detail::KernelParams p = m.base;
   p.pixels = d_pixels;
   p.pitch = pitch;
   p.coeffs = d_coeffs;
-  p.aligned = (reinterpret_cast<std::uintptr_t>(d_pixels) % 16 == 0 && pitch % 16 == 0) ? 1 : 0;
+  p.aligned = aligned16(d_pixels, pitch) ? 1 : 0;
+  launch(m, p, variant, stages, stream);
+}
+
+void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* const d_planes[3],
+                             const std::size_t pitches[3], std::int16_t* d_coeffs,
+                             Variant variant, int stages, void* stream) {
+  check_stages(stages);
+  const TransformPlan::Impl& m = plan.impl();
+  if (!m.planar.planar()) throw UsageError("launch_transform_planar: the plan is not planar");
+  if (!d_planes || !pitches || !d_planes[0] || !d_coeffs)
+    throw UsageError("launch_transform_planar: null device pointer");
+  detail::KernelParams p = m.base;
+  if (pitches[0] < static_cast<std::size_t>(m.geometry.width))
+    throw UsageError("launch_transform_planar: Y pitch is smaller than a row");
+  p.pixels = d_planes[0];
+  p.pitch = pitches[0];
+  p.coeffs = d_coeffs;
+  p.aligned = aligned16(d_planes[0], pitches[0]) ? 1 : 0;
+  if (p.planar.has_chroma) {
+    if (!d_planes[1] || !d_planes[2] || pitches[1] != pitches[2])
+      throw UsageError("launch_transform_planar: chroma planes missing or of different pitches");
+    if (pitches[1] < static_cast<std::size_t>(p.planar.chroma_width))
+      throw UsageError("launch_transform_planar: chroma pitch is smaller than a row");
+    p.planar.cb = d_planes[1];
+    p.planar.cr = d_planes[2];
+    p.planar.chroma_pitch = pitches[1];
+    p.planar.chroma_aligned =
+        aligned16(d_planes[1], pitches[1]) && aligned16(d_planes[2], pitches[2]) ? 1 : 0;
+  }
+  launch(m, p, variant, stages, stream);
+}
+
+namespace {
+void launch(const TransformPlan::Impl& m, detail::KernelParams& p, Variant variant, int stages,
+            void* stream) {
+  if (reinterpret_cast<std::uintptr_t>(p.coeffs) % 16 != 0)
+    throw UsageError("launch_transform: coefficient buffer must be 16-byte aligned");
+  const int vi = static_cast<int>(variant);
+  const detail::KernelEntry& e = m.table.entry[vi][stages - 1];
   void* args[] = {&p};
   MJPEG_CUDA_CHECK(cudaLaunchKernel(e.fn, dim3(static_cast<unsigned>(m.grid[vi][stages - 1])),
                                     dim3(static_cast<unsigned>(e.threads)), args, e.smem,
                                     static_cast<cudaStream_t>(stream)));
   MJPEG_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+HostPin::HostPin(const void* data, std::size_t bytes) {
+  if (data == nullptr || bytes == 0) return;
+  MJPEG_CUDA_CHECK(cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault));
+  data_ = const_cast<void*>(data);
+}
+
+HostPin::~HostPin() {
+  if (data_) MJPEG_CUDA_WARN(cudaHostUnregister(data_));
+}
+
+HostPin::HostPin(HostPin&& other) noexcept : data_(other.data_) { other.data_ = nullptr; }
+
+HostPin& HostPin::operator=(HostPin&& other) noexcept {
+  if (this != &other) {
+    if (data_) MJPEG_CUDA_WARN(cudaHostUnregister(data_));
+    data_ = other.data_;
+    other.data_ = nullptr;
+  }
+  return *this;
 }
 
 }  // namespace mjpeg::gpu

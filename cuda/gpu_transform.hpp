@@ -3,9 +3,14 @@
 //   TransformPlan plan(geometry, tables, PixelFormat::rgb24);   // once per geometry
 //   launch_transform(plan, d_pixels, pitch, d_coeffs, Variant::pipeline, 2, stream);
 //
+//   TransformPlan plan(geometry, tables, planar_format);        // planar YCbCr input
+//   launch_transform_planar(plan, d_planes, pitches, d_coeffs, Variant::pipeline, 2, stream);
+//
 // d_pixels: one frame of packed rgb24 (or gray8) in device memory, `pitch` bytes per row.
+// d_planes: the Y, Cb, Cr planes of one planar frame in device memory (Cb, Cr unused for
+// mono), rows pitches[c] bytes apart; chroma planes of the format's size (ceil(W/2) x ... ).
 // d_coeffs: geometry.coefficient_count() int16 in device memory; on completion it holds exactly
-// what transform_cpu writes (real blocks, dummy blocks, zigzag order).
+// what transform_cpu writes (real blocks, dummy blocks, zigzag order) for the same frame.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "jpeg/planar.hpp"
 #include "jpeg/quant.hpp"
 #include "jpeg_geometry.hpp"
 #include "mjpeg/options.hpp"
@@ -55,6 +61,9 @@ struct KernelInfo {
 class TransformPlan {
  public:
   TransformPlan(const FrameGeometry& geometry, const QuantTables& tables, PixelFormat input);
+  /// Planar YCbCr input of `input`'s chroma layout and colour conversion (any output sampling).
+  TransformPlan(const FrameGeometry& geometry, const QuantTables& tables,
+                const PlanarFormat& input);
   ~TransformPlan();
   TransformPlan(TransformPlan&&) noexcept;
   TransformPlan& operator=(TransformPlan&&) noexcept;
@@ -62,13 +71,16 @@ class TransformPlan {
   TransformPlan& operator=(const TransformPlan&) = delete;
 
   const FrameGeometry& geometry() const;
-  PixelFormat input_format() const;
+  PixelFormat input_format() const;  ///< packed input (rgb24 for planar plans)
+  bool planar() const;
   KernelInfo kernel_info(Variant v, int stages) const;
 
   struct Impl;
   const Impl& impl() const { return *impl_; }
 
  private:
+  TransformPlan(const FrameGeometry& geometry, const QuantTables& tables, PixelFormat packed,
+                const PlanarFormat& planar);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -77,5 +89,26 @@ class TransformPlan {
 /// mjpeg::Error for CUDA failures (launch errors are checked right after the launch).
 void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, std::size_t pitch,
                       std::int16_t* d_coeffs, Variant variant, int stages, void* stream);
+/// The same for a planar plan: d_planes[0..2] Y, Cb, Cr (Cb, Cr may be null for mono).
+void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* const d_planes[3],
+                             const std::size_t pitches[3], std::int16_t* d_coeffs,
+                             Variant variant, int stages, void* stream);
+
+/// Page-locks an existing host range (cudaHostRegister) so that copies from it run at full
+/// PCIe speed and asynchronously, until destroyed (cudaHostUnregister). Move-only. Throws
+/// mjpeg::Error when the range cannot be registered.
+class HostPin {
+ public:
+  HostPin() = default;
+  HostPin(const void* data, std::size_t bytes);
+  ~HostPin();
+  HostPin(HostPin&& other) noexcept;
+  HostPin& operator=(HostPin&& other) noexcept;
+  HostPin(const HostPin&) = delete;
+  HostPin& operator=(const HostPin&) = delete;
+
+ private:
+  void* data_ = nullptr;
+};
 
 }  // namespace mjpeg::gpu

@@ -53,6 +53,124 @@ MJPEG_HD int rgb_to_cr(int r, int g, int b) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// YCbCr -> RGB of planar 8-bit sources (Y4M files, decoded video), before rgb_to_* above: the
+// frame is encoded exactly as the RGB these functions give (so cjpeg on that RGB is the oracle).
+// Chroma is upsampled by nearest neighbour (each Cb/Cr sample covers its 2x2 / 2x1 / 1x1
+// pixels); mono frames use Cb = Cr = 128. Two integer forms, fixed per source:
+//
+//  rounded (Y4M, io::yuv_to_rgb24): 16 fractional bits, one rounding per channel:
+//    R = clamp((cy*(Y - y0) + cr_r*(Cr - 128)                  + 2^15) >> 16)
+//    G = clamp((cy*(Y - y0) + cb_g*(Cb - 128) + cr_g*(Cr - 128) + 2^15) >> 16)
+//    B = clamp((cy*(Y - y0) + cb_b*(Cb - 128)                  + 2^15) >> 16)
+//  (cb_g, cr_g are negative), with the coefficients of make_rounded_ycc.
+//
+//  truncated (FFmpeg-decoded 4:2:0 / 4:2:2 frames): the arithmetic of libswscale's unscaled
+//  yuv420p/yuv422p -> RGB converter on x86 (what `ffmpeg -pix_fmt rgb24` gives for such
+//  frames), so that the encoded pixels are ffmpeg's own RGB: samples are scaled by 8, each
+//  product keeps only the high 16 bits of a 16 x 16-bit multiply (floor), nothing is rounded:
+//    Yt = ((8*Y - y0) * cy) >> 16
+//    R = clamp(Yt + (((8*Cr - 1024) * cr_r) >> 16))
+//    G = clamp(Yt + (((8*Cb - 1024) * cb_g) >> 16) + (((8*Cr - 1024) * cr_g) >> 16))
+//    B = clamp(Yt + (((8*Cb - 1024) * cb_b) >> 16))
+//  with the coefficients of make_truncated_ycc (13 fractional bits).
+// All intermediate values stay far inside 32 bits (and the truncated form's inside 16 bits,
+// where libswscale's saturating adds therefore never saturate).
+// ---------------------------------------------------------------------------------------------
+struct YccToRgb {
+  std::int32_t truncated = 0;  ///< 0: rounded form, 1: truncated form (see above)
+  std::int32_t y0 = 0, cy = 0;
+  std::int32_t cr_r = 0, cb_g = 0, cr_g = 0, cb_b = 0;
+};
+
+MJPEG_HD int clamp_255(int v) { return v < 0 ? 0 : (v > 255 ? 255 : v); }
+
+/// A chroma sample's share of R, G and B (computed once per sample, then used for each of the
+/// pixels it covers) and a pixel's luma share; ycc_to_rgb adds them up.
+struct ChromaTerms {
+  int r, g, b;
+};
+MJPEG_HD ChromaTerms ycc_chroma_terms(const YccToRgb& k, int cb, int cr) {
+  if (k.truncated) {
+    const int u = cb * 8 - 1024, v = cr * 8 - 1024;
+    return {(v * k.cr_r) >> 16, ((u * k.cb_g) >> 16) + ((v * k.cr_g) >> 16), (u * k.cb_b) >> 16};
+  }
+  const int u = cb - 128, v = cr - 128;
+  return {k.cr_r * v, k.cb_g * u + k.cr_g * v, k.cb_b * u};
+}
+MJPEG_HD int ycc_luma_term(const YccToRgb& k, int y) {
+  return k.truncated ? ((y * 8 - k.y0) * k.cy) >> 16 : k.cy * (y - k.y0) + kOneHalf;
+}
+/// One channel from the luma term and that channel's chroma term.
+MJPEG_HD int ycc_channel(const YccToRgb& k, int luma, int chroma) {
+  return clamp_255(k.truncated ? luma + chroma : (luma + chroma) >> kScaleBits);
+}
+
+MJPEG_HD void ycc_to_rgb(const YccToRgb& k, int y, int cb, int cr, int& r, int& g, int& b) {
+  const ChromaTerms c = ycc_chroma_terms(k, cb, cr);
+  const int l = ycc_luma_term(k, y);
+  r = ycc_channel(k, l, c.r);
+  g = ycc_channel(k, l, c.g);
+  b = ycc_channel(k, l, c.b);
+}
+
+/// Coefficients of the rounded form for a matrix given by its luma weights Kr, Kb
+/// (Kg = 1 - Kr - Kb): cr_r = 2(1-Kr), cb_b = 2(1-Kb), cb_g = -2Kb(1-Kb)/Kg,
+/// cr_g = -2Kr(1-Kr)/Kg, each times 2^16 and rounded; limited range ("TV": Y 16..235,
+/// C 16..240) also subtracts 16 from Y and scales Y by 255/219 and chroma by 255/224.
+/// (Host only: it rounds doubles.)
+inline YccToRgb make_rounded_ycc(double kr, double kb, bool limited) {
+  const double kg = 1.0 - kr - kb;
+  const double ys = limited ? 255.0 / 219.0 : 1.0;
+  const double cs = limited ? 255.0 / 224.0 : 1.0;
+  auto fix = [](double v) {
+    return static_cast<std::int32_t>(v < 0 ? -static_cast<long long>(-v * 65536.0 + 0.5)
+                                           : static_cast<long long>(v * 65536.0 + 0.5));
+  };
+  YccToRgb k;
+  k.truncated = 0;
+  k.y0 = limited ? 16 : 0;
+  k.cy = fix(ys);
+  k.cr_r = fix(2.0 * (1.0 - kr) * cs);
+  k.cb_g = -fix(2.0 * kb * (1.0 - kb) / kg * cs);
+  k.cr_g = -fix(2.0 * kr * (1.0 - kr) / kg * cs);
+  k.cb_b = fix(2.0 * (1.0 - kb) * cs);
+  return k;
+}
+
+/// Coefficients of the truncated form from libswscale's table for a matrix
+/// (sws_getCoefficients: {Cr->R, Cb->B, Cb->G, Cr->G} in 16 fractional bits, already scaled
+/// for limited-range chroma), derived as libswscale derives them for its x86 converter:
+/// limited range: cy = 2^16 * 255 / 219 (integer division), y0 = 16 * 8;
+/// full range: cy = 2^16, y0 = 0, and the chroma entries times 224 / 255 (integer division);
+/// then each coefficient = round(c * 2^13 / 2^16) (round half up), G's negated.
+MJPEG_HD std::int32_t round_to_int16(long long v) {
+  return static_cast<std::int32_t>((v + (1LL << 15)) >> 16);
+}
+inline YccToRgb make_truncated_ycc(const int table[4], bool limited) {
+  long long crv = table[0], cbu = table[1], cgu = -static_cast<long long>(table[2]),
+            cgv = -static_cast<long long>(table[3]);
+  long long cy = 1LL << 16, oy = 0;
+  if (limited) {
+    cy = cy * 255 / 219;
+    oy = 16LL << 16;
+  } else {
+    crv = crv * 224 / 255;
+    cbu = cbu * 224 / 255;
+    cgu = cgu * 224 / 255;
+    cgv = cgv * 224 / 255;
+  }
+  YccToRgb k;
+  k.truncated = 1;
+  k.y0 = round_to_int16(oy * 8);
+  k.cy = round_to_int16(cy * 8192);
+  k.cr_r = round_to_int16(crv * 8192);
+  k.cb_g = round_to_int16(cgu * 8192);
+  k.cr_g = round_to_int16(cgv * 8192);
+  k.cb_b = round_to_int16(cbu * 8192);
+  return k;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Downsampling. `x` is the output column: the bias alternates along each output row.
 // ---------------------------------------------------------------------------------------------
 MJPEG_HD int downsample_h2v1(int a, int b, int x) { return (a + b + (x & 1)) >> 1; }

@@ -1,6 +1,7 @@
-// The GPU forward transform: packed RGB24 / gray8 pixels -> quantized zigzag coefficients in the
-// layout of jpeg_geometry.hpp, bit-identical to transform_cpu. All arithmetic comes from
-// jpeg_math.hpp (rgb_to_*, downsample_*, fdct_8, quantize); this file only maps work to threads.
+// The GPU forward transform: packed RGB24 / gray8 pixels, or planar YCbCr (Y4M, decoded video),
+// -> quantized zigzag coefficients in the layout of jpeg_geometry.hpp, bit-identical to
+// transform_cpu. All arithmetic comes from jpeg_math.hpp (ycc_to_rgb, rgb_to_*, downsample_*,
+// fdct_8, quantize); this file only maps work to threads.
 //
 // ---------------------------------------------------------------------------------------------
 // Work decomposition (all four variants)
@@ -19,6 +20,9 @@
 //   Pass 1 (rows):    thread (tb, r = lane8) builds the 8 samples of row r of block tb straight
 //                     from the RGB bytes (colour conversion, downsampling, edge clamp), runs
 //                     fdct_8<pass 1> in registers and stores the 8 results to `work`.
+//                     Planar input: before pass 1 the tile's staged Y, Cb, Cr bytes are made
+//                     RGB, pixel by pixel (convert_tile, a block barrier), and pass 1 reads
+//                     that RGB tile: everything from there on is the RGB path.
 //   Pass 2 (columns): thread (tb, j = lane8) loads column j, runs fdct_8<pass 2>, quantizes
 //                     with the natural-order divisor and stores int16 at the zigzag position in
 //                     `outq`.
@@ -30,6 +34,11 @@
 //               one image row starting at byte offset (row address mod 16), so global and shared
 //               addresses agree mod 16 and the 16-byte copies line up for any pitch. kRowStride
 //               is 20 mod 32 words: the 8 rows read at once by a warp fall in distinct banks.
+//               Planar input: three such planes per stage (kPlaneBytes each): the tile's Y rows
+//               (kTileW bytes), then its Cb rows and its Cr rows (kTileH >> shift_y rows of
+//               kTileW >> shift_x bytes: the chroma samples the tile's pixels use).
+//   rgb       : planar input only: the tile as RGB (kTileH rows of kRgbRowStride bytes, row r
+//               at r * kRgbRowStride, no shift), written by convert_tile, read by pass 1.
 //   work      : kBlocks x 72 int32, row r of block tb at tb*72 + r*9 (stride 9, odd): pass-1
 //               stores and pass-2 column loads are both bank-conflict free.
 //   outq      : kBlocks x 64 int16, zigzag order (the tile's output before the global copy).
@@ -62,8 +71,18 @@ namespace cg = cooperative_groups;
 
 constexpr int round_up_c(int x, int m) { return (x + m - 1) / m * m; }
 
+// Stage row stride in bytes for rows of `bytes` bytes: room for the (address mod 16) shift and
+// one extra word read, then 20 mod 32 words, so the 8 rows a warp reads at once fall in
+// distinct banks.
+constexpr int stage_row_stride(int bytes) {
+  const int words_min = bytes / 4 + 8;
+  return 4 * (words_min + ((20 - words_min % 32) + 32) % 32);
+}
+
 template <int L, int C>
 struct Cfg {
+  static constexpr bool kPlanar = C == kPlanarInput;
+  static constexpr int kPix = kPlanar ? 3 : C;  // bytes per pixel of a fetched run (planar: RGB)
   static constexpr int kComps = L == kLGray ? 1 : 3;
   static constexpr int kMaxH = (L == kL420 || L == kL422) ? 2 : 1;
   static constexpr int kMaxV = L == kL420 ? 2 : 1;
@@ -75,25 +94,25 @@ struct Cfg {
   static constexpr int kCBlocks = kComps == 3 ? kMcusPerTile : 0;
   static constexpr int kBlocks = kYBlocks + 2 * kCBlocks;
   static constexpr int kThreads = 8 * kBlocks;
-  static constexpr int kRowBytes = kTileW * C;              // multiple of 16
+  static constexpr int kRowBytes = kTileW * (kPlanar ? 1 : C);  // of one plane; multiple of 16
   static constexpr int kChunks = kRowBytes / 16;            // 16-byte chunks per full row
-  // Room for the (address mod 16) shift and one extra word read; then 20 mod 32 words.
-  static constexpr int kRowWordsMin = kRowBytes / 4 + 8;
-  static constexpr int kRowWords = kRowWordsMin + ((20 - kRowWordsMin % 32) + 32) % 32;
-  static constexpr int kRowStride = kRowWords * 4;
-  static constexpr int kStageBytes = kTileH * kRowStride;
-  // 4:2:0 RGB: two work buffers, alternating per tile (the balanced fast path lets luma warps
-  // write the next tile's chroma rows while chroma warps may still read this tile's).
-  static constexpr bool kFast420 = L == kL420 && C == 3;
+  static constexpr int kRowStride = stage_row_stride(kRowBytes);
+  static constexpr int kPlaneBytes = kTileH * kRowStride;
+  static constexpr int kStageBytes = (kPlanar ? 3 : 1) * kPlaneBytes;
+  static constexpr int kRgbRowStride = stage_row_stride(kTileW * 3);
+  static constexpr int kRgbBytes = kPlanar ? kTileH * kRgbRowStride : 0;
+  // 4:2:0 RGB (or planar): two work buffers, alternating per tile (the balanced fast path lets
+  // luma warps write the next tile's chroma rows while chroma warps may still read this tile's).
+  static constexpr bool kFast420 = L == kL420 && (C == 3 || kPlanar);
   static constexpr int kWorkInts = kBlocks * 72;
   static constexpr int kWorkBytes = (kFast420 ? 2 : 1) * kWorkInts * 4;
   static constexpr int kOutBytes = kBlocks * 64 * 2;
   static constexpr int kTableBytes = round_up_c(int(sizeof(DeviceTables)), 16);
   static constexpr int kProducerThreads = 32;  // partitioned variant
   static constexpr int smem_bytes(int stages) {
-    return stages * kStageBytes + kWorkBytes + kOutBytes + kTableBytes;
+    return stages * kStageBytes + kRgbBytes + kWorkBytes + kOutBytes + kTableBytes;
   }
-  static_assert(kRowBytes % 16 == 0, "tile rows must be whole 16-byte chunks");
+  static_assert(kRowBytes % 32 == 0, "tile rows (and half rows) must be whole 16-byte chunks");
   static_assert(kThreads <= 1024 - kProducerThreads, "too many threads");
 };
 
@@ -129,40 +148,36 @@ __device__ __forceinline__ void consumer_sync(int nthreads) {
 
 // ---------------------------------------------------------------------------------------------
 // Staging: copy the tile's in-frame bytes (rows y0.. < H, columns x0.. < W) into a stage.
-// Bulk: 16-byte chunks (global and shared addresses both 16-aligned); tail path: single bytes
-// for the unaligned head/tail of a row (unaligned pitch) and the partial last chunk (edge tile).
+// stage_rows copies `rows` rows of `len` bytes of one plane (row r at src0 + r * pitch) to
+// stage rows kRowStride apart, each at its (row address mod 16) offset. Bulk: 16-byte chunks
+// (global and shared addresses both 16-aligned); tail path: single bytes for the unaligned
+// head/tail of a row (unaligned pitch) and the partial last chunk (edge tile). kChunks: the
+// chunks of a full row (len == 16 * kChunks on an aligned plane takes the bulk path only).
 // Copy16/Copy1 say how one chunk / one byte is copied (cuda::memcpy_async on a pipeline, or
 // __pipeline_memcpy_async + plain byte copies).
 // ---------------------------------------------------------------------------------------------
-template <int L, int C, class Copy16, class Copy1>
-__device__ __forceinline__ void stage_tile(const KernelParams& p, const Tile& tl,
-                                           std::uint8_t* stage, int pi, int np, Copy16 copy16,
-                                           Copy1 copy1) {
-  using K = Cfg<L, C>;
-  const int rows = min(K::kTileH, p.height - tl.y0);
-  const int cols = min(K::kTileW, p.width - tl.x0);
-  const int len = cols * C;
-  const std::uint8_t* src0 = p.pixels + static_cast<std::size_t>(tl.y0) * p.pitch +
-                             static_cast<std::size_t>(tl.x0) * C;
-  const bool simple = p.aligned && cols == K::kTileW;  // every row: whole aligned chunks
-  if (simple) {
-    for (int it = pi; it < rows * K::kChunks; it += np) {
-      const int r = it / K::kChunks;
-      const int j = it - r * K::kChunks;
-      copy16(stage + r * K::kRowStride + j * 16, src0 + r * p.pitch + j * 16);
+template <int kChunks, int kRowStride, class Copy16, class Copy1>
+__device__ __forceinline__ void stage_rows(const std::uint8_t* src0, std::size_t pitch, int rows,
+                                           int len, bool aligned, std::uint8_t* stage, int pi,
+                                           int np, Copy16 copy16, Copy1 copy1) {
+  if (aligned && len == kChunks * 16) {  // every row: whole aligned chunks
+    for (int it = pi; it < rows * kChunks; it += np) {
+      const int r = it / kChunks;
+      const int j = it - r * kChunks;
+      copy16(stage + r * kRowStride + j * 16, src0 + r * pitch + j * 16);
     }
     return;
   }
-  constexpr int kItems = K::kChunks + 32;  // chunks, then up to 15 head + 15 tail bytes
+  constexpr int kItems = kChunks + 32;  // chunks, then up to 15 head + 15 tail bytes
   for (int it = pi; it < rows * kItems; it += np) {
     const int r = it / kItems;
     const int j = it - r * kItems;
-    const std::uint8_t* src = src0 + r * p.pitch;
+    const std::uint8_t* src = src0 + r * pitch;
     const int sh = static_cast<int>(reinterpret_cast<std::uintptr_t>(src) & 15);
     const int head = min((16 - sh) & 15, len);
     const int mid = (len - head) >> 4;
     const int tail = len - head - mid * 16;
-    std::uint8_t* dst = stage + r * K::kRowStride + sh;
+    std::uint8_t* dst = stage + r * kRowStride + sh;
     if (j < mid) {
       copy16(dst + head + j * 16, src + head + j * 16);
     } else {
@@ -173,6 +188,42 @@ __device__ __forceinline__ void stage_tile(const KernelParams& p, const Tile& tl
         const int o = head + mid * 16 + (b - head);
         copy1(dst + o, src + o);
       }
+    }
+  }
+}
+
+template <int L, int C, class Copy16, class Copy1>
+__device__ __forceinline__ void stage_tile(const KernelParams& p, const Tile& tl,
+                                           std::uint8_t* stage, int pi, int np, Copy16 copy16,
+                                           Copy1 copy1) {
+  using K = Cfg<L, C>;
+  const int rows = min(K::kTileH, p.height - tl.y0);
+  const int cols = min(K::kTileW, p.width - tl.x0);
+  constexpr int kBpp = K::kPlanar ? 1 : C;  // bytes per pixel in the (Y) plane
+  const std::uint8_t* src0 = p.pixels + static_cast<std::size_t>(tl.y0) * p.pitch +
+                             static_cast<std::size_t>(tl.x0) * kBpp;
+  stage_rows<K::kChunks, K::kRowStride>(src0, p.pitch, rows, cols * kBpp, p.aligned != 0, stage,
+                                        pi, np, copy16, copy1);
+  if constexpr (K::kPlanar) {
+    const PlanarParams& q = p.planar;
+    if (!q.has_chroma) return;
+    // The chroma samples of the tile's pixels: rows y0 >> sy .., columns x0 >> sx .. (x0 and
+    // y0 are even, so the tile's pixels use exactly kTileH >> sy rows of kTileW >> sx).
+    const int cy0 = tl.y0 >> q.shift_y, cx0 = tl.x0 >> q.shift_x;
+    const int crows = min(K::kTileH >> q.shift_y, q.chroma_height - cy0);
+    const int ccols = min(K::kTileW >> q.shift_x, q.chroma_width - cx0);
+    const std::size_t off = static_cast<std::size_t>(cy0) * q.chroma_pitch + cx0;
+    const bool al = q.chroma_aligned != 0;
+    if (q.shift_x) {
+      stage_rows<K::kChunks / 2, K::kRowStride>(q.cb + off, q.chroma_pitch, crows, ccols, al,
+                                                stage + K::kPlaneBytes, pi, np, copy16, copy1);
+      stage_rows<K::kChunks / 2, K::kRowStride>(q.cr + off, q.chroma_pitch, crows, ccols, al,
+                                                stage + 2 * K::kPlaneBytes, pi, np, copy16, copy1);
+    } else {
+      stage_rows<K::kChunks, K::kRowStride>(q.cb + off, q.chroma_pitch, crows, ccols, al,
+                                            stage + K::kPlaneBytes, pi, np, copy16, copy1);
+      stage_rows<K::kChunks, K::kRowStride>(q.cr + off, q.chroma_pitch, crows, ccols, al,
+                                            stage + 2 * K::kPlaneBytes, pi, np, copy16, copy1);
     }
   }
 }
@@ -233,6 +284,98 @@ __device__ __forceinline__ int pixel_value(const std::uint32_t (&w)[N], int i, i
   }
 }
 
+// Planar input: the tile's in-frame pixels made RGB into `rgb` (see the layout above): each
+// pixel's Y byte and the Cb, Cr bytes of its chroma sample (mono: Cb = Cr = 128) through
+// math::ycc_to_rgb. The tile's x0 and y0 are even, so local column c uses local chroma column
+// c >> shift_x. A thread converts groups of 4 pixels (three 32-bit stores); in the last group
+// of an edge tile, columns past the frame repeat its last column (pass 1 clamps to it anyway).
+// kSmem: from the stage's planes; else straight from global memory (variant direct).
+template <int L, int C, bool kSmem>
+__device__ __forceinline__ void convert_tile(const KernelParams& p, const Tile& tl,
+                                             const std::uint8_t* stage, std::uint8_t* rgb,
+                                             int tid, int nthreads) {
+  using K = Cfg<L, C>;
+  const PlanarParams& q = p.planar;
+  const int rows = min(K::kTileH, p.height - tl.y0);
+  const int cols = min(K::kTileW, p.width - tl.x0);
+  const int groups = (cols + 3) >> 2;
+  constexpr int kGroups = K::kTileW / 4;  // per full row
+  for (int it = tid; it < rows * kGroups; it += nthreads) {
+    const int r = it / kGroups;
+    const int grp = it - r * kGroups;
+    if (grp >= groups) continue;
+    const int gy = tl.y0 + r;
+    const std::size_t yoff = static_cast<std::size_t>(gy) * p.pitch;
+    const int cy = gy >> q.shift_y;
+    const std::size_t coff = static_cast<std::size_t>(cy) * q.chroma_pitch;
+    const std::uint8_t* yrow;
+    const std::uint8_t* brow;
+    const std::uint8_t* rrow;
+    if constexpr (kSmem) {
+      const int lcy = cy - (tl.y0 >> q.shift_y);
+      yrow = stage + r * K::kRowStride +
+             static_cast<int>((reinterpret_cast<std::uintptr_t>(p.pixels) + yoff) & 15);
+      brow = stage + K::kPlaneBytes + lcy * K::kRowStride +
+             static_cast<int>((reinterpret_cast<std::uintptr_t>(q.cb) + coff) & 15);
+      rrow = stage + 2 * K::kPlaneBytes + lcy * K::kRowStride +
+             static_cast<int>((reinterpret_cast<std::uintptr_t>(q.cr) + coff) & 15);
+    } else {
+      yrow = p.pixels + yoff + tl.x0;
+      brow = q.cb + coff + (tl.x0 >> q.shift_x);
+      rrow = q.cr + coff + (tl.x0 >> q.shift_x);
+    }
+    std::uint32_t out[3] = {0u, 0u, 0u};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int col = min(4 * grp + i, cols - 1);
+      const int yv = kSmem ? yrow[col] : __ldg(yrow + col);
+      int cb = 128, cr = 128;
+      if (q.has_chroma) {
+        const int cc = col >> q.shift_x;
+        cb = kSmem ? brow[cc] : __ldg(brow + cc);
+        cr = kSmem ? rrow[cc] : __ldg(rrow + cc);
+      }
+      int v[3];
+      math::ycc_to_rgb(q.ycc, yv, cb, cr, v[0], v[1], v[2]);
+#pragma unroll
+      for (int ch = 0; ch < 3; ++ch) {
+        const int j = 3 * i + ch;
+        out[j >> 2] |= static_cast<std::uint32_t>(v[ch]) << (8 * (j & 3));
+      }
+    }
+    std::uint32_t* dst = reinterpret_cast<std::uint32_t*>(rgb + r * K::kRgbRowStride + 12 * grp);
+    dst[0] = out[0];
+    dst[1] = out[1];
+    dst[2] = out[2];
+  }
+}
+
+// The run of pixels pass 1 works on: NPIX pixels of local row lr (clamped to the last row)
+// from local column lx, packed K::kPix bytes per pixel. kSmem: from the stage; else from
+// global memory (direct variant). Planar input: always from the RGB tile (`stage` is it).
+template <int NPIX, int L, int C, bool kSmem>
+__device__ __forceinline__ void fetch_run(const KernelParams& p, const Tile& tl,
+                                          const std::uint8_t* stage, int lr, int lx, bool fast,
+                                          std::uint32_t (&w)[NPIX * Cfg<L, C>::kPix / 4]) {
+  using K = Cfg<L, C>;
+  lr = min(lr, p.height - 1 - tl.y0);       // last valid local row
+  const int last_col = p.width - 1 - tl.x0;  // last valid local column
+  if constexpr (K::kPlanar) {
+    fetch_pixels<NPIX, 3, true>(stage + lr * K::kRgbRowStride, lx, last_col, fast, w);
+  } else {
+    const std::uint8_t* row;
+    if constexpr (kSmem) {
+      const std::uintptr_t g = reinterpret_cast<std::uintptr_t>(p.pixels) +
+                               static_cast<std::size_t>(tl.y0 + lr) * p.pitch;
+      row = stage + lr * K::kRowStride + static_cast<int>(g & 15);
+    } else {
+      row = p.pixels + static_cast<std::size_t>(tl.y0 + lr) * p.pitch +
+            static_cast<std::size_t>(tl.x0) * C;
+    }
+    fetch_pixels<NPIX, C, kSmem>(row, lx, last_col, fast, w);
+  }
+}
+
 // Which component / block row / block column a tile block index is.
 template <int L, int C>
 struct BlockPos {
@@ -259,32 +402,20 @@ template <int L, int C, bool kSmem>
 __device__ __forceinline__ void pass1(const KernelParams& p, const Tile& tl,
                                       const std::uint8_t* stage, int tid, std::int32_t* work) {
   using K = Cfg<L, C>;
+  constexpr int PB = K::kPix;
   const int tb = tid >> 3;
   const int r = tid & 7;
   const BlockPos<L, C> pos(tb);
   const int comp = pos.comp;
-  const int last_row = p.height - 1 - tl.y0;  // last valid local row
-  const int last_col = p.width - 1 - tl.x0;   // last valid local column
-  auto row_ptr = [&](int lr) -> const std::uint8_t* {
-    lr = min(lr, last_row);
-    if constexpr (kSmem) {
-      const std::uintptr_t g = reinterpret_cast<std::uintptr_t>(p.pixels) +
-                               static_cast<std::size_t>(tl.y0 + lr) * p.pitch;
-      return stage + lr * K::kRowStride + static_cast<int>(g & 15);
-    } else {
-      return p.pixels + static_cast<std::size_t>(tl.y0 + lr) * p.pitch +
-             static_cast<std::size_t>(tl.x0) * C;
-    }
-  };
   std::int32_t d[8];
   if (comp == 0) {
     // Luma / gray: one full-resolution pixel per sample. Rows clamp at H-1.
     const int lr = pos.bl * 8 + r;
     const int lx = pos.k * 8;
-    std::uint32_t w[8 * C / 4];
-    fetch_pixels<8, C, kSmem>(row_ptr(lr), lx, last_col, tl.x0 + lx + 8 <= p.width, w);
+    std::uint32_t w[8 * PB / 4];
+    fetch_run<8, L, C, kSmem>(p, tl, stage, lr, lx, tl.x0 + lx + 8 <= p.width, w);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) d[i] = pixel_value<C>(w, i, 0) - 128;
+    for (int i = 0; i < 8; ++i) d[i] = pixel_value<PB>(w, i, 0) - 128;
   } else if constexpr (K::kComps == 3) {
     // Chroma: component rows clamp in component space, then map to full-resolution rows.
     constexpr int FH = K::kMaxH, FV = K::kMaxV;
@@ -293,25 +424,25 @@ __device__ __forceinline__ void pass1(const KernelParams& p, const Tile& tl,
     const int sx0 = tl.tx * K::kMcusPerTile * 8 + pos.k * 8;  // first component column
     const int lx = pos.k * 8 * FH;
     const bool fast = tl.x0 + lx + 8 * FH <= p.width;
-    std::uint32_t wa[8 * FH * C / 4];
-    fetch_pixels<8 * FH, C, kSmem>(row_ptr(ra), lx, last_col, fast, wa);
+    std::uint32_t wa[8 * FH * PB / 4];
+    fetch_run<8 * FH, L, C, kSmem>(p, tl, stage, ra, lx, fast, wa);
     if constexpr (FH == 1) {
 #pragma unroll
-      for (int i = 0; i < 8; ++i) d[i] = pixel_value<C>(wa, i, comp) - 128;
+      for (int i = 0; i < 8; ++i) d[i] = pixel_value<PB>(wa, i, comp) - 128;
     } else if constexpr (FV == 1) {
 #pragma unroll
       for (int i = 0; i < 8; ++i)
-        d[i] = math::downsample_h2v1(pixel_value<C>(wa, 2 * i, comp),
-                                     pixel_value<C>(wa, 2 * i + 1, comp), sx0 + i) -
+        d[i] = math::downsample_h2v1(pixel_value<PB>(wa, 2 * i, comp),
+                                     pixel_value<PB>(wa, 2 * i + 1, comp), sx0 + i) -
                128;
     } else {
-      std::uint32_t wb[8 * FH * C / 4];
-      fetch_pixels<8 * FH, C, kSmem>(row_ptr(ra + 1), lx, last_col, fast, wb);
+      std::uint32_t wb[8 * FH * PB / 4];
+      fetch_run<8 * FH, L, C, kSmem>(p, tl, stage, ra + 1, lx, fast, wb);
 #pragma unroll
       for (int i = 0; i < 8; ++i)
         d[i] = math::downsample_h2v2(
-                   pixel_value<C>(wa, 2 * i, comp), pixel_value<C>(wa, 2 * i + 1, comp),
-                   pixel_value<C>(wb, 2 * i, comp), pixel_value<C>(wb, 2 * i + 1, comp),
+                   pixel_value<PB>(wa, 2 * i, comp), pixel_value<PB>(wa, 2 * i + 1, comp),
+                   pixel_value<PB>(wb, 2 * i, comp), pixel_value<PB>(wb, 2 * i + 1, comp),
                    sx0 + i) -
                128;
     }
@@ -451,7 +582,8 @@ __device__ __forceinline__ void finish_tile(const KernelParams& p, const Tile& t
 // odd rows 4 Cr samples (math::downsample_h2v2 of the sum, minus 128) into the chroma blocks'
 // rows in `work`. After the block barrier, chroma warps run their row FDCT in place
 // (__syncwarp), then every warp runs pass 2 on its own 4 blocks and copies them (4 x 128 bytes,
-// contiguous in the plane) to global memory: no barrier after pass 2.
+// contiguous in the plane) to global memory: no barrier after pass 2. Planar 4:2:0 input takes
+// it too, reading its tile's RGB (convert_tile).
 // ---------------------------------------------------------------------------------------------
 template <int L, int C>
 __device__ __forceinline__ bool tile_is_interior(const KernelParams& p, const Tile& tl) {
@@ -465,23 +597,14 @@ __device__ __forceinline__ void pass1_fast420(const KernelParams& p, const Tile&
                                               const std::uint8_t* stage, int tid,
                                               std::int32_t* work) {
   using K = Cfg<L, C>;
-  static_assert(K::kFast420, "4:2:0 RGB only");
+  static_assert(K::kFast420, "4:2:0 RGB or planar only");
   const int tb = tid >> 3;  // < kYBlocks
   const int r = tid & 7;
   const int bl = tb / K::kYRun;
   const int k = tb - bl * K::kYRun;
   const int lr = bl * 8 + r;
-  const std::uint8_t* row;
-  if constexpr (kSmem) {
-    const std::uintptr_t g = reinterpret_cast<std::uintptr_t>(p.pixels) +
-                             static_cast<std::size_t>(tl.y0 + lr) * p.pitch;
-    row = stage + lr * K::kRowStride + static_cast<int>(g & 15);
-  } else {
-    row = p.pixels + static_cast<std::size_t>(tl.y0 + lr) * p.pitch +
-          static_cast<std::size_t>(tl.x0) * C;
-  }
-  std::uint32_t w[8 * C / 4];
-  fetch_pixels<8, C, kSmem>(row, k * 8, 0, true, w);
+  std::uint32_t w[8 * 3 / 4];
+  fetch_run<8, L, C, kSmem>(p, tl, stage, lr, k * 8, true, w);  // interior: no clamping
   std::int32_t y[8];
   int cb[4], cr[4];
 #pragma unroll
@@ -543,12 +666,26 @@ __device__ __forceinline__ void finish_fast420(const KernelParams& p, const Tile
       reinterpret_cast<const uint4*>(outq + tb0 * 64)[tid & 31];
 }
 
-// One tile's pass 1 (kFast: the balanced 4:2:0 path; only luma warps work).
-template <int L, int C, bool kSmem>
+// One tile's pass 1 (kFast: the balanced 4:2:0 path; only luma warps work). Planar input:
+// first the tile to RGB (convert_tile) and a barrier of the consumer threads; pass 1 then reads
+// the RGB tile.
+template <int L, int C, bool kSmem, bool kPartial = false>
 __device__ __forceinline__ void pass1_any(const KernelParams& p, const Tile& tl,
-                                          const std::uint8_t* stage, int tid, std::int32_t* work,
-                                          bool fast) {
+                                          const std::uint8_t* stage, std::uint8_t* rgb, int tid,
+                                          std::int32_t* work, bool fast) {
   using K = Cfg<L, C>;
+  if constexpr (K::kPlanar) {
+    convert_tile<L, C, kSmem>(p, tl, stage, rgb, tid, K::kThreads);
+    consumer_sync<kPartial>(K::kThreads);
+    if constexpr (K::kFast420) {
+      if (fast) {
+        if (tid < K::kYBlocks * 8) pass1_fast420<L, C, true>(p, tl, rgb, tid, work);
+        return;
+      }
+    }
+    pass1<L, C, true>(p, tl, rgb, tid, work);
+    return;
+  }
   if constexpr (K::kFast420) {
     if (fast) {
       if (tid < K::kYBlocks * 8) pass1_fast420<L, C, kSmem>(p, tl, stage, tid, work);
@@ -580,6 +717,7 @@ __device__ __forceinline__ std::int32_t* work_of(std::int32_t* work, int iter) {
 
 struct SmemPtrs {
   std::uint8_t* stages;
+  std::uint8_t* rgb;  // planar input only
   std::int32_t* work;
   std::int16_t* outq;
   DeviceTables* tab;
@@ -589,11 +727,12 @@ template <int L, int C>
 __device__ __forceinline__ SmemPtrs carve_smem(std::uint8_t* smem, int stages) {
   using K = Cfg<L, C>;
   SmemPtrs s;
+  const int base = stages * K::kStageBytes + K::kRgbBytes;
   s.stages = smem;
-  s.work = reinterpret_cast<std::int32_t*>(smem + stages * K::kStageBytes);
-  s.outq = reinterpret_cast<std::int16_t*>(smem + stages * K::kStageBytes + K::kWorkBytes);
-  s.tab = reinterpret_cast<DeviceTables*>(smem + stages * K::kStageBytes + K::kWorkBytes +
-                                          K::kOutBytes);
+  s.rgb = smem + stages * K::kStageBytes;
+  s.work = reinterpret_cast<std::int32_t*>(smem + base);
+  s.outq = reinterpret_cast<std::int16_t*>(smem + base + K::kWorkBytes);
+  s.tab = reinterpret_cast<DeviceTables*>(smem + base + K::kWorkBytes + K::kOutBytes);
   return s;
 }
 
@@ -624,7 +763,7 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     const Tile tl = make_tile(p, t, K::kTileW, K::kTileH);
     const bool fast = tile_is_interior<L, C>(p, tl);
     std::int32_t* work = work_of<L, C>(s.work, iter);
-    pass1_any<L, C, false>(p, tl, nullptr, tid, work, fast);
+    pass1_any<L, C, false>(p, tl, nullptr, s.rgb, tid, work, fast);
     __syncthreads();
     finish_any<L, C, false>(p, tl, tid, work, s.outq, *s.tab, fast);
   }
@@ -676,7 +815,7 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     const bool fast = tile_is_interior<L, C>(p, tl);
     std::int32_t* work = work_of<L, C>(s.work, iter);
     pipe.consumer_wait();
-    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, work, fast);
+    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, s.rgb, tid, work, fast);
     __syncthreads();
     pipe.consumer_release();
     --committed;
@@ -741,7 +880,7 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads + Cfg<L, C>::kProducerThrea
     const bool fast = tile_is_interior<L, C>(p, tl);
     std::int32_t* work = work_of<L, C>(s.work, iter);
     pipe.consumer_wait();
-    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, work, fast);
+    pass1_any<L, C, true, true>(p, tl, s.stages + st * K::kStageBytes, s.rgb, tid, work, fast);
     consumer_sync<true>(K::kThreads);
     pipe.consumer_release();
     finish_any<L, C, true>(p, tl, tid, work, s.outq, *s.tab, fast);
@@ -782,7 +921,7 @@ __global__ void MJPEG_GPU_BOUNDS(Cfg<L, C>::kThreads)
     std::int32_t* work = work_of<L, C>(s.work, iter);
     __pipeline_wait_prior(S - 1);
     __syncthreads();
-    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, tid, work, fast);
+    pass1_any<L, C, true>(p, tl, s.stages + st * K::kStageBytes, s.rgb, tid, work, fast);
     __syncthreads();
     if (fetch < p.num_tiles)
       stage_tile<L, C>(p, make_tile(p, fetch, K::kTileW, K::kTileH), s.stages + st * K::kStageBytes,

@@ -23,8 +23,26 @@ struct CompParams {
   long long block_offset;
 };
 
+/// Planar YCbCr input (kernels with C == kPlanarInput): the Y plane is KernelParams::pixels /
+/// pitch; each pixel's Y, Cb, Cr (nearest chroma sample) become RGB with math::ycc_to_rgb
+/// before the usual rgb_to_y/cb/cr.
+struct PlanarParams {
+  const std::uint8_t* cb;
+  const std::uint8_t* cr;
+  std::size_t chroma_pitch;
+  int shift_x, shift_y;              ///< log2 of the pixels per chroma sample
+  int chroma_width, chroma_height;   ///< chroma plane size: ceil(W / 2^shift_x) x ...
+  int has_chroma;                    ///< 0: mono (Cb = Cr = 128); cb, cr unused
+  int chroma_aligned;                ///< cb, cr and chroma_pitch are multiples of 16
+  math::YccToRgb ycc;
+};
+
+/// The input template parameter C of the kernels: bytes per pixel of packed input (3 rgb24,
+/// 1 gray8), or kPlanarInput for planar YCbCr.
+constexpr int kPlanarInput = 0;
+
 struct KernelParams {
-  const std::uint8_t* pixels;
+  const std::uint8_t* pixels;  ///< packed pixels, or the Y plane of planar input
   std::size_t pitch;
   std::int16_t* coeffs;
   const DeviceTables* tables;
@@ -34,6 +52,7 @@ struct KernelParams {
   int num_tiles;   ///< tiles_x * bands
   int aligned;     ///< pixels and pitch are both multiples of 16
   CompParams comp[3];
+  PlanarParams planar;  ///< planar input only
 };
 
 enum Layout : int { kL444 = 0, kL422 = 1, kL420 = 2, kLGray = 3 };
@@ -55,5 +74,9 @@ void kernel_table_422(KernelTable& t);
 void kernel_table_420(KernelTable& t);
 void kernel_table_gray_rgb(KernelTable& t);
 void kernel_table_gray_gray(KernelTable& t);
+void kernel_table_444_planar(KernelTable& t);
+void kernel_table_422_planar(KernelTable& t);
+void kernel_table_420_planar(KernelTable& t);
+void kernel_table_gray_planar(KernelTable& t);
 
 }  // namespace mjpeg::gpu::detail

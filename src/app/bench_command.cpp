@@ -84,8 +84,8 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
   row.width = frame.width;
   row.height = frame.height;
   row.frames = static_cast<int>(s.frames);
-  row.producers = r.options.producers;
-  row.entropy_threads = r.options.entropy_threads;
+  row.producers = s.producers > 0 ? s.producers : r.options.producers;  // the split it ended with
+  row.entropy_threads = s.entropy_threads > 0 ? s.entropy_threads : r.options.entropy_threads;
   row.slots = r.options.slots;
   row.stages = r.options.stages;
   row.variant = gpu::to_string(r.options.variant);
@@ -128,7 +128,7 @@ class Sweeper {
     o.variant = gpu::parse_variant(args_.variant);
     o.stages = stages;
     pipeline::validate(o);
-    const ModeResult r = run_mode(mode, o, store.views(), args_.options, args_.repeat, reference);
+    const ModeResult r = run_mode(mode, o, store, args_.options, args_.repeat, reference);
     rows_.push_back(make_row(sweep, r, store.frames[0].view()));
     print(rows_.back());
     return rows_.back().fps;
@@ -225,7 +225,17 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     const FrameSize z = sizes[si];
     const bool first = si == 0;
     if (!first && !sweeps.count("resolution")) break;
-    const FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
+    FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
+    bool gpu_modes = false;
+    for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != pipeline::Mode::cpu;
+    if (gpu_modes) {  // uploads go from the frames, without a copy into a slot
+      try {
+        store.pin();
+      } catch (const Error& e) {
+        notice(std::string("the frames could not be page-locked, so uploads copy them from "
+                           "pageable memory: ") + e.what());
+      }
+    }
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: bench: %s, %.0f MB in memory\n", store.description.c_str(),
                    store.bytes() / 1e6);

@@ -52,6 +52,11 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   add_jpeg_options(cmd, args.options, subsampling);
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
+  cmd->add_option("--dump-input", args.dump_input,
+                  "Also write the pixels each frame was encoded from to DIR/000001.ppm, ... "
+                  "(PGM for gray input; planar input as the RGB made of it): cjpeg on such a "
+                  "file writes the frame's bytes")
+      ->type_name("DIR");
   cmd->add_flag("--psnr", args.psnr,
                 "After writing, print the PSNR (RGB, Y, Cb, Cr) and SSIM (Y) of the written "
                 "frames against the input on stderr (see `mjpeg quality`)");
@@ -73,6 +78,13 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
       ->group(stream);
   add_gpu_output_option(cmd, stream, args.gpu_output);
+  cmd->add_option("--rgb-decode", args.rgb_decode,
+                  "Videos decoded by FFmpeg's libraries: planar (default: the decoder's planes "
+                  "go to the encoder, which converts them as libswscale does) or swscale "
+                  "(libswscale converts each frame to RGB on the CPU)")
+      ->check(CLI::IsMember({"planar", "swscale"}).description(""))
+      ->type_name("planar|swscale")
+      ->group(stream);
   cmd->add_flag("--stats", args.stats,
                 "After the summary, each stage's busy time and the cores it kept busy")
       ->group(stream);

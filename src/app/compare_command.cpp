@@ -60,19 +60,20 @@ const StageColumn kStageColumns[] = {
 void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const PeerResult& turbo,
                   int turbo_threads, const gpu::NvjpegResult& nvjpeg, const FrameStore& store,
                   double sok_fps) {
-  const double frames = static_cast<double>(store.frames.size());
-  const double pixels = static_cast<double>(store.frames[0].width) * store.frames[0].height;
+  const double frames = static_cast<double>(store.count());
+  const double pixels = static_cast<double>(store.width()) * store.height();
 
-  std::fprintf(out, "\n%-11s %9s %7s %10s %11s %9s  %-18s %9s %6s\n", "mode", "fps", "x SOK",
-               "ms/frame", "KB/frame", "bits/px", "bound by", "bound fps", "of it");
+  std::fprintf(out, "\n%-11s %9s %7s %10s %11s %9s  %-18s %9s %6s %6s\n", "mode", "fps", "x SOK",
+               "ms/frame", "KB/frame", "bits/px", "bound by", "bound fps", "of it", "N+M");
   for (const ModeResult& r : results) {
     const pipeline::RunAnalysis& a = r.analysis;
     const double bytes = static_cast<double>(r.stats.jpeg_bytes) / std::max<double>(1, r.stats.frames);
-    std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s %9.1f %5.0f%%\n",
+    std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s %9.1f %5.0f%% %6s\n",
                  display_name(r.spec).c_str(), a.fps,
                  sok_fps > 0 ? fmt::format("{:.2f}", a.fps / sok_fps).c_str() : "-",
                  a.fps > 0 ? 1e3 / a.fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
-                 a.binding.c_str(), a.bound_fps, 100 * a.of_bound);
+                 a.binding.c_str(), a.bound_fps, 100 * a.of_bound,
+                 fmt::format("{}+{}", r.stats.producers, r.stats.entropy_threads).c_str());
   }
   if (turbo.available) {
     const double fps = turbo.wall_s > 0 ? frames / turbo.wall_s : 0;
@@ -144,8 +145,10 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
                       {"bound_fps", l.bound_fps}});
   nlohmann::json j = {
       {"mode", r.spec.name},
-      {"producers", r.options.producers},
-      {"entropy_threads", r.options.entropy_threads},
+      {"producers", s.producers},  // the split the median run ended with
+      {"entropy_threads", s.entropy_threads},
+      {"self_balancing", r.options.balance_threads > 0},
+      {"upload_bytes_per_frame", s.frames > 0 ? s.upload_bytes / s.frames : 0},
       {"slots", r.options.slots},
       {"fps", a.fps},
       {"fps_of_runs", r.fps_of_runs},
@@ -244,10 +247,20 @@ int run_compare(CompareArgs& args) {
   const std::vector<ModeSpec> modes =
       choose_modes(args.modes, notice, "comparing the cpu mode with libjpeg-turbo only");
 
-  const FrameStore store = load_frames(args.input, args.frames, width, height, notice);
+  FrameStore store = load_frames(args.input, args.frames, width, height, notice);
+  bool gpu_modes = false;
+  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != pipeline::Mode::cpu;
+  if (gpu_modes) {  // uploads go from the frames, without a copy into a slot
+    try {
+      store.pin();
+    } catch (const Error& e) {
+      notice(std::string("the frames could not be page-locked, so uploads copy them from pageable "
+                         "memory: ") + e.what());
+    }
+  }
   if (!args.quiet)
-    std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory\n", store.description.c_str(),
-                 store.bytes() / 1e6);
+    std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory%s\n", store.description.c_str(),
+                 store.bytes() / 1e6, store.pinned() ? " (page-locked)" : "");
 
   // One set of counts for every mode, so that the modes differ only in how they offload.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
@@ -267,14 +280,20 @@ int run_compare(CompareArgs& args) {
   for (const ModeSpec& m : modes) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: %s, %d runs of %zu frames...\n", m.name.c_str(),
-                   args.repeat, store.frames.size());
-    results.push_back(run_mode(m, base, store.views(), args.options, args.repeat, reference));
+                   args.repeat, store.count());
+    results.push_back(run_mode(m, base, store, args.options, args.repeat, reference));
   }
   const int turbo_threads = base.producers + base.entropy_threads;
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %d threads...\n", turbo_threads);
-  const PeerResult turbo =
-      run_turbojpeg_median(store.views(), args.options, turbo_threads, reference, args.repeat);
+  // libjpeg-turbo compresses pixels: planar frames go to it as the RGB we encode (converted
+  // here, outside its timing).
+  PeerResult turbo;
+  {
+    std::vector<io::Image> rgb;
+    turbo = run_turbojpeg_median(store.pixel_views(rgb), args.options, turbo_threads, reference,
+                                 args.repeat);
+  }
   if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
   // nvJPEG (loaded at run time where the CUDA installation has it) when a GPU mode ran.
   gpu::NvjpegResult nvjpeg;
@@ -283,8 +302,9 @@ int run_compare(CompareArgs& args) {
   if (gpu_ran && args.nvjpeg_threads > 0) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);
-    nvjpeg = gpu::run_nvjpeg(store.views(), args.options, args.nvjpeg_threads, args.repeat,
-                             args.device);
+    std::vector<io::Image> rgb;  // planar frames: the RGB we encode (converted here)
+    nvjpeg = gpu::run_nvjpeg(store.pixel_views(rgb), args.options, args.nvjpeg_threads,
+                             args.repeat, args.device);
     if (!nvjpeg.available) notice("nvJPEG row left out: not available: " + nvjpeg.why_not);
   }
 
@@ -292,17 +312,22 @@ int run_compare(CompareArgs& args) {
   for (const ModeResult& r : results)
     if (r.spec.name == "sok") sok_fps = r.analysis.fps;
 
-  const ImageView first = store.frames[0].view();
-  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {} producers, "
-                                "{} entropy threads, {} slots, {} cores, median of {} runs (fps "
-                                "over the stages' time, allocation excluded)\n",
-                                store.description, first.width, first.height,
+  const int first_width = store.width(), first_height = store.height();
+  const std::string split =
+      base.balance_threads > 0
+          ? fmt::format("a self-balancing split of {} producer + entropy threads (from {} + {})",
+                        base.balance_threads, base.producers, base.entropy_threads)
+          : fmt::format("{} producers, {} entropy threads", base.producers, base.entropy_threads);
+  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {}, {} slots, "
+                                "{} cores, median of {} runs (fps over the stages' time, "
+                                "allocation excluded)\n",
+                                store.description, first_width, first_height,
                                 args.options.quality, to_string(args.options.subsampling),
                                 args.options.restart_interval
                                     ? fmt::format(" r{}", args.options.restart_interval)
                                     : "",
-                                args.options.optimize ? " optimize" : "", store.frames.size(),
-                                base.producers, base.entropy_threads, base.slots, cores,
+                                args.options.optimize ? " optimize" : "", store.count(), split,
+                                base.slots, cores,
                                 args.repeat)
                         .c_str());
   print_tables(stdout, results, turbo, turbo_threads, nvjpeg, store, sok_fps);
@@ -324,9 +349,9 @@ int run_compare(CompareArgs& args) {
 
   if (!args.json.empty()) {
     nlohmann::json j = {{"input", args.input},
-                        {"frames", store.frames.size()},
-                        {"width", first.width},
-                        {"height", first.height},
+                        {"frames", store.count()},
+                        {"width", first_width},
+                        {"height", first_height},
                         {"quality", args.options.quality},
                         {"subsampling", to_string(args.options.subsampling)},
                         {"restart_interval", args.options.restart_interval},
@@ -337,7 +362,7 @@ int run_compare(CompareArgs& args) {
     for (const ModeResult& r : results) j["modes"].push_back(to_json(r, sok_fps));
     if (turbo.available)
       j["libjpeg_turbo"] = {{"threads", turbo_threads},
-                            {"fps", turbo.wall_s > 0 ? store.frames.size() / turbo.wall_s : 0.0},
+                            {"fps", turbo.wall_s > 0 ? store.count() / turbo.wall_s : 0.0},
                             {"wall_s", turbo.wall_s},
                             {"jpeg_bytes", turbo.jpeg_bytes},
                             {"identical", turbo.identical},
@@ -345,7 +370,7 @@ int run_compare(CompareArgs& args) {
     if (nvjpeg.available)
       j["nvjpeg"] = {{"threads", nvjpeg.threads},
                      {"library", nvjpeg.library},
-                     {"fps", nvjpeg.wall_s > 0 ? store.frames.size() / nvjpeg.wall_s : 0.0},
+                     {"fps", nvjpeg.wall_s > 0 ? store.count() / nvjpeg.wall_s : 0.0},
                      {"wall_s", nvjpeg.wall_s},
                      {"jpeg_bytes", nvjpeg.jpeg_bytes}};
     io::write_file(args.json, j.dump(2) + "\n");

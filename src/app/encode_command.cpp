@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "image_input.hpp"
+#include "input_dump.hpp"
 #include "io/atomic_file.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
@@ -43,8 +44,11 @@ int run_encode(const EncodeArgs& args) {
   };
   std::unique_ptr<WrittenQuality> written_quality;  // --psnr (checked before any work)
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
+  std::unique_ptr<InputDump> dump;  // --dump-input
+  if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
   const io::Image image = read_input_image(args.input, notice);
 
+  if (dump) dump->add(0, image.view());
   const auto t_encode = Clock::now();
   const std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options);
   const double encode_ms = ms_since(t_encode);

@@ -15,6 +15,7 @@ struct EncodeArgs {
   bool overwrite = false;  ///< -y: replace an existing output
   bool quiet = false;      ///< no notices, no summary
   bool psnr = false;       ///< --psnr: print PSNR/SSIM of what was written (quality_hook.hpp)
+  std::string dump_input;  ///< --dump-input DIR: the encoded pixels as PPM/PGM (input_dump.hpp)
 
   // Streaming (video) options; see stream_command.hpp.
   std::string mode;                ///< "cpu", "sok", "aok", or "" = aok when a GPU is usable
@@ -29,6 +30,7 @@ struct EncodeArgs {
   int stages = 2;
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary
+  std::string rgb_decode = "planar";  ///< --rgb-decode: planar or swscale (video_input.hpp)
 };
 
 /// Checks the request (output extension, output == input, existing output), reads the input,

@@ -45,7 +45,10 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
   frame_count_ = video_.frame_count;
   description_ = video_.description;
   video_.source->prepare(1);
-  if (f.format == PixelFormat::gray8) gray_scratch_ = io::Image(f.width, f.height, f.format);
+  if (f.is_planar())
+    planar_scratch_.resize(f.frame_bytes());
+  else if (f.format == PixelFormat::gray8)
+    gray_scratch_ = io::Image(f.width, f.height, f.format);
 }
 
 FrameReader::~FrameReader() = default;
@@ -61,7 +64,13 @@ bool FrameReader::next(io::Image& out) {
   if (out.width != width_ || out.height != height_ || out.format != PixelFormat::rgb24)
     out = io::Image(width_, height_, PixelFormat::rgb24);
   std::int64_t index = 0;
-  if (gray_scratch_.width > 0) {
+  if (!planar_scratch_.empty()) {
+    if (!video_.source->read_into(0, planar_scratch_.data(), width_, index)) return false;
+    // The RGB the encoder encodes from these planes (the transforms' conversion).
+    planar_to_rgb(planar_view(planar_scratch_.data(), width_, height_,
+                              video_.source->format().planar),
+                  out.pixels.data(), out.stride());
+  } else if (gray_scratch_.width > 0) {
     if (!video_.source->read_into(0, gray_scratch_.pixels.data(), gray_scratch_.stride(), index))
       return false;
     out = to_rgb(gray_scratch_.view());

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "io/image.hpp"
 #include "video_input.hpp"
@@ -46,6 +47,7 @@ class FrameReader {
   bool is_still_ = false;
   VideoInput video_;
   io::Image gray_scratch_;   // gray8 stream frames before expansion
+  std::vector<std::uint8_t> planar_scratch_;  // planar frames (Y4M) before conversion to RGB
 };
 
 /// An rgb24 copy of `image` (gray8 expanded to R = G = B; rgb24 copied as is).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -20,7 +21,44 @@ std::vector<ImageView> FrameStore::views() const {
 std::uint64_t FrameStore::bytes() const {
   std::uint64_t total = 0;
   for (const io::Image& f : frames) total += f.pixels.size();
+  for (const auto& f : planar) total += f.size();
   return total;
+}
+
+std::unique_ptr<pipeline::FrameSource> FrameStore::source(std::int64_t count) const {
+  const std::size_t n = count < 0 ? this->count()
+                                  : std::min<std::size_t>(this->count(), static_cast<std::size_t>(count));
+  if (format.is_planar()) {
+    std::vector<const std::uint8_t*> ptrs;
+    for (std::size_t i = 0; i < n; ++i) ptrs.push_back(planar[i].data());
+    return std::make_unique<pipeline::MemoryFrameSource>(std::move(ptrs), format, pinned());
+  }
+  std::vector<ImageView> v = views();
+  v.resize(n);
+  return std::make_unique<pipeline::MemoryFrameSource>(std::move(v), pinned());
+}
+
+void FrameStore::pin() {
+  if (pinned()) return;
+  std::vector<gpu::HostPin> p;
+  for (const io::Image& f : frames) p.emplace_back(f.pixels.data(), f.pixels.size());
+  for (const auto& f : planar) p.emplace_back(f.data(), f.size());
+  pins = std::move(p);
+}
+
+std::vector<ImageView> FrameStore::pixel_views(std::vector<io::Image>& scratch) const {
+  if (!format.is_planar()) return views();
+  scratch.clear();
+  scratch.reserve(planar.size());
+  for (const auto& f : planar) {
+    io::Image rgb(format.width, format.height, PixelFormat::rgb24);
+    planar_to_rgb(planar_view(f.data(), format.width, format.height, format.planar),
+                  rgb.pixels.data(), rgb.stride());
+    scratch.push_back(std::move(rgb));
+  }
+  std::vector<ImageView> v;
+  for (const io::Image& f : scratch) v.push_back(f.view());
+  return v;
 }
 
 FrameSize parse_frame_size(const std::string& text, const std::string& option) {
@@ -56,6 +94,7 @@ FrameStore panning_frames(const io::Image& picture, int width, int height, int c
     }
     store.frames.push_back(std::move(frame));
   }
+  store.format = pipeline::SourceFormat{width, height, picture.format};
   store.description = fmt::format("{} frames of {}x{} panning across a {}x{} picture", count,
                                   width, height, pw, ph);
   return store;
@@ -80,17 +119,23 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
   const pipeline::SourceFormat f = in.source->format();
   in.source->prepare(1);
   FrameStore store;
+  store.format = f;
   store.fps_num = in.fps_num;
   store.fps_den = in.fps_den;
   for (;;) {
-    io::Image frame(f.width, f.height, f.format);
     std::int64_t index = -1;
-    if (!in.source->read_into(0, frame.pixels.data(), frame.stride(), index)) break;
-    store.frames.push_back(std::move(frame));
+    if (f.is_planar()) {  // as the encoder reads it: planes, 1.5 bytes per pixel at 4:2:0
+      std::vector<std::uint8_t> frame(f.frame_bytes());
+      if (!in.source->read_into(0, frame.data(), f.row_bytes(), index)) break;
+      store.planar.push_back(std::move(frame));
+    } else {
+      io::Image frame(f.width, f.height, f.format);
+      if (!in.source->read_into(0, frame.pixels.data(), frame.stride(), index)) break;
+      store.frames.push_back(std::move(frame));
+    }
   }
-  if (store.frames.empty()) throw Error(fmt::format("'{}' has no frames", input));
-  store.description = fmt::format("{} frames of {} ({})", store.frames.size(), input,
-                                  in.description);
+  if (store.count() == 0) throw Error(fmt::format("'{}' has no frames", input));
+  store.description = fmt::format("{} frames of {} ({})", store.count(), input, in.description);
   return store;
 }
 

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "gpu_transform.hpp"
 #include "image_input.hpp"
 #include "io/image.hpp"
+#include "pipeline/frame_source.hpp"
 
 namespace mjpeg::app {
 
@@ -19,13 +22,34 @@ struct FrameSize {
 /// Parses "WIDTHxHEIGHT" (each 1..kMaxDimension); throws UsageError naming `option`.
 FrameSize parse_frame_size(const std::string& text, const std::string& option);
 
+/// Frames in the layout the encoder reads them in: packed (`frames`: still images, RGB
+/// videos) or planar YCbCr (`planar`: Y4M, decoded yuv video), as `mjpeg encode` would read
+/// the same input.
 struct FrameStore {
-  std::vector<io::Image> frames;
+  std::vector<io::Image> frames;                  ///< packed frames (empty when planar)
+  std::vector<std::vector<std::uint8_t>> planar;  ///< planar frames, format.frame_bytes() each
+  pipeline::SourceFormat format;
   int fps_num = 25, fps_den = 1;
   std::string description;  ///< one line: where the frames came from
+  std::vector<gpu::HostPin> pins;  ///< after pin(): the frames' page locks
 
+  std::size_t count() const { return format.is_planar() ? planar.size() : frames.size(); }
+  int width() const { return format.width; }
+  int height() const { return format.height; }
+  /// Packed frames only (empty for planar ones).
   std::vector<ImageView> views() const;
   std::uint64_t bytes() const;
+  /// A source over the first `count` frames (all: -1). It lends the frames: the cpu mode
+  /// transforms them where they lie and, once pin()ned, sok --pinned and aok upload them from
+  /// there instead of copying them into slots.
+  std::unique_ptr<pipeline::FrameSource> source(std::int64_t count = -1) const;
+  /// Page-locks every frame (cudaHostRegister), so that in-place uploads run at PCIe speed
+  /// without a copy into a pinned slot. Needs a usable CUDA device. Throws mjpeg::Error.
+  void pin();
+  bool pinned() const { return !pins.empty(); }
+  /// The RGB (or gray) pixels the encoder encodes, for peers that read pixels (libjpeg-turbo):
+  /// packed frames as they are; planar frames converted into `scratch` (kept by the caller).
+  std::vector<ImageView> pixel_views(std::vector<io::Image>& scratch) const;
 };
 
 /// `count` frames of width x height cut from `picture`: a window that pans across it (the

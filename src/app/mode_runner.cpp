@@ -98,7 +98,7 @@ double stage_fps(const pipeline::Stats& st) {
 }
 
 ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
-                    const std::vector<ImageView>& views, const EncodeOptions& encode, int repeat,
+                    const FrameStore& store, const EncodeOptions& encode, int repeat,
                     std::vector<std::vector<std::uint8_t>>& reference) {
   ModeResult r;
   r.spec = spec;
@@ -109,12 +109,10 @@ ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
 
   // Warm-up: CUDA context, first-touch page faults, thread start-up; not measured.
   {
-    const std::vector<ImageView> few(views.begin(),
-                                     views.begin() + std::min<std::size_t>(views.size(), 16));
-    pipeline::MemoryFrameSource source(few);
+    const std::unique_ptr<pipeline::FrameSource> source = store.source(16);
     std::vector<std::vector<std::uint8_t>> none;
     CheckingSink sink(&none, true);
-    pipeline::encode_stream(source, encode, sink, options);
+    pipeline::encode_stream(*source, encode, sink, options);
   }
 
   struct Run {
@@ -127,10 +125,10 @@ ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
     run.trace = std::make_unique<pipeline::Trace>();
     pipeline::PipelineOptions o = options;
     o.trace = run.trace.get();
-    pipeline::MemoryFrameSource source(views);
+    const std::unique_ptr<pipeline::FrameSource> source = store.source();
     const bool record = reference.empty();
     CheckingSink sink(&reference, record);
-    run.stats = pipeline::encode_stream(source, encode, sink, o);
+    run.stats = pipeline::encode_stream(*source, encode, sink, o);
     if (sink.first_difference() >= 0 && r.first_difference < 0) {
       r.identical = false;
       r.first_difference = sink.first_difference();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "frame_store.hpp"
 #include "mjpeg/options.hpp"
 #include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
@@ -52,10 +53,12 @@ struct ModeResult {
 double stage_fps(const pipeline::Stats& stats);
 
 /// Runs `spec` once untimed (warm-up: CUDA context, page faults, thread start) on up to 16
-/// frames, then `repeat` times on all `frames`, with GPU timing and a trace. `reference`: when
-/// empty, the first timed run's JPEGs are stored in it; otherwise every run is compared to it.
+/// frames, then `repeat` times on all frames of `store`, with GPU timing and a trace. The
+/// frames are used where they lie (uploaded from there when the store is pinned; the pageable
+/// SOK baseline copies them into its slots). `reference`: when empty, the first timed run's
+/// JPEGs are stored in it; otherwise every run is compared to it.
 ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
-                    const std::vector<ImageView>& frames, const EncodeOptions& encode, int repeat,
+                    const FrameStore& store, const EncodeOptions& encode, int repeat,
                     std::vector<std::vector<std::uint8_t>>& reference);
 
 }  // namespace mjpeg::app

@@ -13,10 +13,12 @@
 
 #include "gpu_transform.hpp"
 #include "image_input.hpp"
+#include "input_dump.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
+#include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
 #include "quality_hook.hpp"
 #include "video_input.hpp"
@@ -134,7 +136,11 @@ class ProgressLine {
 
 VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Image>& stills,
                       std::vector<ImageView>& views) {
-  if (kind != InputKind::image) return open_video_input(args.input, kind, args.frames);
+  if (kind != InputKind::image) {
+    VideoOptions vo;
+    vo.rgb_swscale = args.rgb_decode == "swscale";
+    return open_video_input(args.input, kind, args.frames, vo);
+  }
   // One still image as a one-frame stream.
   stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
   views.push_back(stills.back().view());
@@ -146,8 +152,9 @@ VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Im
 }
 
 /// One line per stage: busy seconds summed over its threads, and that over the wall time,
-/// i.e. how many cores the stage kept busy on average.
-void print_stage_stats(const pipeline::Stats& s) {
+/// i.e. how many cores the stage kept busy on average; then the split of producers and entropy
+/// workers, the stage that bounds the frame rate and the bytes uploaded per frame.
+void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& o) {
   const double wall = s.wall_s > 0 ? s.wall_s : 1;
   const std::pair<const char*, double> stages[] = {
       {"setup (allocation)", s.setup_s},        {"read/decode (producers)", s.read_s},
@@ -157,6 +164,21 @@ void print_stage_stats(const pipeline::Stats& s) {
   std::fprintf(stderr, "mjpeg: stages over %.3f s wall (busy s, cores):\n", s.wall_s);
   for (const auto& [name, busy] : stages)
     if (busy > 0) std::fprintf(stderr, "  %-32s %8.3f  %5.2f\n", name, busy, busy / wall);
+  const pipeline::RunAnalysis a = pipeline::analyse(s, o);
+  std::fprintf(stderr, "%s\n",
+               fmt::format("mjpeg: {} producers + {} entropy threads{}; bound by {} ({:.1f} fps "
+                           "alone){}",
+                           s.producers, s.entropy_threads,
+                           o.balance_threads > 0
+                               ? fmt::format(" (self-balancing, {} change{})", s.rebalances,
+                                             s.rebalances == 1 ? "" : "s")
+                               : "",
+                           a.binding.empty() ? "-" : a.binding, a.bound_fps,
+                           s.upload_bytes > 0 && s.frames > 0
+                               ? fmt::format("; {} bytes uploaded per frame",
+                                             s.upload_bytes / static_cast<std::uint64_t>(s.frames))
+                               : "")
+                   .c_str());
 }
 
 }  // namespace
@@ -196,13 +218,18 @@ int run_encode_stream(const EncodeArgs& args) {
   InterruptGuard guard;
   const pipeline::Mode mode = choose_mode(args);
   pipeline::PipelineOptions popt = pipeline_options(args, mode);
-  // --psnr: each written frame is decoded and compared with its source pixels in the workers.
+  // --psnr: each written frame is decoded and compared with its source pixels in the workers;
+  // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
-  if (args.psnr) {
-    written_quality = std::make_unique<WrittenQuality>();
-    popt.on_frame = [q = written_quality.get()](std::int64_t index, const ImageView& pixels,
-                                                const std::vector<std::uint8_t>& jpeg) {
-      q->add(index, pixels, jpeg);
+  if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
+  std::unique_ptr<InputDump> dump;
+  if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+  if (written_quality || dump) {
+    popt.on_frame = [q = written_quality.get(), d = dump.get()](
+                        std::int64_t index, const ImageView& pixels,
+                        const std::vector<std::uint8_t>& jpeg) {
+      if (d) d->add(index, pixels);
+      if (q) q->add(index, pixels, jpeg);
     };
   }
 
@@ -245,7 +272,7 @@ int run_encode_stream(const EncodeArgs& args) {
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
                      .c_str());
   }
-  if (args.stats) print_stage_stats(stats);
+  if (args.stats) print_stage_stats(stats, popt);
   if (written_quality) written_quality->print(stderr, args.output);
   return interrupted ? 130 : 0;
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <sys/stat.h>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "io/y4m.hpp"
+#include "jpeg/planar.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 
@@ -246,6 +248,50 @@ bool is_full_range(const AVFrame& f) {
          fmt == AV_PIX_FMT_YUVJ411P;
 }
 
+/// Luma weights Kr, Kb of a matrix (the rounded conversion's coefficients derive from them).
+void luma_weights(AVColorSpace spc, double& kr, double& kb) {
+  switch (spc) {
+    case AVCOL_SPC_BT709: kr = 0.2126; kb = 0.0722; return;
+    case AVCOL_SPC_FCC: kr = 0.30; kb = 0.11; return;
+    case AVCOL_SPC_SMPTE240M: kr = 0.212; kb = 0.087; return;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL: kr = 0.2627; kb = 0.0593; return;
+    default: kr = 0.299; kb = 0.114; return;  // BT.601, untagged: as sws_colorspace
+  }
+}
+
+/// The planar format the encoder reads a decoded frame's planes in (chroma none: not one we take
+/// as planes; such frames go through libswscale). 4:2:0 / 4:2:2 frames of even height are
+/// converted as libswscale's unscaled x86 converter does them (truncated form, libswscale's own
+/// coefficient table), so the RGB is ffmpeg's; the others (4:4:4, nv12, gray, odd heights),
+/// which libswscale runs through its general scaler, with the rounded form.
+PlanarFormat planar_format_of(const AVFrame& f) {
+  PlanarFormat pf;
+  switch (static_cast<AVPixelFormat>(f.format)) {
+    case AV_PIX_FMT_YUV420P:
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_NV12: pf.chroma = PlanarChroma::c420; break;
+    case AV_PIX_FMT_YUV422P:
+    case AV_PIX_FMT_YUVJ422P: pf.chroma = PlanarChroma::c422; break;
+    case AV_PIX_FMT_YUV444P:
+    case AV_PIX_FMT_YUVJ444P: pf.chroma = PlanarChroma::c444; break;
+    case AV_PIX_FMT_GRAY8: pf.chroma = PlanarChroma::mono; break;
+    default: return pf;
+  }
+  if (f.colorspace == AVCOL_SPC_RGB) return PlanarFormat{};  // GBR stored as planes: not YCbCr
+  const bool limited = !is_full_range(f);
+  const bool swscale_simd = (pf.chroma == PlanarChroma::c420 || pf.chroma == PlanarChroma::c422) &&
+                            f.format != AV_PIX_FMT_NV12 && f.height % 2 == 0;
+  if (swscale_simd) {
+    pf.ycc = math::make_truncated_ycc(sws_getCoefficients(sws_colorspace(f.colorspace)), limited);
+  } else {
+    double kr = 0, kb = 0;
+    luma_weights(f.colorspace, kr, kb);
+    pf.ycc = math::make_rounded_ycc(kr, kb, limited);
+  }
+  return pf;
+}
+
 struct FormatCloser {
   void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
 };
@@ -277,7 +323,7 @@ class LibavSource final : public pipeline::FrameSource {
  public:
   /// Opens `path`, decodes its first frame (so that size, pixel format and colour tags are the
   /// decoder's, not the container's guess). Throws Error naming the file.
-  LibavSource(const std::string& path, std::int64_t max_frames)
+  LibavSource(const std::string& path, std::int64_t max_frames, bool rgb_swscale)
       : name_(path), max_frames_(max_frames) {
     av_log_set_level(AV_LOG_FATAL);
     AVFormatContext* raw = nullptr;
@@ -330,6 +376,7 @@ class LibavSource final : public pipeline::FrameSource {
       throw Error(fmt::format("'{}': the decoder gave a {}x{} frame", path, first_->width,
                               first_->height));
     format_ = {first_->width, first_->height, PixelFormat::rgb24};
+    if (!rgb_swscale) format_.planar = planar_format_of(*first_);
     const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(first_->format));
     pix_name_ = pix ? pix : "?";
     pix_format_ = first_->format;
@@ -343,6 +390,10 @@ class LibavSource final : public pipeline::FrameSource {
   }
 
   pipeline::SourceFormat format() const override { return format_; }
+  /// Decoding is sequential (FFmpeg's own frame threads decode ahead); a producer only copies
+  /// planes outside the lock, so two keep the decoder busy. libswscale's conversion runs
+  /// outside the lock on any number of producers.
+  int max_useful_producers() const override { return format_.is_planar() ? 2 : 0; }
   int fps_num() const { return fps_num_; }
   int fps_den() const { return fps_den_; }
   std::int64_t frame_count() const { return frame_count_; }
@@ -390,8 +441,18 @@ class LibavSource final : public pipeline::FrameSource {
       // Under the lock, ending the stream first (see OpenCvSource::read_into).
       if (frame.width != format_.width || frame.height != format_.height) ended_ = true;
       check_frame_size(name_, index, frame.width, frame.height, format_);
+      if (format_.is_planar() && frame.format != pix_format_) {
+        ended_ = true;
+        throw Error(fmt::format("{}: frame {} changes the pixel format from {} to {} (try "
+                                "--rgb-decode swscale)",
+                                name_, index + 1, pix_name_,
+                                av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame.format))));
+      }
     }
-    convert(p, frame, dst, stride);
+    if (format_.is_planar())
+      copy_planes(frame, dst);
+    else
+      convert(p, frame, dst, stride);
     av_frame_unref(&frame);
     return true;
   }
@@ -475,6 +536,33 @@ class LibavSource final : public pipeline::FrameSource {
     sws_scale(p.sws.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
   }
 
+  /// The frame's planes into `dst` in planar_layout's layout (nv12's interleaved chroma split
+  /// into Cb and Cr): the one copy between the decoder and the slot.
+  void copy_planes(const AVFrame& frame, std::uint8_t* dst) const {
+    const PlanarLayout l = planar_layout(format_.width, format_.height, format_.planar.chroma);
+    const std::size_t w = static_cast<std::size_t>(format_.width);
+    for (int y = 0; y < format_.height; ++y)
+      std::memcpy(dst + y * w, frame.data[0] + static_cast<std::ptrdiff_t>(y) * frame.linesize[0],
+                  w);
+    if (!format_.planar.has_chroma()) return;
+    const std::size_t cw = static_cast<std::size_t>(l.chroma_width);
+    std::uint8_t* cb = dst + l.offset[1];
+    std::uint8_t* cr = dst + l.offset[2];
+    const bool nv12 = frame.format == AV_PIX_FMT_NV12;
+    for (int y = 0; y < l.chroma_height; ++y, cb += cw, cr += cw) {
+      if (nv12) {
+        const std::uint8_t* uv = frame.data[1] + static_cast<std::ptrdiff_t>(y) * frame.linesize[1];
+        for (std::size_t x = 0; x < cw; ++x) {
+          cb[x] = uv[2 * x];
+          cr[x] = uv[2 * x + 1];
+        }
+      } else {
+        std::memcpy(cb, frame.data[1] + static_cast<std::ptrdiff_t>(y) * frame.linesize[1], cw);
+        std::memcpy(cr, frame.data[2] + static_cast<std::ptrdiff_t>(y) * frame.linesize[2], cw);
+      }
+    }
+  }
+
   static constexpr int kSwsFlags = SWS_BICUBIC;
 
   std::string name_;
@@ -503,9 +591,9 @@ void check_video_file(const std::string& path) {
   if (st.st_size == 0) throw Error(fmt::format("'{}' is empty", path));
 }
 
-VideoInput open_libav(const std::string& path, std::int64_t max_frames) {
+VideoInput open_libav(const std::string& path, std::int64_t max_frames, bool rgb_swscale) {
   check_video_file(path);
-  auto src = std::make_unique<LibavSource>(path, max_frames);
+  auto src = std::make_unique<LibavSource>(path, max_frames, rgb_swscale);
   VideoInput in;
   in.fps_num = src->fps_num();
   in.fps_den = src->fps_den();
@@ -514,10 +602,11 @@ VideoInput open_libav(const std::string& path, std::int64_t max_frames) {
     in.frame_count = max_frames;
   const pipeline::SourceFormat f = src->format();
   in.description = fmt::format(
-      "{}x{} {}/{} fps, {} frames, {} {} ({}), decoded by FFmpeg's libraries to RGB", f.width,
+      "{}x{} {}/{} fps, {} frames, {} {} ({}), decoded by FFmpeg's libraries{}", f.width,
       f.height, in.fps_num, in.fps_den,
       in.frame_count >= 0 ? std::to_string(in.frame_count) : "?", src->codec_name(),
-      src->pix_name(), src->colour());
+      src->pix_name(), src->colour(),
+      f.is_planar() ? ", planes to the encoder" : " to RGB (libswscale)");
   if (src->has_audio()) in.notices.push_back("the input's audio is ignored");
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   in.source = std::move(src);
@@ -527,11 +616,13 @@ VideoInput open_libav(const std::string& path, std::int64_t max_frames) {
 
 }  // namespace
 
-VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames) {
+VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames,
+                            const VideoOptions& options) {
   if (kind == InputKind::y4m) return open_y4m(path, max_frames);
 #if MJPEG_HAVE_LIBAV
-  if (kind == InputKind::video) return open_libav(path, max_frames);
+  if (kind == InputKind::video) return open_libav(path, max_frames, options.rgb_swscale);
 #endif
+  (void)options;
 #if MJPEG_HAVE_OPENCV
   return open_opencv(path, kind, max_frames);
 #else

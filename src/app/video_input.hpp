@@ -42,8 +42,20 @@ struct VideoInput {
   std::unique_ptr<Owned> owned;
 };
 
+/// How decoded video reaches the encoder.
+struct VideoOptions {
+  /// false (default): frames of the common 8-bit YCbCr formats (yuv420p, yuvj420p, yuv422p,
+  /// yuvj422p, yuv444p, yuvj444p, nv12, gray) go to the encoder as planes, converted to RGB by
+  /// the transforms with the integer arithmetic of jpeg_math.hpp (libswscale's own, truncated
+  /// form for 4:2:0 / 4:2:2 of even height; the rounded form otherwise) and the source's
+  /// matrix and range. true: libswscale converts every frame to rgb24 on the CPU (exactly
+  /// `ffmpeg -pix_fmt rgb24`). Y4M input is always planar.
+  bool rgb_swscale = false;
+};
+
 /// Opens a Y4M, image-sequence or video input; `max_frames` < 0 reads everything.
 /// Throws Error (unreadable, zero frames, unsupported) or UsageError.
-VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames);
+VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames,
+                            const VideoOptions& options = {});
 
 }  // namespace mjpeg::app

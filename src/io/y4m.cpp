@@ -1,9 +1,13 @@
 // YUV4MPEG2 reader and YCbCr -> RGB converter (see y4m.hpp for the format).
 #include "io/y4m.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -221,11 +225,13 @@ Y4mReader::Y4mReader(const std::string& path) : name_(path == "-" ? "<stdin>" : 
     if (file_ == nullptr) fail(name_, std::string("cannot open: ") + std::strerror(errno));
     owns_file_ = true;
   }
-  // A large stdio buffer: frame payloads are read with one fread each (which bypasses it),
-  // the buffer serves the small header reads.
-  std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  // Unbuffered: a frame payload goes with one read() straight into the caller's memory (a
+  // pinned slot), without a copy through a stdio buffer; the few header bytes per frame cost
+  // a read() or two each.
+  std::setvbuf(file_, nullptr, _IONBF, 0);
   try {
     parse_stream_header();
+    probe_positional();
   } catch (...) {
     if (owns_file_) std::fclose(file_);
     throw;
@@ -234,7 +240,74 @@ Y4mReader::Y4mReader(const std::string& path) : name_(path == "-" ? "<stdin>" : 
 
 Y4mReader::Y4mReader(std::FILE* stream, std::string name) : file_(stream), name_(std::move(name)) {
   if (file_ == nullptr) throw UsageError("Y4mReader: null stream");
+  std::setvbuf(file_, nullptr, _IONBF, 0);  // before the first read, as the standard asks
   parse_stream_header();
+  probe_positional();
+}
+
+void Y4mReader::probe_positional() {
+  const int fd = ::fileno(file_);
+  if (fd < 0) return;  // a memory stream
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return;
+#ifdef F_SETPIPE_SZ
+  // A pipe: larger pipe buffers mean fewer, larger reads (best effort; the default is 64 KiB).
+  if (S_ISFIFO(st.st_mode)) (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#endif
+  if (!S_ISREG(st.st_mode)) return;
+  const off_t start = ::ftello(file_);
+  if (start < 0) return;
+  const std::int64_t stride = 6 + static_cast<std::int64_t>(info_.frame_bytes());
+  const std::int64_t rest = static_cast<std::int64_t>(st.st_size) - start;
+  if (rest <= 0 || rest % stride != 0) return;
+  char head[6];
+  if (::pread(fd, head, sizeof head, start) != static_cast<ssize_t>(sizeof head) ||
+      std::memcmp(head, "FRAME\n", 6) != 0)
+    return;
+  fd_ = fd;
+  data_start_ = start;
+  positional_frames_ = rest / stride;
+}
+
+bool Y4mReader::read_frame_at(std::int64_t index, std::uint8_t* dst, std::size_t capacity) const {
+  const std::size_t need = info_.frame_bytes();
+  if (positional_frames_ < 0 || index < 0 || index >= positional_frames_)
+    throw UsageError(name_ + ": read_frame_at outside the positional frames");
+  if (dst == nullptr || capacity < need)
+    throw UsageError(name_ + ": read_frame_at buffer of " + std::to_string(capacity) +
+                     " bytes is smaller than a frame (" + std::to_string(need) + ")");
+  const std::string frame_name = "frame " + std::to_string(index + 1);
+  char head[6];
+  const std::int64_t stride = 6 + static_cast<std::int64_t>(need);
+  std::int64_t offset = data_start_ + index * stride;
+  std::size_t done = 0;  // of head + payload
+  const std::size_t total = sizeof head + need;
+  while (done < total) {
+    iovec iov[2];
+    int n = 0;
+    if (done < sizeof head) iov[n++] = {head + done, sizeof head - done};
+    const std::size_t pd = done < sizeof head ? 0 : done - sizeof head;
+    iov[n++] = {dst + pd, need - pd};
+    const ssize_t got = ::preadv(fd_, iov, n, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
+    }
+    if (got == 0)
+      fail(name_, "truncated " + frame_name + " (the file became shorter while it was read)");
+    done += static_cast<std::size_t>(got);
+    offset += got;
+  }
+  return std::memcmp(head, "FRAME\n", 6) == 0;
+}
+
+void Y4mReader::resume_at(std::int64_t index) {
+  if (positional_frames_ < 0 || index < 0 || index > positional_frames_)
+    throw UsageError(name_ + ": resume_at outside the positional frames");
+  const std::int64_t stride = 6 + static_cast<std::int64_t>(info_.frame_bytes());
+  if (::fseeko(file_, static_cast<off_t>(data_start_ + index * stride), SEEK_SET) != 0)
+    fail(name_, std::string("cannot seek: ") + std::strerror(errno));
+  frames_read_ = index;
 }
 
 Y4mReader::~Y4mReader() {
@@ -306,116 +379,54 @@ bool Y4mReader::read_frame(Y4mFrame& frame) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// YCbCr -> RGB
+// YCbCr -> RGB: the rounded integer form of jpeg_math.hpp (the GPU kernels use the same one)
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-constexpr int kFracBits = 16;
-constexpr int kHalf = 1 << (kFracBits - 1);
-
-/// Fixed-point coefficients for one (matrix, range) pair:
-///   R = cy*(Y - y0) +            cr_r*(Cr - 128)
-///   G = cy*(Y - y0) - cb_g*(Cb - 128) - cr_g*(Cr - 128)
-///   B = cy*(Y - y0) + cb_b*(Cb - 128)
-/// from Kr, Kb of the matrix (Kg = 1 - Kr - Kb): cr_r = 2(1-Kr), cb_b = 2(1-Kb),
-/// cb_g = 2Kb(1-Kb)/Kg, cr_g = 2Kr(1-Kr)/Kg; limited range scales Y by 255/219 after
-/// subtracting 16 and chroma by 255/224.
-struct Coefficients {
-  int y0, cy, cr_r, cb_g, cr_g, cb_b;
-};
-
-Coefficients coefficients(ColorMatrix matrix, ColorRange range) {
+/// Fixed-point coefficients for one (matrix, range) pair, from Kr, Kb of the matrix.
+math::YccToRgb coefficients(ColorMatrix matrix, ColorRange range) {
   const double kr = matrix == ColorMatrix::bt709 ? 0.2126 : 0.299;
   const double kb = matrix == ColorMatrix::bt709 ? 0.0722 : 0.114;
-  const double kg = 1.0 - kr - kb;
-  const bool limited = range == ColorRange::limited;
-  const double ys = limited ? 255.0 / 219.0 : 1.0;
-  const double cs = limited ? 255.0 / 224.0 : 1.0;
-  const double one = double(1 << kFracBits);
-  auto fix = [&](double v) { return int(std::lround(v * one)); };
-  return Coefficients{limited ? 16 : 0,
-                      fix(ys),
-                      fix(2.0 * (1.0 - kr) * cs),
-                      fix(2.0 * kb * (1.0 - kb) / kg * cs),
-                      fix(2.0 * kr * (1.0 - kr) / kg * cs),
-                      fix(2.0 * (1.0 - kb) * cs)};
+  return math::make_rounded_ycc(kr, kb, range == ColorRange::limited);
 }
 
-inline std::uint8_t clamp_shift(int v) {
-  v = (v + kHalf) >> kFracBits;  // arithmetic shift: floor, so +half rounds to nearest
-  return std::uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
-}
-
-inline void put_pixel(int yy, int r, int g, int b, std::uint8_t* out) {
-  out[0] = clamp_shift(yy + r);
-  out[1] = clamp_shift(yy + g);
-  out[2] = clamp_shift(yy + b);
-}
-
-/// One output row of 4:4:4.
-inline void convert_row_444(const Coefficients& k, const std::uint8_t* y, const std::uint8_t* cb,
-                            const std::uint8_t* cr, int width, std::uint8_t* out) {
-  for (int x = 0; x < width; ++x) {
-    const int u = int(cb[x]) - 128;
-    const int v = int(cr[x]) - 128;
-    put_pixel(k.cy * (int(y[x]) - k.y0), k.cr_r * v, -k.cb_g * u - k.cr_g * v, k.cb_b * u,
-              out + 3 * x);
+PlanarChroma planar_chroma(Y4mChroma c) {
+  switch (c) {
+    case Y4mChroma::c420: return PlanarChroma::c420;
+    case Y4mChroma::c422: return PlanarChroma::c422;
+    case Y4mChroma::c444: return PlanarChroma::c444;
+    case Y4mChroma::mono: return PlanarChroma::mono;
   }
-}
-
-/// One output row with horizontally halved chroma (4:2:2, 4:2:0): the chroma terms are
-/// computed once per pair of pixels (nearest-neighbour upsampling).
-inline void convert_row_h2(const Coefficients& k, const std::uint8_t* y, const std::uint8_t* cb,
-                           const std::uint8_t* cr, int width, std::uint8_t* out) {
-  int x = 0;
-  for (int cx = 0; x + 1 < width; ++cx, x += 2) {
-    const int u = int(cb[cx]) - 128;
-    const int v = int(cr[cx]) - 128;
-    const int r = k.cr_r * v, g = -k.cb_g * u - k.cr_g * v, b = k.cb_b * u;
-    put_pixel(k.cy * (int(y[x]) - k.y0), r, g, b, out + 3 * x);
-    put_pixel(k.cy * (int(y[x + 1]) - k.y0), r, g, b, out + 3 * x + 3);
-  }
-  if (x < width) {  // odd width: the last pixel has its own chroma sample
-    const int u = int(cb[x / 2]) - 128;
-    const int v = int(cr[x / 2]) - 128;
-    put_pixel(k.cy * (int(y[x]) - k.y0), k.cr_r * v, -k.cb_g * u - k.cr_g * v, k.cb_b * u,
-              out + 3 * x);
-  }
-}
-
-inline void gray_row(const Coefficients& k, const std::uint8_t* y, int width, std::uint8_t* out) {
-  for (int x = 0; x < width; ++x) {
-    const std::uint8_t g = clamp_shift(k.cy * (int(y[x]) - k.y0));
-    out[3 * x + 0] = g;
-    out[3 * x + 1] = g;
-    out[3 * x + 2] = g;
-  }
+  return PlanarChroma::c420;
 }
 
 }  // namespace
+
+PlanarFormat planar_format(const Y4mInfo& info) {
+  PlanarFormat f;
+  f.chroma = planar_chroma(info.chroma);
+  f.ycc = coefficients(info.matrix, info.range);
+  return f;
+}
 
 void yuv_to_rgb24(const Y4mPlanes& planes, const Y4mInfo& info, std::uint8_t* rgb,
                   std::size_t stride) {
   if (rgb == nullptr || planes.y == nullptr || stride < std::size_t(info.width) * 3)
     throw UsageError("yuv_to_rgb24: null buffer or stride smaller than width*3");
-  const Coefficients k = coefficients(info.matrix, info.range);
-  if (info.chroma == Y4mChroma::mono) {
-    for (int row = 0; row < info.height; ++row)
-      gray_row(k, planes.y + row * planes.y_stride, info.width, rgb + row * stride);
-    return;
+  PlanarView v;
+  v.width = info.width;
+  v.height = info.height;
+  v.format = planar_format(info);
+  v.plane[0] = planes.y;
+  v.pitch[0] = planes.y_stride;
+  if (info.chroma != Y4mChroma::mono) {
+    if (planes.cb == nullptr || planes.cr == nullptr)
+      throw UsageError("yuv_to_rgb24: missing chroma planes");
+    v.plane[1] = planes.cb;
+    v.plane[2] = planes.cr;
+    v.pitch[1] = v.pitch[2] = planes.c_stride;
   }
-  if (planes.cb == nullptr || planes.cr == nullptr)
-    throw UsageError("yuv_to_rgb24: missing chroma planes");
-  const int csx = info.chroma == Y4mChroma::c444 ? 0 : 1;
-  const int csy = info.chroma == Y4mChroma::c420 ? 1 : 0;
-  for (int row = 0; row < info.height; ++row) {
-    const std::size_t crow = std::size_t(row >> csy) * planes.c_stride;
-    const std::uint8_t* y = planes.y + row * planes.y_stride;
-    if (csx == 0)
-      convert_row_444(k, y, planes.cb + crow, planes.cr + crow, info.width, rgb + row * stride);
-    else
-      convert_row_h2(k, y, planes.cb + crow, planes.cr + crow, info.width, rgb + row * stride);
-  }
+  planar_to_rgb(v, rgb, stride);
 }
 
 }  // namespace mjpeg::io

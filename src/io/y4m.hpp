@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "jpeg/planar.hpp"
+
 namespace mjpeg::io {
 
 /// Chroma layout of a Y4M stream. The three 4:2:0 tags differ only in chroma siting
@@ -97,23 +99,49 @@ class Y4mReader {
   /// planes stored contiguously Y, Cb, Cr (see planes_of).
   bool read_frame(std::uint8_t* dst, std::size_t capacity);
 
-  /// Frames returned so far.
+  /// Frames returned so far (by read_frame; resume_at sets it).
   std::int64_t frames_read() const { return frames_read_; }
+
+  // --- Positional reading ------------------------------------------------------------------
+  // A regular file whose frames all have a plain "FRAME\n" header (as FFmpeg writes them) has
+  // frame i at a fixed offset, so several threads can read frames at once. The stream is
+  // unbuffered: every payload goes with one read()/pread() straight into the caller's memory.
+  /// The number of frames when the file looks like that (its size is a whole number of plain
+  /// frames and the first frame's header is plain), else -1 (a pipe, frame parameters, a
+  /// truncated last frame: read sequentially).
+  std::int64_t positional_frames() const { return positional_frames_; }
+  /// Reads frame `index` (0 <= index < positional_frames()) into `dst` with one pread of its
+  /// header and payload. Thread-safe, independent of read_frame. Returns false when that
+  /// frame's header is not exactly "FRAME\n": the frames are not all at their fixed offsets
+  /// (some header before or at `index` has parameters); read on with resume_at + read_frame.
+  /// Throws Error on a read error or a short read.
+  bool read_frame_at(std::int64_t index, std::uint8_t* dst, std::size_t capacity) const;
+  /// Continues sequential reading (read_frame) at frame `index`, which must be at its fixed
+  /// offset: every frame before it has a plain header.
+  void resume_at(std::int64_t index);
 
  private:
   void parse_stream_header();
   bool read_frame_header();  // false at clean EOF
+  void probe_positional();
 
   std::FILE* file_ = nullptr;
   bool owns_file_ = false;
   std::string name_;
   Y4mInfo info_;
   std::int64_t frames_read_ = 0;
+  int fd_ = -1;                        // positional reading: the file's descriptor
+  std::int64_t data_start_ = 0;        // offset of the first frame header
+  std::int64_t positional_frames_ = -1;
 };
 
 /// Parses a stream header line (without "YUV4MPEG2" or with it; no trailing newline needed).
 /// Exposed for tests. Throws Error naming `name` on invalid or unsupported content.
 Y4mInfo parse_y4m_header(const std::string& line, const std::string& name);
+
+/// The stream's frames as planar frames for the encoder (jpeg/planar.hpp): chroma layout and
+/// the rounded integer conversion of info.matrix / info.range, the arithmetic of yuv_to_rgb24.
+PlanarFormat planar_format(const Y4mInfo& info);
 
 /// Converts one frame to interleaved RGB (3 bytes per pixel, `stride` bytes between rows).
 /// Integer fixed point (16 fractional bits), rounded and clamped to 0..255, honouring

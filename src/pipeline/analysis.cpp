@@ -2,10 +2,14 @@
 
 namespace mjpeg::pipeline {
 
-RunAnalysis analyse(const Stats& st, const PipelineOptions& o) {
+RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
   RunAnalysis a;
   const double frames = static_cast<double>(st.frames);
   a.fps = st.wall_s > 0 ? frames / st.wall_s : 0;
+  // The split the run ended with (a self-balancing split may have moved threads).
+  PipelineOptions o = options;
+  if (st.producers > 0) o.producers = st.producers;
+  if (st.entropy_threads > 0) o.entropy_threads = st.entropy_threads;
   auto stage = [&](std::string name, double busy, int lanes) {
     StageLoad s{std::move(name), busy, lanes, busy > 0 ? lanes * frames / busy : 0};
     a.stages.push_back(s);

@@ -1,26 +1,41 @@
 // Where the pipeline's producers get frames from. A FrameSource hands out frames in stream
 // order to any number of producer threads; each producer writes the pixels straight into its
 // stream-buffer slot (pinned host memory in AOK), so there is no extra copy on the hot path.
+// Sources of frames that already lie in memory for the whole encode lend them instead (the
+// cpu mode transforms them where they lie; page-locked ones are uploaded from where they lie).
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "io/y4m.hpp"
+#include "jpeg/planar.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg::pipeline {
 
-/// Size and pixel format of every frame of a source (fixed for the whole stream).
+/// Size and layout of every frame of a source (fixed for the whole stream): packed pixels
+/// (`format`, rows packed) or, when planar.planar(), planar YCbCr in planar_layout's layout
+/// (Y, Cb, Cr back to back), which the transforms convert to RGB with planar.ycc.
 struct SourceFormat {
   int width = 0;
   int height = 0;
-  PixelFormat format = PixelFormat::rgb24;
-  std::size_t row_bytes() const { return static_cast<std::size_t>(width) * channels(format); }
+  PixelFormat format = PixelFormat::rgb24;  ///< packed frames (ignored when planar)
+  PlanarFormat planar{};
+
+  bool is_planar() const { return planar.planar(); }
+  /// Packed frames: bytes per row. Planar: the Y plane's (= width).
+  std::size_t row_bytes() const {
+    return static_cast<std::size_t>(width) * (is_planar() ? 1 : channels(format));
+  }
+  /// Bytes of one frame as read_into writes it.
+  std::size_t frame_bytes() const;
 };
 
 class FrameSource {
@@ -30,60 +45,102 @@ class FrameSource {
   /// Called once before the producers start, with their number (sources may size per-producer
   /// scratch here, so that read_into never allocates).
   virtual void prepare(int producers) { (void)producers; }
-  /// Thread-safe. Writes the next frame of the stream into `dst` (rows `stride` bytes apart,
-  /// format() pixels) and sets `index` to its 0-based position in the stream. Returns false at
-  /// the end of the stream. `producer` is the caller's id in 0..producers-1.
+  /// Thread-safe. Writes the next frame of the stream into `dst` and sets `index` to its
+  /// 0-based position in the stream. Packed formats: rows `stride` bytes apart. Planar
+  /// formats: format().frame_bytes() bytes in planar_layout's layout (`stride` is ignored).
+  /// Returns false at the end of the stream. `producer` is the caller's id in 0..producers-1.
   /// Throws on a read error (the pipeline stops and rethrows).
   virtual bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                          std::int64_t& index) = 0;
-  /// True when the frames are already in memory for the whole encode and lend() hands them out
-  /// without a copy (the cpu mode transforms straight from them).
+  /// True when lend() can be used instead of read_into: the frames already lie in memory,
+  /// frame_bytes() each in the layout read_into would write (rows packed), valid and unchanged
+  /// until the source is destroyed. The cpu mode then transforms them where they lie.
   virtual bool lends_frames() const { return false; }
-  /// Thread-safe, for sources that lend frames: sets `frame` to the next frame of the stream
-  /// (valid until the source is destroyed) and `index` to its position; false at the end.
-  virtual bool lend(int /*producer*/, ImageView& /*frame*/, std::int64_t& /*index*/) {
+  /// True when the lent frames are page-locked too (gpu::HostPin): then sok --pinned and aok
+  /// upload them from where they lie instead of copying them into pinned slots.
+  virtual bool lent_frames_pinned() const { return false; }
+  /// How many producers can read at once to any gain (0: no limit). A source that reads each
+  /// frame entirely under one lock (a pipe, a file with frame parameters) gains nothing from a
+  /// second producer; the self-balancing split does not give it more.
+  virtual int max_useful_producers() const { return 0; }
+  /// Thread-safe, lends_frames() sources: the next frame's bytes (not copied) and its index;
+  /// false at the end.
+  virtual bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) {
+    (void)producer, (void)data, (void)index;
     return false;
   }
 };
 
-/// Frames already in memory (tests, image sequences). The views must outlive the source.
+/// Frames already in memory (tests, compare, image sequences). The frames must outlive the
+/// source.
 class MemoryFrameSource final : public FrameSource {
  public:
   /// All views must have the same size and format; throws UsageError otherwise or when empty.
-  explicit MemoryFrameSource(std::vector<ImageView> frames);
+  /// The frames are lent when every view's rows are packed (stride == width * channels),
+  /// otherwise copied by read_into. `pinned`: the caller page-locked them (gpu::HostPin).
+  explicit MemoryFrameSource(std::vector<ImageView> frames, bool pinned = false);
+  /// Frames of `format` (planar or packed), frame_bytes() each at frames[i]; always lent.
+  MemoryFrameSource(std::vector<const std::uint8_t*> frames, const SourceFormat& format,
+                    bool pinned = false);
   SourceFormat format() const override { return format_; }
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                  std::int64_t& index) override;
-  bool lends_frames() const override { return true; }
-  bool lend(int producer, ImageView& frame, std::int64_t& index) override;
+  bool lends_frames() const override { return lends_; }
+  bool lent_frames_pinned() const override { return lends_ && pinned_; }
+  bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
 
  private:
-  std::vector<ImageView> frames_;
+  bool next_index(std::int64_t& index);
+
+  std::vector<const std::uint8_t*> data_;
+  std::vector<std::size_t> strides_;  // packed formats: each frame's row stride
   SourceFormat format_;
+  bool lends_ = true, pinned_ = false;
   std::mutex mutex_;
   std::int64_t next_ = 0;
 };
 
-/// A Y4M stream: the raw YCbCr frame is read under a lock (the file is sequential) into the
-/// producer's own scratch buffer, then converted by yuv_to_rgb24 straight into the slot outside
-/// the lock, so N producers convert N frames at once. Frames are always rgb24.
+/// A Y4M stream as planar frames: each frame's payload is read straight into the slot, with
+/// no conversion (the transforms convert to RGB exactly as io::yuv_to_rgb24 does).
+/// Regular files of plain frame headers are read positionally (Y4mReader::read_frame_at), so
+/// N producers read N frames at once; a frame that turns out to have header parameters
+/// switches the rest of the stream to sequential reading. Pipes, and files with parameters
+/// from the first frame on, are read sequentially (one frame at a time under a lock).
 /// `max_frames` < 0: the whole stream.
 class Y4mFrameSource final : public FrameSource {
  public:
   explicit Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames = -1);
   SourceFormat format() const override { return format_; }
-  void prepare(int producers) override;
+  /// Sequential reading (a pipe, frame parameters): one frame at a time, under a lock.
+  int max_useful_producers() const override { return positional_ ? 0 : 1; }
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                  std::int64_t& index) override;
 
  private:
+  bool claim(std::int64_t& index);
+  bool read_in_turn(std::unique_lock<std::mutex>& lock, std::int64_t index, std::uint8_t* dst);
+
   io::Y4mReader& reader_;
   std::int64_t max_frames_;
   SourceFormat format_;
+  std::size_t bytes_ = 0;
+  bool positional_ = false;  // the reader can read frames at fixed offsets
+  std::int64_t count_ = -1;  // frames known to be there (positional), or -1
   std::mutex mutex_;
-  std::int64_t next_ = 0;
-  bool ended_ = false;
-  std::vector<std::vector<std::uint8_t>> scratch_;  // one raw frame per producer
+  std::condition_variable cv_;
+  std::int64_t next_ = 0;       // the next index to hand out
+  bool ended_ = false;          // sequential reading reached the end at index end_at_
+  std::int64_t end_at_ = -1;
+  bool failed_ = false;         // a read threw: the other producers stop
+  // Positional reading: frames below verified_ had plain headers, so frame verified_ is at
+  // its fixed offset; plain_ holds plain frames above it that finished early. A frame handed
+  // out returns only once it is verified (a header with parameters before it would have
+  // shifted it). sequential_from_: the first frame with header parameters; from there on the
+  // file is read sequentially, frame seq_next_ next, once every frame before it is verified.
+  std::int64_t verified_ = 0;
+  std::set<std::int64_t> plain_;
+  std::int64_t sequential_from_ = INT64_MAX;
+  std::int64_t seq_next_ = -1;
 };
 
 }  // namespace mjpeg::pipeline

@@ -16,6 +16,7 @@
 #include "jpeg/geometry.hpp"
 #include "jpeg/quant.hpp"
 #include "jpeg/tokens.hpp"
+#include "jpeg/planar.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 #include "pipeline/bounded_queue.hpp"
@@ -50,6 +51,12 @@ void validate(const PipelineOptions& o) {
   check(o.entropy_threads, 1, 1024, "entropy threads");
   check(o.device, 0, 1023, "device");
   check(o.stages, 1, gpu::kMaxStages, "stages");
+  if (o.balance_threads != 0) {
+    check(o.balance_threads, 2, 1024, "balanced threads");
+    if (o.producers + o.entropy_threads != o.balance_threads)
+      throw UsageError("a self-balancing split needs producers + entropy threads = " +
+                       std::to_string(o.balance_threads));
+  }
 }
 
 void apply_default_counts(PipelineOptions& o, int cores, int producers, int entropy_threads,
@@ -58,11 +65,33 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
   // cpu mode on frames in memory: the producers only hand the frames out (no copy), so one
   // does, and every core transforms and codes.
   const bool lent = in_memory && o.mode == Mode::cpu;
-  o.producers = producers > 0 ? producers : lent ? 1 : std::min(2, cores);
-  if (lent && entropy_threads <= 0) entropy_threads = cores;
-  const int busy = o.producers + (o.mode == Mode::cpu ? 0 : 1);
-  o.entropy_threads = entropy_threads > 0 ? entropy_threads : std::max(1, cores - busy);
+  if (producers <= 0 && entropy_threads <= 0 && !lent) {
+    // The split balances itself from a start of 2 producers (1 with two threads).
+    const int threads = std::max(2, cores - (o.mode == Mode::cpu ? 0 : 1));
+    o.balance_threads = threads;
+    o.producers = std::min(2, threads - 1);
+    o.entropy_threads = threads - o.producers;
+  } else {
+    o.balance_threads = 0;
+    o.producers = producers > 0 ? producers : lent ? 1 : std::min(2, cores);
+    if (lent && entropy_threads <= 0) entropy_threads = cores;
+    const int busy = o.producers + (o.mode == Mode::cpu ? 0 : 1);
+    o.entropy_threads = entropy_threads > 0 ? entropy_threads : std::max(1, cores - busy);
+  }
   o.slots = slots > 0 ? slots : std::max(8, o.entropy_threads + o.producers + 2);
+}
+
+int balanced_producers(double produce_s, double consume_s, int threads, int max_producers) {
+  int best = 1;
+  double best_fps = -1;
+  for (int n = 1; n <= max_producers && n < threads; ++n) {
+    const double fps = std::min(n / produce_s, (threads - n) / consume_s);
+    if (fps > best_fps * 1.0001) {  // ties: fewer producers
+      best = n;
+      best_fps = fps;
+    }
+  }
+  return best;
 }
 
 namespace {
@@ -201,6 +230,50 @@ class ReorderBuffer {
   bool closed_ = false, aborted_ = false;
 };
 
+/// Which producer and entropy-worker threads work (PipelineOptions::balance_threads): thread
+/// ids below the active counts run, the others wait here. A rebalance changes the counts; a
+/// thread that is mid-frame finishes that frame first. Waiting threads are released at the end
+/// (no more frames to read / to code) or on an abort, and then leave.
+class RoleGate {
+ public:
+  void set(int producers, int workers) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    producers_.store(producers, std::memory_order_relaxed);
+    workers_.store(workers, std::memory_order_relaxed);
+    cv_.notify_all();
+  }
+  int producers() const { return producers_.load(std::memory_order_relaxed); }
+  int workers() const { return workers_.load(std::memory_order_relaxed); }
+  /// True when producer `id` is (or becomes) active; false when it is released inactive.
+  bool wait_producer(int id) { return wait(id, producers_, producers_released_); }
+  bool wait_worker(int id) { return wait(id, workers_, workers_released_); }
+  void release_producers() { release(producers_released_); }
+  void release_workers() { release(workers_released_); }
+  void abort() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    producers_released_ = workers_released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  bool wait(int id, const std::atomic<int>& active, const bool& released) {
+    if (id < active.load(std::memory_order_relaxed)) return true;
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return id < active.load(std::memory_order_relaxed) || released; });
+    return id < active.load(std::memory_order_relaxed);
+  }
+  void release(bool& flag) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flag = true;
+    cv_.notify_all();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::atomic<int> producers_{0}, workers_{0};
+  bool producers_released_ = false, workers_released_ = false;
+};
+
 /// The state of one encode_stream call: slots, queues, threads, error hand-over, statistics.
 class Run {
  public:
@@ -216,8 +289,8 @@ class Run {
 
  private:
   struct HostSlot {
-    std::uint8_t* pixels = nullptr;  // null when the source lends its frames (cpu mode)
-    ImageView lent;                  // the lent frame
+    std::uint8_t* pixels = nullptr;       // the slot's own buffer (null in cpu mode when lent)
+    const std::uint8_t* frame = nullptr;  // this frame's pixels: `pixels`, or the lent frame
     std::int16_t* coeffs = nullptr;
     std::vector<std::uint8_t> jpeg;  // reused: encode_coefficients keeps its capacity
   };
@@ -228,6 +301,7 @@ class Run {
   void downloader();
   void worker(int id);
   void writer();
+  void rebalance();  // writer thread, after each frame (balancing only)
   void fail(std::exception_ptr e);
   void add_tracks();
   /// sok/aok with timing: the GPU spans of the frame in `job`'s slot, once its coefficients
@@ -242,7 +316,9 @@ class Run {
   const ProgressFn& progress_;
   const std::atomic<bool>* stop_;
   Trace* const trace_;  // opt_.trace (may be null)
-  bool lend_ = false;   // cpu mode on frames in memory: transform them in place, no copy
+  // Frames in memory used where they lie, no copy into a slot: transformed (cpu mode) or,
+  // when page-locked, uploaded (sok --pinned, aok) from there.
+  bool lend_ = false;
 
   SourceFormat format_;
   FrameGeometry geometry_;
@@ -259,6 +335,15 @@ class Run {
   ReorderBuffer reorder_;
 
   std::atomic<int> producers_left_{0}, workers_left_{0};
+  // Threads started per role (balancing: balance_threads - 1 each, of which the gate's counts
+  // work) and the balancer's snapshots of the busy counters.
+  int producer_threads_ = 0, worker_threads_ = 0;
+  RoleGate gate_;
+  struct Snapshot {
+    std::int64_t frames = 0, produce_ns = 0, consume_ns = 0;
+  };
+  Snapshot last_snapshot_;
+  int rebalances_ = 0;
   std::mutex error_mutex_;
   std::exception_ptr error_;
   Clock::time_point start_;
@@ -289,22 +374,27 @@ void Run::fail(std::exception_ptr e) {
   to_download_.abort();
   to_entropy_.abort();
   reorder_.abort();
+  gate_.abort();
 }
 
 void Run::setup() {
   format_ = source_.format();
   validate(encode_);
   validate(opt_);
-  const Subsampling sampling =
-      format_.format == PixelFormat::gray8 ? Subsampling::gray : encode_.subsampling;
+  const Subsampling sampling = !format_.is_planar() && format_.format == PixelFormat::gray8
+                                   ? Subsampling::gray
+                                   : encode_.subsampling;
   geometry_ = make_geometry(format_.width, format_.height, sampling);
   tables_ = make_quant_tables(encode_.quality, geometry_.num_components == 1 ? 1 : 2);
 
   const int k = opt_.slots;
   slots_.resize(static_cast<std::size_t>(k));
+  // The pageable-SOK baseline copies into its own buffers, as a plain program would.
+  lend_ = source_.lends_frames() &&
+          (opt_.mode == Mode::cpu ||
+           (source_.lent_frames_pinned() && !(opt_.mode == Mode::sok && !opt_.pinned_sok)));
   if (opt_.mode == Mode::cpu) {
-    lend_ = source_.lends_frames();
-    const std::size_t pixel_bytes = format_.row_bytes() * static_cast<std::size_t>(format_.height);
+    const std::size_t pixel_bytes = format_.frame_bytes();
     for (int i = 0; i < k; ++i) {
       if (!lend_) cpu_pixels_.emplace_back(new std::uint8_t[pixel_bytes]);
       cpu_coeffs_.emplace_back(new std::int16_t[geometry_.coefficient_count()]);
@@ -324,7 +414,7 @@ void Run::setup() {
                                     : opt_.pinned_sok      ? StreamBuffer::Kind::sok_pinned
                                                            : StreamBuffer::Kind::sok_pageable;
     timing_ = opt_.gpu_timing || trace_ != nullptr;
-    gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_.format, k, kind,
+    gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_, k, kind,
                                           opt_.device, opt_.variant, opt_.stages, timing_,
                                           opt_.gpu_output, encode_.restart_interval,
                                           encode_.optimize);
@@ -332,14 +422,18 @@ void Run::setup() {
     downloader_ = opt_.mode == Mode::aok && opt_.gpu_output == gpu::GpuOutput::tokens;
     for (int i = 0; i < k; ++i) slots_[i].pixels = gpu_->host_pixels(i);
   }
+  const bool balance = opt_.balance_threads >= 2;
+  producer_threads_ = balance ? opt_.balance_threads - 1 : opt_.producers;
+  worker_threads_ = balance ? opt_.balance_threads - 1 : opt_.entropy_threads;
+  gate_.set(opt_.producers, opt_.entropy_threads);
   if (trace_) add_tracks();
   // Every slot starts free. (Capacity K: these pushes never block.)
   for (int i = 0; i < k; ++i) free_slots_.push(i);
-  source_.prepare(opt_.producers);
+  source_.prepare(producer_threads_);
 }
 
 void Run::add_tracks() {
-  for (int p = 0; p < opt_.producers; ++p)
+  for (int p = 0; p < producer_threads_; ++p)
     producer_track_.push_back(trace_->add_track("producer " + std::to_string(p)));
   if (opt_.mode == Mode::aok) {
     dispatcher_track_ = trace_->add_track("GPU dispatcher");
@@ -352,7 +446,7 @@ void Run::add_tracks() {
     upload_track_ = kernel_track_ = download_track_ =
         trace_->add_track("GPU (legacy default stream)", true);
   }
-  for (int w = 0; w < opt_.entropy_threads; ++w)
+  for (int w = 0; w < worker_threads_; ++w)
     worker_track_.push_back(trace_->add_track("entropy " + std::to_string(w)));
   writer_track_ = trace_->add_track("writer");
 }
@@ -379,6 +473,7 @@ void Run::producer(int id) {
     if (opt_.mode == Mode::aok) gpu_->bind_thread();
     BoundedQueue<Job>& next = opt_.mode == Mode::cpu ? to_entropy_ : to_gpu_;
     for (;;) {
+      if (!gate_.wait_producer(id)) break;  // released while not needed
       if (stopping()) break;
       Job job;
       if (!free_slots_.pop(job.slot)) break;  // aborted
@@ -387,11 +482,15 @@ void Run::producer(int id) {
         break;
       }
       bool got = false;
+      HostSlot& slot = slots_[job.slot];
       {
         StageScope scope(read_ns_, SpanKind::read, trace_, track(producer_track_, id));
-        got = lend_ ? source_.lend(id, slots_[job.slot].lent, job.index)
-                    : source_.read_into(id, slots_[job.slot].pixels, format_.row_bytes(),
-                                        job.index);
+        if (lend_) {
+          got = source_.lend(id, slot.frame, job.index);
+        } else {
+          got = source_.read_into(id, slot.pixels, format_.row_bytes(), job.index);
+          slot.frame = slot.pixels;
+        }
         scope.set_frame(job.index);
       }
       if (!got) {
@@ -401,15 +500,20 @@ void Run::producer(int id) {
       if (opt_.mode == Mode::aok) {
         StageScope scope(upload_ns_, SpanKind::upload, trace_, track(producer_track_, id),
                          job.index);
-        gpu_->upload_async(job.slot);  // PICC step 1: initiate; the count says the event exists
+        // PICC step 1: initiate; the count says the event exists.
+        gpu_->upload_async(job.slot, slot.frame);
       }
       if (!next.push(job)) break;  // aborted
     }
   } catch (...) {
     fail(std::current_exception());
   }
+  gate_.release_producers();  // the end, a stop or an abort: producers still waiting leave
   // The last producer out closes the next stage's input.
-  if (producers_left_.fetch_sub(1) == 1) (opt_.mode == Mode::cpu ? to_entropy_ : to_gpu_).close();
+  if (producers_left_.fetch_sub(1) == 1) {
+    (opt_.mode == Mode::cpu ? to_entropy_ : to_gpu_).close();
+    if (opt_.mode == Mode::cpu) gate_.release_workers();
+  }
 }
 
 void Run::dispatcher() {
@@ -423,7 +527,7 @@ void Run::dispatcher() {
       } else {
         {
           StageScope scope(gpu_ns_, SpanKind::sync, trace_, dispatcher_track_, job.index);
-          gpu_->offload_sync(job.slot);
+          gpu_->offload_sync(job.slot, slots_[job.slot].frame);
         }
         if (timing_) log_gpu(job);
       }
@@ -433,6 +537,7 @@ void Run::dispatcher() {
     fail(std::current_exception());
   }
   (downloader_ ? to_download_ : to_entropy_).close();
+  if (!downloader_) gate_.release_workers();
 }
 
 void Run::downloader() {
@@ -451,21 +556,32 @@ void Run::downloader() {
     fail(std::current_exception());
   }
   to_entropy_.close();
+  gate_.release_workers();
 }
 
 void Run::worker(int id) {
   try {
     if (gpu_) gpu_->bind_thread();
     Job job;
-    while (to_entropy_.pop(job)) {
+    std::vector<std::uint8_t> rgb;  // planar frames for on_frame: the RGB that was encoded
+    PlanarRows planar_rows;         // planar frames in cpu mode: rows to RGB, band by band
+    while (gate_.wait_worker(id) && to_entropy_.pop(job)) {
       HostSlot& s = slots_[job.slot];
-      const ImageView view = lend_ ? s.lent
-                                   : ImageView{s.pixels, format_.width, format_.height,
-                                               format_.format, format_.row_bytes()};
+      ImageView view{s.frame, format_.width, format_.height, format_.format,
+                     format_.row_bytes()};
+      const PlanarView planar = format_.is_planar()
+                                    ? planar_view(s.frame, format_.width, format_.height,
+                                                  format_.planar)
+                                    : PlanarView{};
       const int my_track = track(worker_track_, id);
       if (opt_.mode == Mode::cpu) {
         StageScope scope(transform_ns_, SpanKind::transform, trace_, my_track, job.index);
-        transform_cpu(view, geometry_, tables_, s.coeffs);
+        if (format_.is_planar()) {
+          planar_rows.set_frame(planar);
+          transform_cpu(planar_rows, geometry_, tables_, s.coeffs);
+        } else {
+          transform_cpu(view, geometry_, tables_, s.coeffs);
+        }
       } else if (opt_.mode == Mode::aok) {
         {
           StageScope scope(wait_ns_, SpanKind::wait, trace_, my_track, job.index);
@@ -488,7 +604,15 @@ void Run::worker(int id) {
           encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
         }
       }
-      if (opt_.on_frame) opt_.on_frame(job.index, view, s.jpeg);
+      if (opt_.on_frame) {
+        if (format_.is_planar()) {
+          rgb.resize(static_cast<std::size_t>(format_.width) * format_.height * 3);
+          planar_to_rgb(planar, rgb.data(), static_cast<std::size_t>(format_.width) * 3);
+          view = ImageView{rgb.data(), format_.width, format_.height, PixelFormat::rgb24,
+                           static_cast<std::size_t>(format_.width) * 3};
+        }
+        opt_.on_frame(job.index, view, s.jpeg);
+      }
       reorder_.put(job);
     }
   } catch (...) {
@@ -509,11 +633,42 @@ void Run::writer() {
       ++frames_;
       jpeg_bytes_ += jpeg.size();
       free_slots_.push(job.slot);  // recycled only now: its pixels, coeffs and bytes are used
+      if (opt_.balance_threads >= 2) rebalance();
       if (progress_) progress_(Progress{frames_, jpeg_bytes_, seconds_since(start_)});
     }
   } catch (...) {
     fail(std::current_exception());
   }
+}
+
+// The self-balancing split. The start (2 producers, the rest entropy workers) is an estimate;
+// the stages' busy time per frame is measured between frames 8 and 32 (the first frames pay for
+// thread start-up and cold caches) and the split with the most frames per second for those
+// costs taken (balanced_producers; a source that gains nothing from more than P producers, such as
+// a sequentially read file or pipe, caps N at P). A second measurement, frames 32 to 96 with
+// that split, corrects it once more. Busy time is what a stage's threads spent in their work:
+// producers reading (and in aok issuing the upload), workers transforming (cpu) and coding;
+// waiting for a slot, a queue or the GPU does not count.
+void Run::rebalance() {
+  if (frames_ != 8 && frames_ != 32 && frames_ != 96) return;
+  Snapshot now;
+  now.frames = frames_;
+  now.produce_ns = read_ns_.load() + upload_ns_.load();
+  now.consume_ns = entropy_ns_.load() + transform_ns_.load();
+  const Snapshot before = last_snapshot_;
+  last_snapshot_ = now;
+  if (frames_ == 8) return;
+  const double frames = static_cast<double>(now.frames - before.frames);
+  const double produce = (now.produce_ns - before.produce_ns) * 1e-9 / frames;
+  const double consume = (now.consume_ns - before.consume_ns) * 1e-9 / frames;
+  if (!(produce > 0) || !(consume > 0)) return;
+  const int threads = opt_.balance_threads;
+  const int cap = source_.max_useful_producers();
+  const int most = std::min(threads - 1, cap > 0 ? cap : threads - 1);
+  const int n = balanced_producers(produce, consume, threads, most);
+  if (n == gate_.producers()) return;
+  gate_.set(n, threads - n);
+  ++rebalances_;
 }
 
 Stats Run::execute() {
@@ -525,14 +680,14 @@ Stats Run::execute() {
   if (trace_) trace_->set_origin(stages_start);
   if (timing_) gpu_->start_clock(stages_start);
 
-  producers_left_ = opt_.producers;
-  workers_left_ = opt_.entropy_threads;
+  producers_left_ = producer_threads_;
+  workers_left_ = worker_threads_;
   std::vector<std::thread> threads;
   try {
-    for (int p = 0; p < opt_.producers; ++p) threads.emplace_back(&Run::producer, this, p);
+    for (int p = 0; p < producer_threads_; ++p) threads.emplace_back(&Run::producer, this, p);
     if (gpu_) threads.emplace_back(&Run::dispatcher, this);
     if (downloader_) threads.emplace_back(&Run::downloader, this);
-    for (int w = 0; w < opt_.entropy_threads; ++w) threads.emplace_back(&Run::worker, this, w);
+    for (int w = 0; w < worker_threads_; ++w) threads.emplace_back(&Run::worker, this, w);
   } catch (...) {
     // Thread creation failed: stop what runs. The counters of the missing threads never reach
     // zero, but abort() has already released everybody.
@@ -557,6 +712,9 @@ Stats Run::execute() {
   st.coeff_wait_s = s(wait_ns_);
   st.entropy_s = s(entropy_ns_);
   st.write_s = s(write_ns_);
+  st.producers = gate_.producers();
+  st.entropy_threads = gate_.workers();
+  st.rebalances = rebalances_;
   if (gpu_) {
     st.upload_bytes = static_cast<std::uint64_t>(frames_) * gpu_->upload_bytes();
     st.download_bytes = download_bytes_.load();

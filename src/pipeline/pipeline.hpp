@@ -42,7 +42,8 @@ const char* to_string(Mode m);
 Mode parse_mode(const std::string& text);
 
 /// Sees each frame right after it was encoded, while its source pixels are still in the slot:
-/// `pixels` is the frame as read, `jpeg` the bytes that will be written. Called by the entropy
+/// `pixels` is the frame as read (planar frames: the RGB that was encoded from them), `jpeg`
+/// the bytes that will be written. Called by the entropy
 /// workers, concurrently and in any order (index says which frame); must be thread-safe and must
 /// not keep the references. An exception stops the encode like any other error.
 using FrameObserver = std::function<void(std::int64_t index, const ImageView& pixels,
@@ -53,6 +54,11 @@ struct PipelineOptions {
   int producers = 1;         ///< N producer threads (>= 1)
   int slots = 8;             ///< K stream-buffer slots (>= 1)
   int entropy_threads = 1;   ///< M entropy worker threads (>= 1)
+  /// Self-balancing split (0: off, N and M stay fixed). When >= 2, N and M are the starting
+  /// split and the pipeline moves threads between producers and entropy workers, keeping
+  /// N + M = balance_threads, from the stages' measured busy time per frame during the first
+  /// frames (see Balancer in pipeline.cpp); Stats says the split it ended with.
+  int balance_threads = 0;
   int device = 0;            ///< CUDA device (sok/aok)
   gpu::Variant variant = gpu::Variant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
@@ -75,12 +81,20 @@ struct PipelineOptions {
 void validate(const PipelineOptions& options);
 
 /// Thread and slot counts for `mode` on a machine with `cores` cores; a request > 0 is kept,
-/// 0 takes the default: 2 producers (1 on one core), entropy workers on the cores left by the
-/// producers and the GPU dispatcher (entropy coding binds), K = max(8, N + M + 2) slots.
-/// `in_memory` (frames already in memory, e.g. a MemoryFrameSource): in cpu mode the workers
-/// transform the frames where they lie, so 1 producer and a worker on every core.
+/// 0 takes the default. With neither N nor M requested the split balances itself
+/// (balance_threads = the cores left by the GPU dispatcher in sok/aok, all of them in cpu
+/// mode), starting from 2 producers (1 on one core) and the rest entropy workers; except in
+/// cpu mode on frames already in memory (`in_memory`, e.g. a MemoryFrameSource), where the
+/// workers transform the frames where they lie: 1 producer and a worker on every core. With N
+/// or M requested the other gets the cores left over, fixed. K = max(8, N + M + 2) slots.
 void apply_default_counts(PipelineOptions& options, int cores, int producers = 0,
                           int entropy_threads = 0, int slots = 0, bool in_memory = false);
+
+/// The producer count N (1..max_producers, below `threads`) with the most frames per second
+/// when a producer spends `produce_s` and an entropy worker `consume_s` per frame: N producers
+/// and M = threads - N workers sustain min(N / produce_s, M / consume_s); ties go to fewer
+/// producers. The rule of the self-balancing split.
+int balanced_producers(double produce_s, double consume_s, int threads, int max_producers);
 
 /// Busy time of each stage, summed over the threads of the stage (seconds).
 struct Stats {
@@ -103,10 +117,13 @@ struct Stats {
   double kernel_gpu_s = 0;        ///< sum of the transform kernels
   double download_gpu_s = 0;      ///< sum of the device-to-host copies
   double gpu_union_s = 0;         ///< time in which at least one of them ran
-  std::uint64_t upload_bytes = 0;    ///< host to device, all frames
-  std::uint64_t download_bytes = 0;  ///< device to host, all frames
+  std::uint64_t upload_bytes = 0;    ///< host to device, all frames (sok/aok)
+  std::uint64_t download_bytes = 0;  ///< device to host, all frames (sok/aok)
   std::int64_t token_frames = 0;     ///< sok/aok: frames coded from GPU tokens (the others
                                      ///< from coefficients: that output, or an overflow)
+  int producers = 0;                 ///< the split the encode ended with (balancing may move
+  int entropy_threads = 0;           ///< threads; else the options' N and M)
+  int rebalances = 0;                ///< how many times the split was changed
 };
 
 /// What the progress callback sees (called by the writer thread after each frame).

@@ -50,16 +50,24 @@ StreamBuffer::Slot::Slot(bool timing)
       body_start(timing_event(timing)) {}
 
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
-                           PixelFormat input, int slots, Kind kind, int device,
+                           const SourceFormat& input, int slots, Kind kind, int device,
                            gpu::Variant variant, int stages, bool timing, GpuOutput output,
                            int restart_interval, bool histogram)
     : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages),
       timing_(timing), origin_(timing_event(timing)), output_(output) {
   if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
-  row_bytes_ = static_cast<std::size_t>(geometry.width) * channels(input);
-  pixel_bytes_ = row_bytes_ * static_cast<std::size_t>(geometry.height);
+  if (input.width != geometry.width || input.height != geometry.height)
+    throw UsageError("stream buffer: the input size differs from the geometry");
+  planar_ = input.is_planar();
+  row_bytes_ = input.row_bytes();
+  pixel_bytes_ = input.frame_bytes();
   coeff_bytes_ = geometry.coefficient_count() * sizeof(std::int16_t);
-  plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input);
+  if (planar_) {
+    layout_ = planar_layout(input.width, input.height, input.planar.chroma);
+    plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input.planar);
+  } else {
+    plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input.format);
+  }
   if (output_ == GpuOutput::tokens) {
     // A stream as long as the coefficients' bytes fits the same host memory; a longer one (noise
     // at quality 100, say) is an overflow, and then the coefficients come back instead.
@@ -105,7 +113,21 @@ void StreamBuffer::drain() noexcept {
   MJPEG_CUDA_WARN(cudaStreamSynchronize(download_.get()));
 }
 
-void StreamBuffer::upload_async(int slot) {
+void StreamBuffer::launch(const gpu::DeviceBuffer& pixels, const gpu::DeviceBuffer& coeffs,
+                          cudaStream_t stream) {
+  const std::uint8_t* base = pixels.as<std::uint8_t>();
+  if (planar_) {
+    const std::uint8_t* planes[3] = {base + layout_.offset[0], base + layout_.offset[1],
+                                     base + layout_.offset[2]};
+    gpu::launch_transform_planar(*plan_, planes, layout_.pitch, coeffs.as<std::int16_t>(),
+                                 variant_, stages_, stream);
+  } else {
+    gpu::launch_transform(*plan_, base, row_bytes_, coeffs.as<std::int16_t>(), variant_, stages_,
+                          stream);
+  }
+}
+
+void StreamBuffer::upload_async(int slot, const std::uint8_t* src) {
   Slot& s = *slots_[slot];
   // N producers share the upload stream: one producer's records and copy must not interleave
   // with another's, or a timed span [upload_start, data_ready] would also cover the other
@@ -114,7 +136,7 @@ void StreamBuffer::upload_async(int slot) {
   // (1) initiate the transfer, (2) record DATARDY behind it in the same stream,
   // (3) signal on the host that the event exists (release: the record happens-before).
   if (timing_) s.upload_start.record(upload_.get());
-  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_pixels.get(), s.host_pixels, pixel_bytes_,
+  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_pixels.get(), src, pixel_bytes_,
                                    cudaMemcpyHostToDevice, upload_.get()));
   s.data_ready.record(upload_.get());
   s.data_ready_recorded.fetch_add(1, std::memory_order_release);
@@ -136,8 +158,7 @@ void StreamBuffer::transform_async(int slot) {
   // thread goes on issuing.
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel_.get(), s.data_ready.get(), 0));
   if (timing_) s.kernel_start.record(kernel_.get());
-  gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
-                        s.device_coeffs.as<std::int16_t>(), variant_, stages_, kernel_.get());
+  launch(s.device_pixels, s.device_coeffs, kernel_.get());
   if (tokenize_)
     gpu::launch_tokenize(*tokenize_, s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(),
                          kernel_.get());
@@ -222,7 +243,7 @@ GpuResult StreamBuffer::result(int slot) const {
   return r;
 }
 
-void StreamBuffer::offload_sync(int slot) {
+void StreamBuffer::offload_sync(int slot, const std::uint8_t* src) {
   Slot& s = *slots_[slot];
   maybe_inject_error(nullptr);
   // A plain synchronous program: copy, launch and wait all on the legacy default stream, which
@@ -234,14 +255,13 @@ void StreamBuffer::offload_sync(int slot) {
   // orders them with the copies and the kernel.
   cudaStream_t legacy = nullptr;
   if (timing_) s.upload_start.record(legacy);
-  MJPEG_CUDA_CHECK(cudaMemcpy(s.device_pixels.get(), s.host_pixels, pixel_bytes_,
+  MJPEG_CUDA_CHECK(cudaMemcpy(s.device_pixels.get(), src, pixel_bytes_,
                               cudaMemcpyHostToDevice));
   if (timing_) {
     s.data_ready.record(legacy);
     s.kernel_start.record(legacy);
   }
-  gpu::launch_transform(*plan_, s.device_pixels.as<std::uint8_t>(), row_bytes_,
-                        s.device_coeffs.as<std::int16_t>(), variant_, stages_, legacy);
+  launch(s.device_pixels, s.device_coeffs, legacy);
   if (tokenize_)
     gpu::launch_tokenize(*tokenize_, s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(),
                          legacy);

@@ -2,7 +2,9 @@
 // producers, the GPU transform and the host entropy workers.
 //
 // Per slot (allocated once per geometry, never per frame):
-//   host pixels (pinned; pageable in SOK unless pinned_sok), device pixels,
+//   host pixels (pinned; pageable in SOK unless pinned_sok), device pixels (one frame in the
+//   source's layout: packed rows, or planar Y, Cb, Cr back to back: 1.5 bytes per pixel at
+//   4:2:0, converted to RGB by the transform kernels),
 //   device coefficients, device token stream (header + slots, cuda/gpu_tokenize.hpp),
 //   host result (pinned in AOK and pinned SOK): the stream header, then the token slots or,
 //   when they would not fit (or the buffer downloads coefficients), the coefficients;
@@ -52,6 +54,7 @@
 #include "jpeg/tokens.hpp"
 #include "jpeg_geometry.hpp"
 #include "mjpeg/options.hpp"
+#include "pipeline/frame_source.hpp"
 
 namespace mjpeg::pipeline {
 
@@ -86,9 +89,9 @@ class StreamBuffer {
   /// gpu_times() can say when each copy and kernel ran (a little dearer per record).
   /// `output`: what comes back; with tokens, `restart_interval` and `histogram` (--optimize)
   /// say what the tokenizer writes.
-  StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables, PixelFormat input,
-               int slots, Kind kind, int device, gpu::Variant variant, int stages,
-               bool timing = false, GpuOutput output = GpuOutput::coefficients,
+  StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
+               const SourceFormat& input, int slots, Kind kind, int device, gpu::Variant variant,
+               int stages, bool timing = false, GpuOutput output = GpuOutput::coefficients,
                int restart_interval = 0, bool histogram = false);
   /// Waits for outstanding GPU work (never throws), then frees.
   ~StreamBuffer();
@@ -106,7 +109,9 @@ class StreamBuffer {
 
   // --- AOK (asynchronous offload) ---------------------------------------------------------
   /// Producer side of PICC: H2D copy + data_ready record on the upload stream, count bumped.
-  void upload_async(int slot);
+  /// `src`: the frame's host bytes (pixel_bytes()); the slot's own host_pixels, or a frame
+  /// that stays in (pinned) memory until its result is back (copied where it lies).
+  void upload_async(int slot, const std::uint8_t* src);
   /// Dispatcher: kernel (and tokenizer) after data_ready; after transform_done the download of
   /// the coefficients (result_ready) or of the token stream's header (header_ready).
   void transform_async(int slot);
@@ -123,7 +128,7 @@ class StreamBuffer {
   // --- SOK (synchronous offload) ----------------------------------------------------------
   /// Blocking cudaMemcpy in, launch, synchronize, blocking cudaMemcpy out, all on the legacy
   /// default stream (not the three streams above), as a plain synchronous program does.
-  void offload_sync(int slot);
+  void offload_sync(int slot, const std::uint8_t* src);
 
   /// Blocks until all three streams are idle (used on shutdown). Never throws.
   void drain() noexcept;
@@ -191,6 +196,10 @@ class StreamBuffer {
   gpu::Event origin_;        // timing: the event start_clock() recorded
   double origin_host_s_ = 0;  // ... and the host time it maps to (relative to the origin)
   std::size_t row_bytes_ = 0, pixel_bytes_ = 0, coeff_bytes_ = 0;
+  bool planar_ = false;
+  PlanarLayout layout_;  // planar input: where the planes lie in a slot
+  void launch(const gpu::DeviceBuffer& pixels, const gpu::DeviceBuffer& coeffs,
+              cudaStream_t stream);
   GpuOutput output_ = GpuOutput::coefficients;
   std::size_t header_bytes_ = 0;  // tokens: the stream header area at the start of host_result
   std::unique_ptr<gpu::TransformPlan> plan_;

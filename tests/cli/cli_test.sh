@@ -714,6 +714,94 @@ for cases in "$(dirname "${BASH_SOURCE[0]}")"/cases_*.sh; do
 done
 
 # ---------------------------------------------------------------------------------------------
+# Cases: planar input (Y4M and decoded video reach the encoder as planes). --dump-input writes
+# the pixels each frame was encoded from; cjpeg on them is the oracle.
+# ---------------------------------------------------------------------------------------------
+
+# dump_matches_cjpeg DIR FRAMES_DIR "CJPEG OPTIONS": every frames_dir/NNN.jpg equals cjpeg of
+# DIR/000NNN.ppm (or .pgm).
+dump_matches_cjpeg() {
+  need_cjpeg
+  local dump=$1 frames=$2 opts=$3 n=0 f
+  for f in "$frames"/*.jpg; do
+    local i=${f##*/}
+    i=$((10#${i%.jpg}))
+    local src
+    src=$(ls "$dump"/$(printf '%06d' "$i").p?m 2>/dev/null) || die "no dumped frame $i"
+    # shellcheck disable=SC2086
+    "$CJPEG" $opts -outfile theirs.jpg "$src" || die "cjpeg $opts $src failed"
+    same_bytes "$f" theirs.jpg
+    n=$((n + 1))
+  done
+  [[ $n -gt 0 ]] || die "no frames in $frames"
+  echo "ok: $n frames == cjpeg [$opts] on the dumped pixels"
+}
+
+case_y4m_planar_frames_equal_cjpeg_of_dumped_pixels() {
+  need_ffmpeg
+  # Odd sizes, 4:2:0 / 4:2:2 / 4:4:4 / mono, limited and full range, BT.601 and BT.709 tags.
+  local spec
+  for spec in "yuv420p:pc:" "yuv422p:tv:" "yuv444p:pc:XCOLORMATRIX=BT709" "gray:tv:"; do
+    IFS=: read -r pix range extra <<<"$spec"
+    rm -rf f d && mkdir f
+    ffmpeg -v error -f lavfi -i "testsrc2=size=40x24:rate=25" -frames:v 4 \
+      -vf "format=yuv444p,crop=37:23:0:0,format=$pix" -color_range "$range" -strict -1 \
+      -f yuv4mpegpipe -y in.y4m || die "ffmpeg could not make in.y4m"
+    head -c 30 in.y4m | grep -q 'W37 H23' || die "in.y4m is not 37x23"
+    if [[ -n $extra ]]; then  # our matrix hint, appended to the stream header
+      sed -i "1s/\$/ $extra/" in.y4m
+    fi
+    expect_ok encode in.y4m -o f/%03d.jpg --dump-input d -q 77 -s 422 --mode cpu --quiet
+    dump_matches_cjpeg d f "-quality 77 -sample 2x1"
+    rm -rf f d && mkdir f
+    expect_ok encode in.y4m -o f/%03d.jpg --dump-input d -s gray --mode cpu --quiet
+    dump_matches_cjpeg d f "-quality 90 -grayscale"
+  done
+}
+
+case_y4m_file_and_stdin_write_the_same_bytes() {
+  make_y4m in.y4m 20 161x91
+  expect_ok encode in.y4m -o file.avi --mode cpu --quiet
+  "$MJPEG" encode - -o pipe.avi --mode cpu --quiet <in.y4m 2>err.txt || die "$(cat err.txt)"
+  cat in.y4m | "$MJPEG" encode - -o fifo.avi --mode cpu --producers 3 --quiet 2>err.txt ||
+    die "$(cat err.txt)"
+  same_bytes file.avi pipe.avi
+  same_bytes file.avi fifo.avi
+}
+
+case_dump_input_refuses_existing_files_without_y() {
+  make_y4m in.y4m 2 32x16
+  mkdir f
+  expect_ok encode in.y4m -o f/%03d.jpg --dump-input d --mode cpu --quiet
+  [[ -f d/000001.ppm && -f d/000002.ppm ]] || die "dumped files: $(ls d)"
+  expect_fail 1 encode in.y4m -o g.avi --dump-input d --mode cpu --quiet
+  [[ ! -e g.avi ]] || die "g.avi written despite the refusal"
+  expect_ok encode in.y4m -o g.avi --dump-input d --mode cpu --quiet -y
+  : >plain
+  expect_fail 1 encode in.y4m -o h.avi --dump-input plain --mode cpu --quiet
+}
+
+case_video_planes_equal_ffmpeg_rgb_and_swscale_path() {
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i testsrc2=size=160x96:rate=25 -frames:v 6 -pix_fmt yuv420p \
+    -c:v libx264 -qp 10 clip.mp4 || skip "ffmpeg cannot make an H.264 clip"
+  need_libav clip.mp4
+  grep -q "planes to the encoder" start.txt || die "not decoded to planes: $(cat start.txt)"
+  mkdir f s
+  expect_ok encode clip.mp4 -o f/%03d.jpg --dump-input d --mode cpu --quiet
+  expect_ok encode clip.mp4 -o s/%03d.jpg --rgb-decode swscale --mode cpu --quiet
+  dump_matches_cjpeg d f "-quality 90 -sample 2x2"
+  local i
+  for i in 1 6; do  # the planes' RGB is ffmpeg's own rgb24 (libswscale's arithmetic)
+    ffmpeg -v error -i clip.mp4 -vf "select=eq(n\,$((i - 1)))" -frames:v 1 -pix_fmt rgb24 \
+      "ff$i.ppm" || die "ffmpeg could not extract frame $i"
+    same_bytes "d/$(printf '%06d' $i).ppm" "ff$i.ppm"
+    same_bytes "f/$(printf '%03d' $i).jpg" "s/$(printf '%03d' $i).jpg"
+  done
+  expect_fail 2 encode clip.mp4 -o x.avi --rgb-decode bogus
+}
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 

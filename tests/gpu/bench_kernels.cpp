@@ -1,11 +1,13 @@
 // mjpeg_bench_kernels: time the GPU transform kernels (4:2:0, q90) at HD, 4K and 8K for every
-// variant and stage count. Per configuration: median ms per frame from CUDA events around each
-// launch (after a warm-up), rotating among enough input/output buffers that the L2 cache
-// (~60 MB) cannot hold a frame between its uses; effective bandwidth = (RGB bytes read +
-// coefficient bytes written) / time, against a large device-to-device cudaMemcpy timed in the
-// same run (bytes read + written); registers and shared memory from cudaFuncGetAttributes.
+// variant and stage count, for packed RGB input and for planar 4:2:0 YCbCr input (Y4M / decoded
+// video: 1.5 bytes per pixel, converted to RGB in the kernel). Per configuration: median ms per
+// frame from CUDA events around each launch (after a warm-up), rotating among enough
+// input/output buffers that the L2 cache (~60 MB) cannot hold a frame between its uses;
+// effective bandwidth = (input bytes read + coefficient bytes written) / time, against a large
+// device-to-device cudaMemcpy timed in the same run (bytes read + written); registers and
+// shared memory from cudaFuncGetAttributes.
 //
-// Usage: mjpeg_bench_kernels [--csv] [--quick] [--sizes hd,4k,8k]
+// Usage: mjpeg_bench_kernels [--csv] [--quick] [--sizes hd,4k,8k] [--inputs rgb24,yuv420p]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "gpu_test_util.hpp"
 #include "gpu_transform.hpp"
 #include "jpeg/geometry.hpp"
+#include "jpeg/planar.hpp"
 #include "jpeg/quant.hpp"
 
 using namespace mjpeg;
@@ -59,13 +62,16 @@ struct SizeCase {
 
 int main(int argc, char** argv) {
   bool csv = false, quick = false;
-  std::string sizes = "hd,4k,8k";
+  std::string sizes = "hd,4k,8k", inputs = "rgb24,yuv420p";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv")) csv = true;
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
+    else if (!std::strcmp(argv[i], "--inputs") && i + 1 < argc) inputs = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--csv] [--quick] [--sizes hd,4k,8k]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--csv] [--quick] [--sizes hd,4k,8k] [--inputs rgb24,yuv420p]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -82,57 +88,82 @@ int main(int argc, char** argv) {
     std::fprintf(csv ? stderr : stdout,
                  "device: %s, %d SMs, L2 %d MB; D2D copy %.0f GB/s (read + write)\n", prop.name,
                 prop.multiProcessorCount, prop.l2CacheSize >> 20, copy_gbs);
-    if (csv) std::printf("size,variant,stages,ms,gbs,pct_copy,regs,smem,threads,blocks_per_sm\n");
+    if (csv)
+      std::printf("size,input,variant,stages,ms,gbs,pct_copy,regs,smem,threads,blocks_per_sm\n");
     else
-      std::printf("%-5s %-12s %2s %9s %8s %7s %5s %7s %4s %3s\n", "size", "variant", "S",
-                  "ms/frame", "GB/s", "%copy", "regs", "smem", "thr", "b/SM");
+      std::printf("%-5s %-8s %-12s %2s %9s %8s %7s %5s %7s %4s %3s\n", "size", "input",
+                  "variant", "S", "ms/frame", "GB/s", "%copy", "regs", "smem", "thr", "b/SM");
     const SizeCase all[] = {{"hd", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
     for (const SizeCase& sc : all) {
       if (sizes.find(sc.name) == std::string::npos) continue;
-      const FrameGeometry g = make_geometry(sc.w, sc.h, Subsampling::s420);
-      const QuantTables t = make_quant_tables(90, 2);
-      const gputest::HostFrame f = gputest::synthetic_frame(sc.w, sc.h, 3, 7u);
-      const std::size_t in_bytes = static_cast<std::size_t>(sc.w) * sc.h * 3;
-      const std::size_t out_bytes = g.coefficient_count() * sizeof(std::int16_t);
-      const int nbuf = static_cast<int>(
-          std::max<std::size_t>(2, (std::size_t{256} << 20) / (in_bytes + out_bytes) + 1));
-      std::vector<gputest::DeviceFrame> in;
-      std::vector<gpu::DeviceBuffer> out;
-      for (int i = 0; i < nbuf; ++i) {
-        in.emplace_back(f, f.stride);
-        out.emplace_back(out_bytes);
-      }
-      const gpu::TransformPlan plan(g, t, PixelFormat::rgb24);
-      const int reps = quick ? 30 : (sc.w <= 1920 ? 400 : sc.w <= 3840 ? 200 : 100);
-      for (gpu::Variant v : gpu::kAllVariants) {
-        for (int st = 1; st <= (v == gpu::Variant::direct ? 1 : gpu::kMaxStages); ++st) {
-          std::vector<gpu::Event> ev(2 * reps);
-          for (int i = 0; i < 10; ++i)
-            gpu::launch_transform(plan, in[i % nbuf].data, in[i % nbuf].pitch,
-                                  out[i % nbuf].as<std::int16_t>(), v, st, stream.get());
-          for (int i = 0; i < reps; ++i) {
-            const int b = i % nbuf;
-            ev[2 * i].record(stream.get());
+      for (const char* input : {"rgb24", "yuv420p"}) {
+        if (inputs.find(input) == std::string::npos) continue;
+        const bool planar = std::strcmp(input, "yuv420p") == 0;
+        const FrameGeometry g = make_geometry(sc.w, sc.h, Subsampling::s420);
+        const QuantTables t = make_quant_tables(90, 2);
+        const gputest::HostFrame f = gputest::synthetic_frame(sc.w, sc.h, 3, 7u);
+        PlanarFormat pf;
+        pf.chroma = PlanarChroma::c420;
+        pf.ycc = math::make_rounded_ycc(0.299, 0.114, true);
+        const gputest::PlanarFrame pfr =
+            planar ? gputest::synthetic_planar(sc.w, sc.h, pf, 7u) : gputest::PlanarFrame{};
+        const std::size_t in_bytes =
+            planar ? pfr.bytes.size() : static_cast<std::size_t>(sc.w) * sc.h * 3;
+        const std::size_t out_bytes = g.coefficient_count() * sizeof(std::int16_t);
+        const int nbuf = static_cast<int>(
+            std::max<std::size_t>(2, (std::size_t{256} << 20) / (in_bytes + out_bytes) + 1));
+        std::vector<gputest::DeviceFrame> in;
+        std::vector<gputest::DevicePlanar> in_planar;
+        std::vector<gpu::DeviceBuffer> out;
+        for (int i = 0; i < nbuf; ++i) {
+          if (planar) {
+            const PlanarLayout l = pfr.layout();
+            const std::size_t pitches[3] = {l.pitch[0], l.pitch[1], l.pitch[2]};
+            const std::size_t zero[3] = {0, 0, 0};
+            in_planar.emplace_back(pfr, pitches, zero);
+          } else {
+            in.emplace_back(f, f.stride);
+          }
+          out.emplace_back(out_bytes);
+        }
+        const gpu::TransformPlan plan = planar ? gpu::TransformPlan(g, t, pf)
+                                               : gpu::TransformPlan(g, t, PixelFormat::rgb24);
+        auto launch = [&](int b, gpu::Variant v, int st) {
+          if (planar)
+            gpu::launch_transform_planar(plan, in_planar[b].plane, in_planar[b].pitch,
+                                         out[b].as<std::int16_t>(), v, st, stream.get());
+          else
             gpu::launch_transform(plan, in[b].data, in[b].pitch, out[b].as<std::int16_t>(), v, st,
                                   stream.get());
-            ev[2 * i + 1].record(stream.get());
+        };
+        const int reps = quick ? 30 : (sc.w <= 1920 ? 400 : sc.w <= 3840 ? 200 : 100);
+        for (gpu::Variant v : gpu::kAllVariants) {
+          for (int st = 1; st <= (v == gpu::Variant::direct ? 1 : gpu::kMaxStages); ++st) {
+            std::vector<gpu::Event> ev(2 * reps);
+            for (int i = 0; i < 10; ++i) launch(i % nbuf, v, st);
+            for (int i = 0; i < reps; ++i) {
+              const int b = i % nbuf;
+              ev[2 * i].record(stream.get());
+              launch(b, v, st);
+              ev[2 * i + 1].record(stream.get());
+            }
+            stream.synchronize();
+            std::vector<float> ms(reps);
+            for (int i = 0; i < reps; ++i) ms[i] = ev[2 * i + 1].elapsed_since(ev[2 * i]);
+            const double med = median(ms);
+            const double gbs = (in_bytes + out_bytes) / (med * 1e-3) / 1e9;
+            const gpu::KernelInfo k = plan.kernel_info(v, st);
+            const std::size_t smem = k.static_smem + k.dynamic_smem;
+            if (csv)
+              std::printf("%s,%s,%s,%d,%.4f,%.1f,%.1f,%d,%zu,%d,%d\n", sc.name, input,
+                          gpu::to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs, k.registers,
+                          smem, k.threads, k.blocks_per_sm);
+            else
+              std::printf("%-5s %-8s %-12s %2d %9.4f %8.1f %6.1f%% %5d %7zu %4d %3d\n", sc.name,
+                          input, gpu::to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs,
+                          k.registers, smem, k.threads, k.blocks_per_sm);
+            std::fflush(stdout);
           }
-          stream.synchronize();
-          std::vector<float> ms(reps);
-          for (int i = 0; i < reps; ++i) ms[i] = ev[2 * i + 1].elapsed_since(ev[2 * i]);
-          const double med = median(ms);
-          const double gbs = (in_bytes + out_bytes) / (med * 1e-3) / 1e9;
-          const gpu::KernelInfo k = plan.kernel_info(v, st);
-          const std::size_t smem = k.static_smem + k.dynamic_smem;
-          if (csv)
-            std::printf("%s,%s,%d,%.4f,%.1f,%.1f,%d,%zu,%d,%d\n", sc.name, gpu::to_string(v), st,
-                        med, gbs, 100.0 * gbs / copy_gbs, k.registers, smem, k.threads,
-                        k.blocks_per_sm);
-          else
-            std::printf("%-5s %-12s %2d %9.4f %8.1f %6.1f%% %5d %7zu %4d %3d\n", sc.name,
-                        gpu::to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs, k.registers,
-                        smem, k.threads, k.blocks_per_sm);
-          std::fflush(stdout);
         }
       }
     }

@@ -12,7 +12,7 @@
 #   pipeline-memcheck  compute-sanitizer memcheck over the sok/aok pipeline tests (streams,
 #             events, traces), without the test whose cudaMalloc fails on purpose (memcheck
 #             reports every failing API call as an error)
-#   kernels   the kernel benchmark (CSV)
+#   kernels   the kernel benchmark (CSV): rgb24 and planar yuv420p input
 #   entropy   mjpeg_bench_entropy (the CPU coders against libjpeg-turbo's Huffman coding on this
 #             machine's CPU), when BIN_DIR has it (a shared libbenchmark may sit in BIN_DIR/lib)
 #   compare   `mjpeg compare` on 1920x1080 frames cut from the Kodak mosaic (env
@@ -27,6 +27,9 @@
 #             CPU (env MJPEG_MEDIA_DIR for the Kodak images)
 #   bench     `mjpeg bench` sweeps on the same picture (CSV; plots are drawn elsewhere with
 #             `mjpeg bench --from bench.csv --plots DIR`)
+#   e2e       tests/gpu/e2e.sh: `mjpeg encode` of Y4M clips (file in the page cache, stdin) against
+#             `mjpeg compare` on the same frames, 1920x1080 and 3840x2160, every mode, with the
+#             self-balancing split and (MJPEG_E2E_SWEEP, default 1 here) fixed aok splits
 # The tables of the parts that ran are printed last. Logs go to $LOG_DIR (default: $OUT or
 # ./gpu-check-logs).
 set -u
@@ -44,7 +47,7 @@ tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench},"
+parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -54,7 +57,7 @@ cat "$logs/gpu.txt"
 
 export MJPEG_REQUIRE_GPU=1
 if want tests; then
-  timeout 240 "$tests" --gtest_brief=1 >"$logs/tests.log" 2>&1
+  timeout 420 "$tests" --gtest_brief=1 >"$logs/tests.log" 2>&1
   rc=$?; tail -5 "$logs/tests.log"
   note "gpu tests (MJPEG_REQUIRE_GPU=1): rc=$rc"
   # The streaming pipeline in sok, sok --pinned and aok: every frame byte-identical to the CPU.
@@ -67,9 +70,9 @@ fi
 
 if want sanitize; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  small="Matrix/GpuExact.*:GpuTest.*:GpuTokenize.*"
+  small="Matrix/GpuExact.*:Planar/GpuPlanarExact.*:GpuTest.*:GpuTokenize.*"
   for tool in memcheck racecheck initcheck; do
-    to=90; [[ $tool == racecheck ]] && to=150
+    to=150; [[ $tool == racecheck ]] && to=300
     MJPEG_GPU_SMALL=1 timeout $to "$cs" --tool $tool --error-exitcode 3 "$tests" --gtest_filter="$small" \
       --gtest_brief=1 >"$logs/sanitizer_$tool.log" 2>&1
     rc=$?
@@ -80,7 +83,7 @@ if want sanitize; then
   # block-scoped variants are tried once and reported (known tool limit: "Missing wait").
   for v in direct primitives pipeline partitioned; do
     MJPEG_GPU_SMALL=1 MJPEG_GPU_ONLY_VARIANT=$v timeout 45 "$cs" --tool synccheck --error-exitcode 3 "$tests" \
-      --gtest_filter="Matrix/GpuExact.*" --gtest_brief=1 >"$logs/sanitizer_synccheck_$v.log" 2>&1
+      --gtest_filter="Matrix/GpuExact.*:Planar/GpuPlanarExact.*" --gtest_brief=1 >"$logs/sanitizer_synccheck_$v.log" 2>&1
     rc=$?
     errs=$(grep -m1 -E "ERROR SUMMARY" "$logs/sanitizer_synccheck_$v.log")
     first=$(grep -m1 -E "Missing|Barrier|Invalid" "$logs/sanitizer_synccheck_$v.log")
@@ -90,7 +93,7 @@ fi
 if want pipeline-memcheck && [[ -x $bin/mjpeg_pipeline_gpu_tests ]]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   timeout 240 "$cs" --tool memcheck --error-exitcode 3 "$bin/mjpeg_pipeline_gpu_tests" \
-    --gtest_filter='GpuPipeline.*:Cases/GpuStream.*:-GpuPipeline.DeviceOutOfMemory*' --gtest_brief=1 \
+    --gtest_filter='GpuPipeline.*:Cases/GpuStream.*:Cases/GpuPlanar.*:-GpuPipeline.DeviceOutOfMemory*' --gtest_brief=1 \
     >"$logs/sanitizer_pipeline_memcheck.log" 2>&1
   rc=$?
   errs=$(grep -m1 -E "ERROR SUMMARY" "$logs/sanitizer_pipeline_memcheck.log")
@@ -163,6 +166,12 @@ if want bench; then
   note "mjpeg bench sweeps: rc=$? (csv in $logs/bench_sweep.csv)"
 fi
 
+if want e2e; then
+  MJPEG_E2E_SWEEP=${MJPEG_E2E_SWEEP:-1} timeout 560 bash "$here/tests/gpu/e2e.sh" "$bin/mjpeg" "$picture" 300 \
+    >"$logs/e2e.txt" 2>"$logs/e2e.err"
+  note "end to end encode vs compare: rc=$? (table below; logs in \${TMPDIR:-/tmp}/mjpeg-e2e)"
+fi
+
 echo
 echo "==== summary"
 printf '%s\n' "${summary[@]}"
@@ -178,6 +187,10 @@ if want cpu; then
     echo "==== mjpeg compare --modes cpu ($size q90 4:2:0, Kodak mosaic)"
     cat "$logs/compare_cpu_$size.txt"
   done
+fi
+if want e2e; then
+  echo
+  sed -n '/^==== end to end/,$p' "$logs/e2e.txt"
 fi
 if want compare; then
   echo

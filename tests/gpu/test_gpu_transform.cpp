@@ -1,6 +1,8 @@
 // GPU transform exactness: every variant x stage count x sampling x quality x size gives the
 // same coefficient buffer as transform_cpu, bit for bit (size check, then memcmp), for packed,
 // padded and unaligned pitches; and the JPEG from GPU coefficients equals encode_jpeg's bytes.
+// Planar YCbCr input (every input chroma layout x output sampling x conversion form): the
+// same as transform_cpu of the frame converted to RGB by planar_to_rgb.
 //
 // Without a usable CUDA device the tests are skipped (GTEST_SKIP); with MJPEG_REQUIRE_GPU=1 they
 // fail instead. MJPEG_GPU_SMALL=1 keeps only small frames (for compute-sanitizer runs).
@@ -18,6 +20,7 @@
 #include "gpu_transform.hpp"
 #include "jpeg/entropy.hpp"
 #include "jpeg/geometry.hpp"
+#include "jpeg/planar.hpp"
 #include "jpeg/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
@@ -188,6 +191,208 @@ TEST_F(GpuTest, JpegFromGpuCoefficientsEqualsCpuJpeg) {
       }
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planar input
+// ---------------------------------------------------------------------------------------------
+
+/// The conversions the sources use: Y4M's rounded form (BT.601 limited, BT.709 full) and the
+/// truncated form of decoded video (libswscale's BT.601 table, limited range).
+math::YccToRgb ycc_case(int which) {
+  static const int kSws601[4] = {104597, 132201, 25675, 53279};
+  switch (which) {
+    case 0: return math::make_rounded_ycc(0.299, 0.114, true);
+    case 1: return math::make_rounded_ycc(0.2126, 0.0722, false);
+    default: return math::make_truncated_ycc(kSws601, true);
+  }
+}
+
+std::vector<std::int16_t> planar_gpu_coeffs(const gpu::TransformPlan& plan,
+                                            const gputest::DevicePlanar& d,
+                                            gpu::DeviceBuffer& coeffs, Variant v, int stages) {
+  const FrameGeometry& g = plan.geometry();
+  MJPEG_CUDA_CHECK(cudaMemset(coeffs.get(), 0xA5, coeffs.size()));  // poison
+  gpu::launch_transform_planar(plan, d.plane, d.pitch, coeffs.as<std::int16_t>(), v, stages,
+                               nullptr);
+  MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::int16_t> out(g.coefficient_count());
+  MJPEG_CUDA_CHECK(cudaMemcpy(out.data(), coeffs.get(), out.size() * sizeof(std::int16_t),
+                              cudaMemcpyDeviceToHost));
+  return out;
+}
+
+/// Device pitches and plane offsets for one upload of a planar frame.
+struct PlanarPlacement {
+  std::size_t pitch[3];
+  std::size_t offset[3];
+};
+
+/// Every variant and stage count on one planar frame in each placement, against
+/// transform_cpu of its RGB.
+void expect_planar_matches(const gputest::PlanarFrame& f, Subsampling s, int quality,
+                           const std::vector<PlanarPlacement>& placements, bool all_stages) {
+  const FrameGeometry g = make_geometry(f.width, f.height, s);
+  const QuantTables t = make_quant_tables(quality, g.num_components == 1 ? 1 : 2);
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(f.width) * f.height * 3);
+  planar_to_rgb(f.view(), rgb.data(), static_cast<std::size_t>(f.width) * 3);
+  const ImageView rgb_view{rgb.data(), f.width, f.height, PixelFormat::rgb24,
+                           static_cast<std::size_t>(f.width) * 3};
+  std::vector<std::int16_t> ref(g.coefficient_count(), std::int16_t{0x7777});
+  transform_cpu(rgb_view, g, t, ref.data());
+  gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
+  const gpu::TransformPlan plan(g, t, f.format);
+  const char* only = std::getenv("MJPEG_GPU_ONLY_VARIANT");
+  for (const PlanarPlacement& pl : placements) {
+    const gputest::DevicePlanar d(f, pl.pitch, pl.offset);
+    for (Variant v : gpu::kAllVariants) {
+      if (only && *only && gpu::parse_variant(only) != v) continue;
+      const int max_s = v == Variant::direct ? 1 : (all_stages ? gpu::kMaxStages : 2);
+      for (int st = 1; st <= max_s; ++st) {
+        const std::vector<std::int16_t> got = planar_gpu_coeffs(plan, d, coeffs, v, st);
+        ASSERT_EQ(got.size(), ref.size());
+        const bool same =
+            std::memcmp(got.data(), ref.data(), ref.size() * sizeof(std::int16_t)) == 0;
+        EXPECT_TRUE(same) << f.width << "x" << f.height << " in "
+                          << static_cast<int>(f.format.chroma) << " ycc form "
+                          << f.format.ycc.truncated << " out " << to_string(s) << " q"
+                          << quality << " pitches " << pl.pitch[0] << "/" << pl.pitch[1]
+                          << " offsets " << pl.offset[0] << "/" << pl.offset[1] << "/"
+                          << pl.offset[2] << " " << gpu::to_string(v) << " S=" << st << ": "
+                          << first_difference(ref, got);
+        if (!same) return;
+      }
+    }
+  }
+}
+
+using PlanarParam = std::tuple<PlanarChroma, Subsampling, Size>;
+
+class GpuPlanarExact : public GpuTest, public ::testing::WithParamInterface<PlanarParam> {};
+
+TEST_P(GpuPlanarExact, AllVariantsStagesPitchesMatchCpuOfTheRgb) {
+  const auto [chroma, s, size] = GetParam();
+  const bool small = size.w * size.h <= 64 * 64 || (size.w == 300 && size.h == 48);
+  if (small_mode() && !small) GTEST_SKIP() << "MJPEG_GPU_SMALL=1: large frame skipped";
+  // Sanitizer runs (small mode): the edge cases 1x1, 17x9, 33x17 and the 4:2:0 fast path's
+  // 300x48, one conversion form (two for 4:2:0 input) and the misaligned placement only.
+  if (small_mode() && (size.w == 7 || size.w == 8 || size.w == 40))
+    GTEST_SKIP() << "MJPEG_GPU_SMALL=1: covered by the other small sizes";
+  const bool large = size.w * size.h > 1000 * 1000;
+  for (int form = 0; form < 3; ++form) {
+    if ((small_mode() || large) && form == 1) continue;
+    if (small_mode() && form == 2 && chroma != PlanarChroma::c420) continue;
+    PlanarFormat pf;
+    pf.chroma = chroma;
+    pf.ycc = ycc_case(form);
+    const gputest::PlanarFrame f =
+        gputest::synthetic_planar(size.w, size.h, pf, 5u + size.w + form);
+    const PlanarLayout l = f.layout();
+    auto up16 = [](std::size_t v) { return (v + 15) / 16 * 16; };
+    // Packed planes as a Y4M slot holds them, 16-aligned padded pitches, and odd pitches on
+    // misaligned bases (different for Y and chroma).
+    std::vector<PlanarPlacement> placements = {
+        {{l.pitch[0] + 3, l.pitch[1] + 7, l.pitch[1] + 7}, {5, 1, 11}}};
+    if (!small_mode()) {
+      placements.push_back({{l.pitch[0], l.pitch[1], l.pitch[1]}, {0, 0, 0}});
+      placements.push_back(
+          {{up16(l.pitch[0]) + 32, up16(l.pitch[1]) + 16, up16(l.pitch[1]) + 16}, {0, 0, 0}});
+    }
+    for (int q : {90, 50}) {
+      if ((small_mode() || large) && q != 90) continue;
+      expect_planar_matches(f, s, q, placements, small || q == 90);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+const PlanarChroma kPlanarChromas[] = {PlanarChroma::c420, PlanarChroma::c422, PlanarChroma::c444,
+                                       PlanarChroma::mono};
+const Size kPlanarSizes[] = {{1, 1},   {7, 5},     {8, 8},      {17, 9},     {33, 17},
+                             {40, 24}, {300, 48},  {259, 131},  {4001, 9},   {1921, 1081},
+                             {1920, 1080}};
+
+std::string planar_param_name(const ::testing::TestParamInfo<PlanarParam>& info) {
+  const auto [chroma, s, size] = info.param;
+  const char* in = chroma == PlanarChroma::c420   ? "yuv420"
+                   : chroma == PlanarChroma::c422 ? "yuv422"
+                   : chroma == PlanarChroma::c444 ? "yuv444"
+                                                  : "mono";
+  return std::string(in) + "_s" + to_string(s) + "_" + std::to_string(size.w) + "x" +
+         std::to_string(size.h);
+}
+
+INSTANTIATE_TEST_SUITE_P(Planar, GpuPlanarExact,
+                         ::testing::Combine(::testing::ValuesIn(kPlanarChromas),
+                                            ::testing::ValuesIn(kSamplings),
+                                            ::testing::ValuesIn(kPlanarSizes)),
+                         planar_param_name);
+
+// The JPEG written from the GPU coefficients of a planar frame equals encode_jpeg of its RGB.
+TEST_F(GpuTest, JpegFromPlanarGpuCoefficientsEqualsCpuJpegOfTheRgb) {
+  const int w = small_mode() ? 37 : 643, h = small_mode() ? 29 : 481;
+  for (PlanarChroma chroma : kPlanarChromas) {
+    PlanarFormat pf;
+    pf.chroma = chroma;
+    pf.ycc = ycc_case(0);
+    const gputest::PlanarFrame f = gputest::synthetic_planar(w, h, pf, 41u);
+    std::vector<std::uint8_t> rgb(static_cast<std::size_t>(w) * h * 3);
+    planar_to_rgb(f.view(), rgb.data(), static_cast<std::size_t>(w) * 3);
+    const ImageView view{rgb.data(), w, h, PixelFormat::rgb24, static_cast<std::size_t>(w) * 3};
+    const PlanarLayout l = f.layout();
+    const std::size_t zero[3] = {0, 0, 0};
+    const std::size_t pitches[3] = {l.pitch[0], l.pitch[1], l.pitch[1]};
+    const gputest::DevicePlanar d(f, pitches, zero);
+    for (Subsampling s : kSamplings) {
+      EncodeOptions o;
+      o.quality = 85;
+      o.subsampling = s;
+      o.restart_interval = 5;
+      const std::vector<std::uint8_t> cpu = encode_jpeg(view, o);
+      const FrameGeometry g = make_geometry(w, h, s);
+      const QuantTables t = make_quant_tables(o.quality, g.num_components == 1 ? 1 : 2);
+      gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
+      const gpu::TransformPlan plan(g, t, pf);
+      const std::vector<std::int16_t> c = planar_gpu_coeffs(plan, d, coeffs, Variant::pipeline, 2);
+      std::vector<std::uint8_t> jpeg;
+      encode_coefficients(g, t, c.data(), o, jpeg);
+      ASSERT_EQ(jpeg.size(), cpu.size()) << to_string(s);
+      EXPECT_EQ(std::memcmp(jpeg.data(), cpu.data(), cpu.size()), 0) << to_string(s);
+    }
+  }
+}
+
+TEST_F(GpuTest, PlanarBadArgumentsAreUsageErrors) {
+  const FrameGeometry g = make_geometry(16, 16, Subsampling::s420);
+  const QuantTables t = make_quant_tables(90, 2);
+  PlanarFormat pf;
+  pf.chroma = PlanarChroma::c420;
+  pf.ycc = ycc_case(0);
+  const gpu::TransformPlan planar(g, t, pf);
+  const gpu::TransformPlan packed(g, t, PixelFormat::rgb24);
+  gpu::DeviceBuffer px(16 * 16 * 3), coeffs(g.coefficient_count() * 2);
+  const std::uint8_t* base = px.as<std::uint8_t>();
+  const std::uint8_t* planes[3] = {base, base + 256, base + 320};
+  const std::size_t pitches[3] = {16, 8, 8};
+  EXPECT_NO_THROW(gpu::launch_transform_planar(planar, planes, pitches, coeffs.as<std::int16_t>(),
+                                               Variant::pipeline, 2, nullptr));
+  MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_THROW(gpu::launch_transform(planar, base, 48, coeffs.as<std::int16_t>(),
+                                     Variant::pipeline, 2, nullptr),
+               UsageError);
+  EXPECT_THROW(gpu::launch_transform_planar(packed, planes, pitches, coeffs.as<std::int16_t>(),
+                                            Variant::pipeline, 2, nullptr),
+               UsageError);
+  const std::size_t short_chroma[3] = {16, 7, 7};
+  EXPECT_THROW(gpu::launch_transform_planar(planar, planes, short_chroma,
+                                            coeffs.as<std::int16_t>(), Variant::pipeline, 2,
+                                            nullptr),
+               UsageError);
+  const std::uint8_t* missing[3] = {base, nullptr, nullptr};
+  EXPECT_THROW(gpu::launch_transform_planar(planar, missing, pitches, coeffs.as<std::int16_t>(),
+                                            Variant::pipeline, 2, nullptr),
+               UsageError);
+  EXPECT_THROW(gpu::TransformPlan(g, t, PlanarFormat{}), UsageError);
 }
 
 TEST_F(GpuTest, BadArgumentsAreUsageErrors) {

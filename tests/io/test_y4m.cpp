@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -214,6 +215,53 @@ TEST(Y4mReader, FileStreamOverloadAndCallerBuffer) {
   std::fclose(f);  // not owned by the reader
 }
 
+TEST(Y4mReader, PositionalReadsOfPlainFramesAndResume) {
+  ScratchDir dir;
+  const std::string path = dir.file("p.y4m");
+  io_test::write_bytes(path, make_y4m("W5 H3 F25:1 C420jpeg", 5 * 3 + 2 * 3 * 2, 7));
+  Y4mReader r(path);
+  ASSERT_EQ(r.positional_frames(), 7);
+  std::vector<std::uint8_t> buf(r.info().frame_bytes());
+  for (int i : {6, 0, 3}) {  // any order, independent of the sequential position
+    ASSERT_TRUE(r.read_frame_at(i, buf.data(), buf.size()));
+    EXPECT_EQ(0, std::memcmp(buf.data(), frame_payload(buf.size(), i).data(), buf.size())) << i;
+  }
+  EXPECT_THROW(r.read_frame_at(7, buf.data(), buf.size()), mjpeg::UsageError);
+  EXPECT_THROW(r.read_frame_at(0, buf.data(), buf.size() - 1), mjpeg::UsageError);
+  r.resume_at(5);  // sequential reading goes on from frame 5
+  ASSERT_TRUE(r.read_frame(buf.data(), buf.size()));
+  EXPECT_EQ(0, std::memcmp(buf.data(), frame_payload(buf.size(), 5).data(), buf.size()));
+  ASSERT_TRUE(r.read_frame(buf.data(), buf.size()));
+  EXPECT_FALSE(r.read_frame(buf.data(), buf.size()));
+}
+
+TEST(Y4mReader, NoPositionalReadsWhenFramesMayNotBeAtFixedOffsets) {
+  ScratchDir dir;
+  const std::size_t fb = 4 * 2 + 2 * 2 * 1;
+  // Frame parameters from the first frame on.
+  io_test::write_bytes(dir.file("a.y4m"), make_y4m("W4 H2 C420jpeg", fb, 3, " Ixx"));
+  EXPECT_EQ(Y4mReader(dir.file("a.y4m")).positional_frames(), -1);
+  // A truncated last frame.
+  std::string cut = make_y4m("W4 H2 C420jpeg", fb, 3);
+  cut.pop_back();
+  io_test::write_bytes(dir.file("b.y4m"), cut);
+  EXPECT_EQ(Y4mReader(dir.file("b.y4m")).positional_frames(), -1);
+  // No frames at all.
+  io_test::write_bytes(dir.file("c.y4m"), make_y4m("W4 H2 C420jpeg", fb, 0));
+  EXPECT_EQ(Y4mReader(dir.file("c.y4m")).positional_frames(), -1);
+  // A memory stream.
+  const std::string data = make_y4m("W4 H2 C420jpeg", fb, 2);
+  FILE* f = ::fmemopen(const_cast<char*>(data.data()), data.size(), "rb");
+  ASSERT_NE(f, nullptr);
+  {
+    Y4mReader r(f, "<memory>");
+    EXPECT_EQ(r.positional_frames(), -1);
+    std::vector<std::uint8_t> buf(fb);
+    EXPECT_THROW(r.read_frame_at(0, buf.data(), buf.size()), mjpeg::UsageError);
+  }
+  std::fclose(f);
+}
+
 TEST(Y4mReader, ReadsStandardInputThroughAPipe) {
   const std::string data = make_y4m("W8 H4 F25:1 C422", 64, 5);
   int fds[2];
@@ -297,6 +345,51 @@ TEST(YuvToRgb, KnownColours) {
   expect_rgb(convert_one(0, 128, 128, M::bt601, R::limited), 0, 0, 0, 0, "clamp black");
   expect_rgb(convert_one(255, 255, 255, M::bt601, R::limited), 255, 125, 255, 1, "clamp magenta");
   expect_rgb(convert_one(0, 0, 0, M::bt601, R::limited), 0, 136, 0, 1, "clamp green");
+}
+
+// The rounded form, typed here from its definition (fixed point with 16 fractional bits,
+// coefficients round(2^16 * c), one rounding and a clamp per channel), against yuv_to_rgb24
+// for every (Y, Cb, Cr), each matrix and range.
+TEST(YuvToRgb, EverySampleFollowsTheDocumentedIntegerFormula) {
+  const int w = 4096, h = 4096;  // 4:4:4, pixel k = (Y, Cb, Cr) = (k, k >> 8, k >> 16) & 255
+  for (ColorMatrix m : {ColorMatrix::bt601, ColorMatrix::bt709})
+    for (ColorRange r : {ColorRange::limited, ColorRange::full}) {
+      Y4mInfo info;
+      info.width = w;
+      info.height = h;
+      info.chroma = Y4mChroma::c444;
+      info.matrix = m;
+      info.range = r;
+      std::vector<std::uint8_t> frame(info.frame_bytes());
+      const std::size_t n = std::size_t(w) * h;
+      for (std::size_t k = 0; k < n; ++k) {
+        frame[k] = std::uint8_t(k);
+        frame[n + k] = std::uint8_t(k >> 8);
+        frame[2 * n + k] = std::uint8_t(k >> 16);
+      }
+      std::vector<std::uint8_t> rgb(n * 3);
+      yuv_to_rgb24(planes_of(frame.data(), info), info, rgb.data(), std::size_t(w) * 3);
+
+      const double kr = m == ColorMatrix::bt709 ? 0.2126 : 0.299;
+      const double kb = m == ColorMatrix::bt709 ? 0.0722 : 0.114;
+      const double kg = 1 - kr - kb;
+      const bool lim = r == ColorRange::limited;
+      const double ys = lim ? 255.0 / 219 : 1, cs = lim ? 255.0 / 224 : 1;
+      auto fix = [](double v) { return long(std::lround(v * 65536)); };
+      const long cy = fix(ys), crr = fix(2 * (1 - kr) * cs), cbb = fix(2 * (1 - kb) * cs);
+      const long cbg = fix(2 * kb * (1 - kb) / kg * cs), crg = fix(2 * kr * (1 - kr) / kg * cs);
+      auto out = [](long v) { return int(std::min(255L, std::max(0L, (v + 32768) >> 16))); };
+      std::size_t bad = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        const long yy = cy * (long(k & 255) - (lim ? 16 : 0));
+        const long u = long((k >> 8) & 255) - 128, v = long((k >> 16) & 255) - 128;
+        bad += rgb[3 * k] != out(yy + crr * v);
+        bad += rgb[3 * k + 1] != out(yy - cbg * u - crg * v);
+        bad += rgb[3 * k + 2] != out(yy + cbb * u);
+      }
+      EXPECT_EQ(bad, 0u) << (m == ColorMatrix::bt709 ? "BT.709 " : "BT.601 ")
+                         << (lim ? "limited" : "full");
+    }
 }
 
 TEST(YuvToRgb, NearestChromaAndMonoAndStride) {

@@ -19,8 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "io/image.hpp"
+#include "io/y4m.hpp"
+#include "jpeg/planar.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "pipeline/frame_source.hpp"
@@ -392,6 +395,192 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
     EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(n) * 96 * 64 * 3);
     EXPECT_GT(st.download_bytes, 0u);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planar frames (Y4M, decoded video) and frames used in place
+// ---------------------------------------------------------------------------------------------
+
+/// Deterministic planar frames in planar_layout's layout, with extreme samples (clamping).
+inline std::vector<std::vector<std::uint8_t>> make_planar_frames(int n, int w, int h,
+                                                                 PlanarChroma chroma) {
+  std::vector<std::vector<std::uint8_t>> frames;
+  const PlanarLayout l = planar_layout(w, h, chroma);
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::uint8_t> f(l.bytes);
+    std::uint32_t s = 2654435761u * static_cast<std::uint32_t>(i + 3);
+    for (std::size_t k = 0; k < f.size(); ++k) {
+      s ^= s << 13;
+      s ^= s >> 17;
+      s ^= s << 5;
+      int v = static_cast<int>((k * (3 + i) / 7) % 256) + static_cast<int>(s % 31) - 15;
+      if (s % 97 == 0) v = (s & 1) ? 0 : 255;
+      f[k] = static_cast<std::uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+    frames.push_back(std::move(f));
+  }
+  return frames;
+}
+
+/// encode_jpeg of each planar frame's planar_to_rgb image: the oracle of planar input.
+inline std::vector<std::vector<std::uint8_t>> planar_reference(
+    const std::vector<std::vector<std::uint8_t>>& frames, int w, int h, const PlanarFormat& f,
+    const EncodeOptions& o) {
+  std::vector<std::vector<std::uint8_t>> ref;
+  io::Image rgb(w, h, PixelFormat::rgb24);
+  for (const auto& frame : frames) {
+    planar_to_rgb(planar_view(frame.data(), w, h, f), rgb.pixels.data(), rgb.stride());
+    ref.push_back(encode_jpeg(rgb.view(), o));
+  }
+  return ref;
+}
+
+struct PlanarCase {
+  int width, height;
+  PlanarChroma chroma;
+  Subsampling sampling;
+  bool truncated;  // the conversion form of decoded video (else Y4M's rounded one)
+  bool in_place;   // sok --pinned / aok: frames page-locked and uploaded where they lie
+                   // (the cpu mode always transforms frames in memory where they lie)
+  int producers, entropy_threads, slots;
+  int frames = 10;
+};
+
+inline std::string name_of(const PlanarCase& c) {
+  const char* in = c.chroma == PlanarChroma::c420   ? "yuv420"
+                   : c.chroma == PlanarChroma::c422 ? "yuv422"
+                   : c.chroma == PlanarChroma::c444 ? "yuv444"
+                                                    : "mono";
+  return std::to_string(c.width) + "x" + std::to_string(c.height) + "_" + in + "_s" +
+         to_string(c.sampling) + (c.truncated ? "_trunc" : "_round") +
+         (c.in_place ? "_inplace" : "_copied") + "_N" + std::to_string(c.producers) + "M" +
+         std::to_string(c.entropy_threads) + "K" + std::to_string(c.slots);
+}
+
+inline std::vector<PlanarCase> planar_cases() {
+  using C = PlanarChroma;
+  using S = Subsampling;
+  return {
+      {64, 48, C::c420, S::s420, false, false, 2, 3, 4},
+      {37, 29, C::c420, S::s420, true, true, 3, 2, 5},
+      {37, 29, C::c420, S::s444, false, true, 1, 2, 3},
+      {50, 17, C::c422, S::s422, false, false, 2, 2, 4},
+      {33, 18, C::c422, S::s420, true, false, 4, 1, 8},
+      {41, 23, C::c444, S::s420, false, true, 2, 3, 6},
+      {41, 23, C::c444, S::gray, true, false, 2, 2, 2},
+      {19, 13, C::mono, S::s420, false, false, 3, 3, 5},
+      {19, 13, C::mono, S::gray, false, true, 1, 1, 1},
+      {300, 48, C::c420, S::s420, false, true, 2, 4, 8},
+  };
+}
+
+inline PlanarFormat planar_format_of(const PlanarCase& c) {
+  static const int kSws601[4] = {104597, 132201, 25675, 53279};
+  PlanarFormat f;
+  f.chroma = c.chroma;
+  f.ycc = c.truncated ? math::make_truncated_ycc(kSws601, true)
+                      : math::make_rounded_ycc(0.2126, 0.0722, true);
+  return f;
+}
+
+/// Planar frames from memory (copied or in place): every frame byte-identical to encode_jpeg
+/// of its RGB, in order; upload bytes (GPU modes) are the planar frame's bytes.
+inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool pinned_sok = false) {
+  const auto frames = make_planar_frames(c.frames, c.width, c.height, c.chroma);
+  const PlanarFormat pf = planar_format_of(c);
+  EncodeOptions o;
+  o.quality = 80;
+  o.subsampling = c.sampling;
+  const auto ref = planar_reference(frames, c.width, c.height, pf, o);
+  std::vector<const std::uint8_t*> ptrs;
+  for (const auto& f : frames) ptrs.push_back(f.data());
+  // In place on a GPU: page-locked, as compare holds its frames (uploads go from there).
+  std::vector<gpu::HostPin> pins;
+  if (c.in_place && mode != pipeline::Mode::cpu)
+    for (const auto& f : frames) pins.emplace_back(f.data(), f.size());
+  pipeline::SourceFormat format{c.width, c.height, PixelFormat::rgb24, pf};
+  pipeline::MemoryFrameSource source(ptrs, format, /*pinned=*/!pins.empty());
+  pipeline::PipelineOptions p;
+  p.mode = mode;
+  p.producers = c.producers;
+  p.entropy_threads = c.entropy_threads;
+  p.slots = c.slots;
+  p.pinned_sok = pinned_sok;
+  p.gpu_timing = mode != pipeline::Mode::cpu;
+  MemorySink sink;
+  pipeline::Stats st;
+  within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+  EXPECT_EQ(st.frames, c.frames);
+  expect_frames_equal(ref, sink.frames, static_cast<std::size_t>(c.frames));
+  if (mode != pipeline::Mode::cpu) {
+    EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(c.frames) *
+                                   planar_layout(c.width, c.height, c.chroma).bytes);
+  }
+}
+
+/// A Y4M file of `n` frames of w x h with the given C tag and X tags; `params_at`: frame
+/// indices whose FRAME header carries a parameter (" X" and param_len - 1 more characters:
+/// param_len + 1 bytes more than a plain header). Returns "" or what went wrong.
+inline std::string write_y4m(const std::string& path, int w, int h, const std::string& tags, int n,
+                             const std::vector<int>& params_at = {}, std::size_t param_len = 3) {
+  const io::Y4mInfo info =
+      io::parse_y4m_header("W" + std::to_string(w) + " H" + std::to_string(h) + " " + tags, path);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return "cannot write " + path;
+  std::fprintf(f, "YUV4MPEG2 W%d H%d F25:1 Ip %s\n", w, h, tags.c_str());
+  for (int i = 0; i < n; ++i) {
+    std::string head = "FRAME";
+    if (std::find(params_at.begin(), params_at.end(), i) != params_at.end())
+      head += " X" + std::string(param_len - 1, 'p');
+    std::fprintf(f, "%s\n", head.c_str());
+    std::uint32_t s = 977u * static_cast<std::uint32_t>(i + 1);
+    for (std::size_t k = 0; k < info.frame_bytes(); ++k) {
+      s = s * 1664525u + 1013904223u;
+      std::fputc(static_cast<int>((k * 5 + i * 29 + (s >> 28)) % 256), f);
+    }
+  }
+  std::fclose(f);
+  return "";
+}
+
+/// encode_jpeg of every frame of a Y4M file, read sequentially and converted by yuv_to_rgb24
+/// (the path of main before planar frames, and what cjpeg sees).
+inline std::vector<std::vector<std::uint8_t>> y4m_reference(const std::string& path,
+                                                            const EncodeOptions& o) {
+  std::vector<std::vector<std::uint8_t>> ref;
+  io::Y4mReader reader(path);
+  io::Y4mFrame frame;
+  io::Image rgb(reader.info().width, reader.info().height, PixelFormat::rgb24);
+  while (reader.read_frame(frame)) {
+    io::yuv_to_rgb24(frame.planes(reader.info()), reader.info(), rgb.pixels.data(), rgb.stride());
+    ref.push_back(encode_jpeg(rgb.view(), o));
+  }
+  return ref;
+}
+
+/// A Y4M file through the pipeline (planar frames read straight into the slots): every frame
+/// equal to the sequential reference; `limit` frames at most (-1: all).
+inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int producers,
+                             int slots, std::int64_t limit = -1, Subsampling s = Subsampling::s420,
+                             bool pinned_sok = false) {
+  EncodeOptions o;
+  o.quality = 75;
+  o.subsampling = s;
+  const auto ref = y4m_reference(path, o);
+  io::Y4mReader reader(path);
+  pipeline::Y4mFrameSource source(reader, limit);
+  pipeline::PipelineOptions p;
+  p.mode = mode;
+  p.producers = producers;
+  p.entropy_threads = 2;
+  p.slots = slots;
+  p.pinned_sok = pinned_sok;
+  MemorySink sink;
+  pipeline::Stats st;
+  within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+  const std::size_t want = limit < 0 ? ref.size() : std::min<std::size_t>(ref.size(), limit);
+  EXPECT_EQ(static_cast<std::size_t>(st.frames), want) << path;
+  expect_frames_equal(ref, sink.frames, want);
 }
 
 }  // namespace mjpeg::pipetest

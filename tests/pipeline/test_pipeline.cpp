@@ -3,13 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
 #include <unistd.h>
 
 #include "io/y4m.hpp"
+#include "jpeg/geometry.hpp"
+#include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
 #include "pipeline_test_util.hpp"
 
 namespace mjpeg::pipetest {
@@ -233,6 +238,287 @@ TEST(Y4mSource, ParallelConversionMatchesSerial) {
     expect_frames_equal(ref, sink.frames, limit < 0 ? n : static_cast<std::size_t>(limit));
   }
   std::remove(path);
+}
+
+// The self-balancing split: the rule, and that moving threads between producers and entropy
+// workers mid-stream changes no byte.
+TEST(Balance, RuleTakesTheSplitWithTheMostFramesPerSecond) {
+  // Producing 1 ms, coding 5 ms per frame on 15 threads: N = 2 gives min(2000, 2600) fps,
+  // N = 3 min(3000, 2400): 3 is best; with cheap production 1 producer suffices.
+  EXPECT_EQ(pipeline::balanced_producers(1e-3, 5e-3, 15, 14), 3);
+  EXPECT_EQ(pipeline::balanced_producers(1e-5, 5e-3, 15, 14), 1);
+  EXPECT_EQ(pipeline::balanced_producers(10e-3, 1e-3, 8, 7), 7);  // decoding binds
+  EXPECT_EQ(pipeline::balanced_producers(10e-3, 1e-3, 8, 2), 2);  // ... but 2 is all it uses
+  EXPECT_EQ(pipeline::balanced_producers(1e-3, 1e-3, 2, 1), 1);
+  // Equal throughput either way: the fewer producers.
+  EXPECT_EQ(pipeline::balanced_producers(1e-3, 1e-3, 4, 3), 2);
+}
+
+TEST(Balance, DefaultsBalanceUnlessACountIsForced) {
+  pipeline::PipelineOptions o;
+  o.mode = Mode::aok;
+  pipeline::apply_default_counts(o, 16);
+  EXPECT_EQ(o.balance_threads, 15);
+  EXPECT_EQ(o.producers + o.entropy_threads, 15);
+  EXPECT_EQ(o.producers, 2);
+  EXPECT_EQ(o.slots, 17);
+  pipeline::apply_default_counts(o, 16, 4);
+  EXPECT_EQ(o.balance_threads, 0);
+  EXPECT_EQ(o.producers, 4);
+  EXPECT_EQ(o.entropy_threads, 11);
+  pipeline::apply_default_counts(o, 16, 0, 3);
+  EXPECT_EQ(o.balance_threads, 0);
+  EXPECT_EQ(o.producers, 2);
+  EXPECT_EQ(o.entropy_threads, 3);
+  o.mode = Mode::cpu;
+  pipeline::apply_default_counts(o, 2);
+  EXPECT_EQ(o.balance_threads, 2);
+  EXPECT_EQ(o.producers, 1);
+  EXPECT_EQ(o.entropy_threads, 1);
+  o.producers = 2;  // N + M must be the balanced count
+  EXPECT_THROW(pipeline::validate(o), UsageError);
+}
+
+/// A memory source whose reads cost a little CPU (so that the balancer has something to move)
+/// and that can say it gains nothing from more than `cap` producers.
+class CostlySource final : public pipeline::FrameSource {
+ public:
+  CostlySource(std::vector<ImageView> frames, int cap) : inner_(std::move(frames)), cap_(cap) {}
+  pipeline::SourceFormat format() const override { return inner_.format(); }
+  int max_useful_producers() const override { return cap_; }
+  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                 std::int64_t& index) override {
+    if (!inner_.read_into(producer, dst, stride, index)) return false;
+    volatile std::uint32_t x = 0;
+    for (int i = 0; i < 20000; ++i) x = x * 31u + dst[i % 64];
+    return true;
+  }
+
+ private:
+  pipeline::MemoryFrameSource inner_;
+  int cap_;
+};
+
+TEST(Balance, SplitMovesWithoutChangingAByte) {
+  const auto frames = make_frames(130, 48, 32, PixelFormat::rgb24);
+  EncodeOptions o;
+  o.quality = 70;
+  const auto ref = reference(frames, o);
+  for (int threads : {2, 3, 6, 9})
+    for (int cap : {0, 1, 2}) {
+      pipeline::PipelineOptions p;
+      p.mode = Mode::cpu;
+      p.balance_threads = threads;
+      p.producers = std::min(2, threads - 1);
+      p.entropy_threads = threads - p.producers;
+      p.slots = threads + 2;
+      CostlySource source(views(frames), cap);
+      MemorySink sink;
+      pipeline::Stats st;
+      within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+      expect_frames_equal(ref, sink.frames, frames.size());
+      EXPECT_EQ(st.producers + st.entropy_threads, threads);
+      EXPECT_GE(st.producers, 1);
+      EXPECT_GE(st.entropy_threads, 1);
+      if (cap == 1) {
+        EXPECT_EQ(st.producers, 1) << "a source capped at one producer";
+      }
+    }
+}
+
+TEST(Balance, StopAndErrorsWithIdleThreads) {
+  // 8 threads of which at most 7 can be either kind: the idle ones must leave on a stop, at
+  // the end and on an error, without a deadlock.
+  const auto frames = make_frames(120, 40, 24, PixelFormat::rgb24);
+  EncodeOptions o;
+  const auto ref = reference(frames, o);
+  pipeline::PipelineOptions p;
+  p.mode = Mode::cpu;
+  p.balance_threads = 8;
+  p.producers = 2;
+  p.entropy_threads = 6;
+  p.slots = 10;
+  {
+    std::atomic<bool> stop{false};
+    ScriptedSource source(views(frames), -1, 50, &stop);
+    MemorySink sink;
+    pipeline::Stats st;
+    within(30, [&] { st = pipeline::encode_stream(source, o, sink, p, {}, &stop); });
+    EXPECT_GE(st.frames, 50);
+    expect_frames_equal(ref, sink.frames, sink.frames.size());
+  }
+  {
+    ScriptedSource source(views(frames), 100, -1, nullptr);
+    MemorySink sink;
+    std::string message;
+    within(30, [&] {
+      try {
+        pipeline::encode_stream(source, o, sink, p);
+      } catch (const Error& e) {
+        message = e.what();
+      }
+    });
+    EXPECT_NE(message.find("read error in frame 100"), std::string::npos) << message;
+    expect_frames_equal(ref, sink.frames, sink.frames.size());
+  }
+}
+
+class CpuPlanar : public ::testing::TestWithParam<PlanarCase> {};
+
+TEST_P(CpuPlanar, ByteIdenticalToEncodeJpegOfTheRgb) { check_planar_stream(GetParam(), Mode::cpu); }
+
+INSTANTIATE_TEST_SUITE_P(Cases, CpuPlanar, ::testing::ValuesIn(planar_cases()),
+                         [](const auto& info) { return name_of(info.param); });
+
+// transform_cpu of a planar frame is transform_cpu of its planar_to_rgb image, coefficient for
+// coefficient, for every chroma layout, output sampling and conversion form at odd sizes.
+TEST(PlanarTransform, CpuPlanarEqualsCpuOfTheRgb) {
+  for (PlanarChroma chroma : {PlanarChroma::c420, PlanarChroma::c422, PlanarChroma::c444,
+                              PlanarChroma::mono})
+    for (Subsampling s : {Subsampling::s444, Subsampling::s422, Subsampling::s420,
+                          Subsampling::gray})
+      for (bool truncated : {false, true})
+        for (auto [w, h] : {std::pair{1, 1}, std::pair{17, 9}, std::pair{33, 34}}) {
+          PlanarCase c{w, h, chroma, s, truncated, false, 1, 1, 1, 1};
+          const PlanarFormat f = planar_format_of(c);
+          const auto frames = make_planar_frames(1, w, h, chroma);
+          const PlanarView v = planar_view(frames[0].data(), w, h, f);
+          io::Image rgb(w, h, PixelFormat::rgb24);
+          planar_to_rgb(v, rgb.pixels.data(), rgb.stride());
+          const FrameGeometry g = make_geometry(w, h, s);
+          const QuantTables t = make_quant_tables(60, 2);
+          std::vector<std::int16_t> a(g.coefficient_count(), 1), b(g.coefficient_count(), 2);
+          transform_cpu(v, g, t, a.data());
+          transform_cpu(rgb.view(), g, t, b.data());
+          EXPECT_EQ(a, b) << name_of(c);
+        }
+}
+
+// The vector row conversion (AVX2 where the CPU has it) gives the scalar reference's bytes:
+// every chroma layout and form, widths 1..80 (every tail), and a 4:4:4 frame holding every
+// (Y, Cb, Cr) for both forms.
+TEST(PlanarTransform, VectorRowsEqualTheScalarReference) {
+  std::printf("planar rows: %s\n", planar_row_variant());
+  for (PlanarChroma chroma : {PlanarChroma::c420, PlanarChroma::c422, PlanarChroma::c444,
+                              PlanarChroma::mono})
+    for (bool truncated : {false, true})
+      for (int w = 1; w <= 80; ++w) {
+        PlanarCase c{w, 3, chroma, Subsampling::s420, truncated, false, 1, 1, 1, 1};
+        const auto frames = make_planar_frames(1, w, 3, chroma);
+        const PlanarView v = planar_view(frames[0].data(), w, 3, planar_format_of(c));
+        std::vector<std::uint8_t> a(static_cast<std::size_t>(w) * 3), b(a.size());
+        for (int y = 0; y < 3; ++y) {
+          planar_row_to_rgb(v, y, a.data());
+          planar_row_to_rgb_scalar(v, y, b.data());
+          ASSERT_EQ(a, b) << name_of(c) << " row " << y;
+        }
+      }
+  const int w = 4096, h = 4096;
+  const PlanarLayout l = planar_layout(w, h, PlanarChroma::c444);
+  std::vector<std::uint8_t> frame(l.bytes);
+  for (std::size_t k = 0; k < std::size_t(w) * h; ++k) {
+    frame[k] = std::uint8_t(k);
+    frame[l.offset[1] + k] = std::uint8_t(k >> 8);
+    frame[l.offset[2] + k] = std::uint8_t(k >> 16);
+  }
+  for (bool truncated : {false, true}) {
+    PlanarCase c{w, h, PlanarChroma::c444, Subsampling::s420, truncated, false, 1, 1, 1, 1};
+    const PlanarView v = planar_view(frame.data(), w, h, planar_format_of(c));
+    std::vector<std::uint8_t> a(std::size_t(w) * 3), b(a.size());
+    for (int y = 0; y < h; ++y) {
+      planar_row_to_rgb(v, y, a.data());
+      planar_row_to_rgb_scalar(v, y, b.data());
+      ASSERT_EQ(a, b) << "row " << y << (truncated ? " truncated" : " rounded");
+    }
+  }
+}
+
+// Y4M files of plain frame headers are read positionally by N producers; a frame with header
+// parameters in a file whose size still looks like plain frames switches to sequential reading
+// from there on; every frame equals the sequential read + yuv_to_rgb24 + encode_jpeg.
+class Y4mFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/mjpeg_y4m_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string file(const std::string& name) const { return dir_ + "/" + name; }
+  std::string dir_;
+};
+
+TEST_F(Y4mFiles, PlainHeadersAreReadPositionallyByEveryProducer) {
+  const std::string path = file("plain.y4m");
+  ASSERT_EQ(write_y4m(path, 38, 22, "C420jpeg XCOLORRANGE=LIMITED", 23), "");
+  {
+    io::Y4mReader r(path);
+    EXPECT_EQ(r.positional_frames(), 23);
+  }
+  for (int producers : {1, 3, 6})
+    for (std::int64_t limit : {std::int64_t(-1), std::int64_t(7)})
+      check_y4m_stream(path, Mode::cpu, producers, 5, limit);
+}
+
+TEST_F(Y4mFiles, EveryChromaLayoutRangeAndMatrix) {
+  int i = 0;
+  for (const char* tags : {"C420jpeg", "C420paldv XCOLORRANGE=FULL", "C422 XCOLORMATRIX=BT709",
+                           "C444 XCOLORRANGE=FULL XCOLORMATRIX=BT709", "Cmono",
+                           "Cmono XCOLORRANGE=FULL"}) {
+    const std::string path = file("c" + std::to_string(i++) + ".y4m");
+    ASSERT_EQ(write_y4m(path, 35, 19, tags, 6), "");
+    for (Subsampling s : {Subsampling::s420, Subsampling::s444, Subsampling::gray})
+      check_y4m_stream(path, Mode::cpu, 2, 4, -1, s);
+  }
+}
+
+TEST_F(Y4mFiles, FrameParametersSwitchToSequentialReading) {
+  const int w = 8, h = 4;  // mono: 32-byte frames, 38-byte plain frames
+  const std::size_t stride = 6 + w * h;
+  // One parameter header exactly one plain frame longer: the size is a whole number of plain
+  // frames, so positional reading starts and must notice frame 5's parameters.
+  const std::string one = file("one.y4m");
+  ASSERT_EQ(write_y4m(one, w, h, "Cmono", 12, {5}, stride - 1), "");
+  // Parameters from frame 2 on, and a first frame with them (sequential from the start).
+  const std::string many = file("many.y4m");
+  ASSERT_EQ(write_y4m(many, w, h, "Cmono", 14, {2, 3, 7}, stride - 1), "");
+  const std::string first = file("first.y4m");
+  ASSERT_EQ(write_y4m(first, w, h, "Cmono", 9, {0}, 5), "");
+  {
+    io::Y4mReader r1(one);
+    EXPECT_EQ(r1.positional_frames(), 13) << "one plain frame's worth of parameters";
+    io::Y4mReader r2(many);
+    EXPECT_EQ(r2.positional_frames(), 17);
+    io::Y4mReader r3(first);
+    EXPECT_EQ(r3.positional_frames(), -1);
+  }
+  for (const std::string& path : {one, many, first})
+    for (int producers : {1, 2, 5})
+      for (std::int64_t limit : {std::int64_t(-1), std::int64_t(4), std::int64_t(12)})
+        check_y4m_stream(path, Mode::cpu, producers, 6, limit);
+}
+
+TEST_F(Y4mFiles, TruncatedLastFrameIsAnErrorAfterTheWholeFrames) {
+  const std::string path = file("cut.y4m");
+  ASSERT_EQ(write_y4m(path, 16, 8, "C420jpeg", 5), "");
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(std::filesystem::file_size(path) - 10)), 0);
+  io::Y4mReader reader(path);
+  EXPECT_EQ(reader.positional_frames(), -1) << "not a whole number of frames";
+  pipeline::Y4mFrameSource source(reader);
+  MemorySink sink;
+  pipeline::PipelineOptions p;
+  p.producers = 3;
+  p.slots = 4;
+  std::string message;
+  within(30, [&] {
+    try {
+      pipeline::encode_stream(source, EncodeOptions{}, sink, p);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  });
+  EXPECT_NE(message.find("truncated frame 5"), std::string::npos) << message;
+  EXPECT_LE(sink.frames.size(), 4u);
 }
 
 }  // namespace

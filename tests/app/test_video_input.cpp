@@ -1,0 +1,127 @@
+// Decoded video as planes (video_input.hpp): the encoder's conversion of 4:2:0 / 4:2:2 frames is
+// libswscale's own arithmetic, checked against libswscale itself (sws_scale to rgb24), for the
+// matrices and ranges it knows, on frames that hold every (Cb, Cr) pair; and on the clips of the
+// shared media, the planes path and the --rgb-decode swscale path give the same RGB.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/test_media.hpp"
+#include "jpeg/planar.hpp"
+#include "video_input.hpp"
+
+#if MJPEG_TEST_LIBAV
+extern "C" {
+#include <libavutil/pixdesc.h>
+#include <libavutil/pixfmt.h>
+#include <libswscale/swscale.h>
+}
+#endif
+
+namespace mjpeg::app {
+namespace {
+
+#if MJPEG_TEST_LIBAV
+struct SwsCase {
+  AVPixelFormat format;
+  int colorspace;  // SWS_CS_*
+  bool full;
+};
+
+TEST(TruncatedYcc, EqualsLibswscaleForEveryChromaPair) {
+  const int w = 1024, h = 1024;
+  for (const SwsCase c : {SwsCase{AV_PIX_FMT_YUV420P, SWS_CS_ITU601, false},
+                          SwsCase{AV_PIX_FMT_YUV420P, SWS_CS_ITU601, true},
+                          SwsCase{AV_PIX_FMT_YUV420P, SWS_CS_ITU709, false},
+                          SwsCase{AV_PIX_FMT_YUV420P, SWS_CS_ITU709, true},
+                          SwsCase{AV_PIX_FMT_YUV420P, SWS_CS_BT2020, false},
+                          SwsCase{AV_PIX_FMT_YUV422P, SWS_CS_ITU601, false},
+                          SwsCase{AV_PIX_FMT_YUV422P, SWS_CS_FCC, true}}) {
+    PlanarFormat pf;
+    pf.chroma = c.format == AV_PIX_FMT_YUV420P ? PlanarChroma::c420 : PlanarChroma::c422;
+    pf.ycc = math::make_truncated_ycc(sws_getCoefficients(c.colorspace), !c.full);
+    const PlanarLayout l = planar_layout(w, h, pf.chroma);
+    std::vector<std::uint8_t> frame(l.bytes);
+    for (std::size_t k = 0; k < static_cast<std::size_t>(w) * h; ++k)
+      frame[k] = static_cast<std::uint8_t>((k * 7 + (k >> 10) * 13) & 255);
+    const std::size_t chroma = static_cast<std::size_t>(l.chroma_width) * l.chroma_height;
+    for (std::size_t k = 0; k < chroma; ++k) {  // every (Cb, Cr) pair at least once
+      frame[l.offset[1] + k] = static_cast<std::uint8_t>(k & 255);
+      frame[l.offset[2] + k] = static_cast<std::uint8_t>((k >> 8) & 255);
+    }
+    std::vector<std::uint8_t> ours(static_cast<std::size_t>(w) * h * 3), theirs(ours.size());
+    planar_to_rgb(planar_view(frame.data(), w, h, pf), ours.data(), static_cast<std::size_t>(w) * 3);
+
+    SwsContext* sws = sws_getContext(w, h, c.format, w, h, AV_PIX_FMT_RGB24, SWS_BICUBIC, nullptr,
+                                     nullptr, nullptr);
+    ASSERT_NE(sws, nullptr);
+    int* inv = nullptr;
+    int* tab = nullptr;
+    int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
+    sws_getColorspaceDetails(sws, &inv, &src_range, &tab, &dst_range, &brightness, &contrast,
+                             &saturation);
+    sws_setColorspaceDetails(sws, sws_getCoefficients(c.colorspace), c.full ? 1 : 0, tab,
+                             dst_range, brightness, contrast, saturation);
+    const std::uint8_t* src[4] = {frame.data() + l.offset[0], frame.data() + l.offset[1],
+                                  frame.data() + l.offset[2], nullptr};
+    const int src_stride[4] = {w, l.chroma_width, l.chroma_width, 0};
+    std::uint8_t* dst[4] = {theirs.data(), nullptr, nullptr, nullptr};
+    const int dst_stride[4] = {w * 3, 0, 0, 0};
+    sws_scale(sws, src, src_stride, 0, h, dst, dst_stride);
+    sws_freeContext(sws);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < ours.size(); ++i) differ += ours[i] != theirs[i];
+    EXPECT_EQ(differ, 0u) << av_get_pix_fmt_name(c.format) << " colorspace " << c.colorspace
+                          << (c.full ? " full" : " limited") << ": " << differ << " of "
+                          << ours.size() << " samples differ";
+  }
+}
+#endif
+
+// The clips in ../shared/media: the planes path (default) gives the RGB of the libswscale path
+// (--rgb-decode swscale), frame by frame, so it costs no quality against ffmpeg's RGB.
+TEST(DecodedVideo, PlanesGiveLibswscalesRgbOnTheSharedClips) {
+#if !MJPEG_TEST_LIBAV
+  GTEST_SKIP() << "built without FFmpeg's libraries";
+#else
+  std::string dir;
+  try {
+    dir = test::media_dir();
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no media: " << e.what();
+  }
+  for (const char* clip : {"flower.mp4", "friday.mp4", "bottle-detection.mp4",
+                           "car-detection.mp4", "tears-of-steel-battle-clip-medium.webm"}) {
+    const std::string path = dir + "/video/" + clip;
+    VideoOptions swscale;
+    swscale.rgb_swscale = true;
+    VideoInput planes = open_video_input(path, InputKind::video, 12);
+    VideoInput rgb = open_video_input(path, InputKind::video, 12, swscale);
+    const pipeline::SourceFormat pf = planes.source->format();
+    ASSERT_TRUE(pf.is_planar()) << clip << ": " << planes.description;
+    ASSERT_FALSE(rgb.source->format().is_planar()) << clip;
+    planes.source->prepare(1);
+    rgb.source->prepare(1);
+    std::vector<std::uint8_t> frame(pf.frame_bytes());
+    const std::size_t stride = static_cast<std::size_t>(pf.width) * 3;
+    std::vector<std::uint8_t> a(stride * pf.height), b(a.size());
+    int frames = 0;
+    std::int64_t ia = -1, ib = -1;
+    while (planes.source->read_into(0, frame.data(), pf.row_bytes(), ia)) {
+      ASSERT_TRUE(rgb.source->read_into(0, b.data(), stride, ib)) << clip;
+      ASSERT_EQ(ia, ib);
+      planar_to_rgb(planar_view(frame.data(), pf.width, pf.height, pf.planar), a.data(), stride);
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+      EXPECT_EQ(differ, 0u) << clip << " frame " << ia + 1;
+      ++frames;
+    }
+    EXPECT_EQ(frames, 12) << clip;
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace mjpeg::app
