@@ -41,4 +41,19 @@ std::vector<DeviceInfo> list_devices(std::string* reason) {
   return devices;
 }
 
+std::size_t free_device_memory(int device) {
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  std::size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    free_bytes = 0;
+  }
+  (void)cudaSetDevice(previous);
+  return free_bytes;
+}
+
 }  // namespace mjpeg::gpu

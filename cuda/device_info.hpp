@@ -20,4 +20,7 @@ struct DeviceInfo {
 /// driver cannot be used. Makes CUDA calls: never call it during static initialisation.
 std::vector<DeviceInfo> list_devices(std::string* reason);
 
+/// Free memory of `device` now (cudaMemGetInfo), 0 when it cannot be read.
+std::size_t free_device_memory(int device);
+
 }  // namespace mjpeg::gpu

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>  // renameat2 (glibc >= 2.28)
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -115,6 +116,26 @@ void AtomicFile::write_all(const void* data, std::size_t size) {
   }
 }
 
+void AtomicFile::write_two(const void* a, std::size_t na, const void* b, std::size_t nb) {
+  iovec v[2] = {{const_cast<void*>(a), na}, {const_cast<void*>(b), nb}};
+  int first = na ? 0 : 1;
+  while (first < 2) {
+    const ssize_t n = ::writev(fd_, v + first, 2 - first);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_errno(path_, "write failed", errno);
+    }
+    if (n == 0) fail_errno(path_, "write failed", EIO);
+    flushed_ += std::uint64_t(n);
+    std::size_t done = std::size_t(n);
+    while (first < 2 && done >= v[first].iov_len) done -= v[first++].iov_len;
+    if (first < 2) {
+      v[first].iov_base = static_cast<std::uint8_t*>(v[first].iov_base) + done;
+      v[first].iov_len -= done;
+    }
+  }
+}
+
 void AtomicFile::flush() {
   if (buffered_ == 0) return;
   const std::size_t n = buffered_;
@@ -124,14 +145,16 @@ void AtomicFile::flush() {
 
 void AtomicFile::write(const void* data, std::size_t size) {
   if (fd_ < 0) throw Error(path_ + ": write after close");
-  if (buffered_ + size > buffer_size_) {
-    flush();
-    if (size >= buffer_size_) {  // large payload: straight to the OS, no copy
-      write_all(data, size);
-      position_ += size;
-      return;
-    }
+  // A large payload (a video frame) goes straight to the OS, after what is buffered, in one
+  // writev: no copy through the buffer (measured as a bound of file output at thousands of
+  // 1080p frames per second).
+  if (size >= kDirectWrite || size >= buffer_size_) {
+    write_two(buffer_.get(), buffered_, data, size);
+    buffered_ = 0;
+    position_ += size;
+    return;
   }
+  if (buffered_ + size > buffer_size_) flush();
   std::memcpy(buffer_.get() + buffered_, data, size);
   buffered_ += size;
   position_ += size;

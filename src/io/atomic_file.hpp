@@ -33,6 +33,8 @@ inline void write_file(const std::string& path, const std::string& text,
 class AtomicFile {
  public:
   static constexpr std::size_t kDefaultBuffer = std::size_t(4) << 20;
+  /// Writes of at least this many bytes skip the buffer.
+  static constexpr std::size_t kDirectWrite = std::size_t(64) << 10;
 
   /// Opens the output (creates the temporary file). Throws Error when that fails.
   explicit AtomicFile(const std::string& path, bool replace_existing = true,
@@ -62,6 +64,8 @@ class AtomicFile {
  private:
   void flush();
   void write_all(const void* data, std::size_t size);
+  /// Writes a then b (either may be empty) with writev, to the end.
+  void write_two(const void* a, std::size_t na, const void* b, std::size_t nb);
 
   std::string path_;       // final name
   bool replace_existing_ = true;

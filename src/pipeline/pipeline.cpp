@@ -10,8 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include <nvtx3/nvToolsExt.h>
 
+#include "device_info.hpp"
 #include "jpeg/entropy.hpp"
 #include "jpeg/geometry.hpp"
 #include "jpeg/quant.hpp"
@@ -78,7 +81,10 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
     const int busy = o.producers + (o.mode == Mode::cpu ? 0 : 1);
     o.entropy_threads = entropy_threads > 0 ? entropy_threads : std::max(1, cores - busy);
   }
-  o.slots = slots > 0 ? slots : std::max(8, o.entropy_threads + o.producers + 2);
+  const int threads = o.entropy_threads + o.producers;
+  o.slots_auto = slots <= 0;
+  o.slots = slots > 0 ? slots : o.mode == Mode::cpu ? std::max(8, threads + 2)
+                                                    : std::max(8, 3 * threads + 2);
 }
 
 int balanced_producers(double produce_s, double consume_s, int threads, int max_producers) {
@@ -296,6 +302,7 @@ class Run {
   };
 
   void setup();
+  int fitting_slots(int k) const;
   void producer(int id);
   void dispatcher();
   void downloader();
@@ -353,7 +360,7 @@ class Run {
   // Tracks (trace only): one per producer and worker, the dispatcher, the writer, the streams.
   std::vector<int> producer_track_, worker_track_;
   int dispatcher_track_ = -1, downloader_track_ = -1, writer_track_ = -1;
-  int upload_track_ = -1, kernel_track_ = -1, download_track_ = -1;
+  int upload_track_ = -1, kernel_track_ = -1, download_track_ = -1, body_track_ = -1;
 
   std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, gpu_ns_{0}, download_ns_{0},
       transform_ns_{0}, wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
@@ -377,6 +384,26 @@ void Run::fail(std::exception_ptr e) {
   gate_.abort();
 }
 
+/// The default slot count for a GPU mode, lowered (to no fewer than the entropy workers + 2)
+/// where that many slots would take more than half the device's free memory or 8 GB of pinned
+/// host memory (a quarter of it where the machine has less than 32 GB).
+int Run::fitting_slots(int k) const {
+  const std::size_t frame = format_.frame_bytes();
+  const std::size_t coeffs = geometry_.coefficient_count() * sizeof(std::int16_t);
+  const std::size_t device_per_slot = frame + 3 * coeffs;  // pixels, coefficients, tokens
+  const std::size_t pinned_per_slot = frame + coeffs;      // pixels, result
+  const std::size_t free_device = gpu::free_device_memory(opt_.device);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const std::size_t ram = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
+  const std::size_t pinned_budget =
+      std::min<std::size_t>(std::size_t(8) << 30, ram ? ram / 4 : std::size_t(8) << 30);
+  std::size_t fit = std::size_t(k);
+  if (free_device) fit = std::min(fit, free_device / 2 / device_per_slot);
+  fit = std::min(fit, pinned_budget / pinned_per_slot);
+  const int floor = std::min(k, opt_.entropy_threads + opt_.producers + 2);
+  return std::max(floor, static_cast<int>(fit));
+}
+
 void Run::setup() {
   format_ = source_.format();
   validate(encode_);
@@ -387,7 +414,8 @@ void Run::setup() {
   geometry_ = make_geometry(format_.width, format_.height, sampling);
   tables_ = make_quant_tables(encode_.quality, geometry_.num_components == 1 ? 1 : 2);
 
-  const int k = opt_.slots;
+  int k = opt_.slots;
+  if (opt_.slots_auto && opt_.mode != Mode::cpu) k = fitting_slots(k);
   slots_.resize(static_cast<std::size_t>(k));
   // The pageable-SOK baseline copies into its own buffers, as a plain program would.
   lend_ = source_.lends_frames() &&
@@ -441,9 +469,11 @@ void Run::add_tracks() {
     upload_track_ = trace_->add_track("GPU upload stream", true);
     kernel_track_ = trace_->add_track("GPU kernel stream", true);
     download_track_ = trace_->add_track("GPU download stream", true);
+    body_track_ = downloader_ ? trace_->add_track("GPU download stream (token bodies)", true)
+                              : download_track_;
   } else if (opt_.mode == Mode::sok) {
     dispatcher_track_ = trace_->add_track("GPU dispatcher (blocking calls)");
-    upload_track_ = kernel_track_ = download_track_ =
+    upload_track_ = kernel_track_ = download_track_ = body_track_ =
         trace_->add_track("GPU (legacy default stream)", true);
   }
   for (int w = 0; w < worker_threads_; ++w)
@@ -461,7 +491,7 @@ void Run::log_gpu(const Job& job) {
     trace_->add(
         Span{download_track_, SpanKind::download, job.index, t.download_start, t.header_end});
     trace_->add(
-        Span{download_track_, SpanKind::download, job.index, t.body_start, t.download_end});
+        Span{body_track_, SpanKind::download, job.index, t.body_start, t.download_end});
   } else {
     trace_->add(
         Span{download_track_, SpanKind::download, job.index, t.download_start, t.download_end});

@@ -11,7 +11,9 @@
 //   events data_ready (upload stream), transform_done (kernel stream), header_ready and
 //   result_ready (download stream; blocking-sync so that waiting threads sleep, not spin).
 // Streams: one upload, one kernel, one download stream (non-blocking), shared by all slots
-// (AOK); SOK uses the legacy default stream (see offload_sync).
+// (AOK), and with token output a second download stream for the streams' bodies (issued by
+// the downloader; nothing on it waits for the GPU); SOK uses the legacy default stream (see
+// offload_sync).
 //
 // What comes back (Output): `tokens` (default): the kernel stream tokenizes the coefficients
 // on the GPU and only the compact token stream crosses PCIe (29% of the coefficients' bytes
@@ -205,8 +207,8 @@ class StreamBuffer {
   std::unique_ptr<gpu::TransformPlan> plan_;
   std::unique_ptr<gpu::TokenizePlan> tokenize_;
   gpu::Stream upload_, kernel_, download_;
+  gpu::Stream body_;  // tokens: the bodies (downloader only; no waits on GPU events)
   std::mutex upload_mutex_;    // producers enqueue on the upload stream one at a time
-  std::mutex download_mutex_;  // dispatcher and downloader enqueue on the download stream
   int slot_count_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;  // Slot holds atomics: not movable
 };

@@ -148,7 +148,7 @@ if want cpu; then
     timeout 300 "$bin/mjpeg" compare "$picture" --size $size --frames 200 --repeat 5 --modes cpu \
       --json "$logs/compare_cpu_$size.json" >"$logs/compare_cpu_$size.txt" 2>"$logs/compare_cpu_$size.err"
     rc=$?
-    ratio=$(awk '/^CPU /{c=$2} /^libjpeg-t/{t=$2} END{if (t > 0) printf "%.2f", c / t}' \
+    ratio=$(awk '/^CPU /&&!c{c=$2} /^libjpeg-t/{t=$2} END{if (t > 0) printf "%.2f", c / t}' \
       "$logs/compare_cpu_$size.txt")
     note "mjpeg compare --modes cpu $size: rc=$rc, cpu/libjpeg-turbo fps = ${ratio:-?}"
   done

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "io/atomic_file.hpp"
 #include "io/avi_writer.hpp"
 #include "io/frame_sink.hpp"
 #include "io_test_util.hpp"
@@ -356,6 +357,34 @@ TEST(FrameSinks, FailedWriteLeavesNoFileUnderTheFinalName) {
         << name << ": 1: no error, 2: other exception, 3: message lacks the path";
     EXPECT_TRUE(dir.list().empty()) << name << ": a file was left behind";
   }
+}
+
+TEST(AtomicFile, SmallAndDirectWritesAndPatchesLandInOrder) {
+  // Small writes are buffered, large ones (>= kDirectWrite) go out with what is buffered in one
+  // writev: the file must hold every byte in call order, and patches must land where asked.
+  ScratchDir dir;
+  const std::string path = dir.file("mixed.bin");
+  std::mt19937 rng(77);
+  Bytes expected;
+  {
+    AtomicFile file(path, true, 256 << 10);
+    const std::size_t sizes[] = {5, AtomicFile::kDirectWrite, 3, 1, AtomicFile::kDirectWrite + 7,
+                                 (256 << 10) - 2, 17, 300 << 10, 0, 9};
+    for (std::size_t n : sizes) {
+      Bytes chunk(n);
+      for (auto& b : chunk) b = std::uint8_t(rng());
+      file.write(chunk.data(), chunk.size());
+      expected.insert(expected.end(), chunk.begin(), chunk.end());
+      EXPECT_EQ(file.position(), expected.size());
+    }
+    const std::uint8_t mark[4] = {0xde, 0xad, 0xbe, 0xef};
+    file.patch(2, mark, 4);  // long since written out
+    std::copy(mark, mark + 4, expected.begin() + 2);
+    file.patch(expected.size() - 5, mark, 4);  // still in the buffer
+    std::copy(mark, mark + 4, expected.end() - 5);
+    file.commit();
+  }
+  EXPECT_EQ(io_test::read_bytes(path), expected);
 }
 
 // --- raw .mjpeg and image sequences -------------------------------------------------------

@@ -261,7 +261,8 @@ TEST(Balance, DefaultsBalanceUnlessACountIsForced) {
   EXPECT_EQ(o.balance_threads, 15);
   EXPECT_EQ(o.producers + o.entropy_threads, 15);
   EXPECT_EQ(o.producers, 2);
-  EXPECT_EQ(o.slots, 17);
+  EXPECT_EQ(o.slots, 47);  // GPU modes: 3 (N + M) + 2, lowered at setup where memory is short
+  EXPECT_TRUE(o.slots_auto);
   pipeline::apply_default_counts(o, 16, 4);
   EXPECT_EQ(o.balance_threads, 0);
   EXPECT_EQ(o.producers, 4);
@@ -270,7 +271,12 @@ TEST(Balance, DefaultsBalanceUnlessACountIsForced) {
   EXPECT_EQ(o.balance_threads, 0);
   EXPECT_EQ(o.producers, 2);
   EXPECT_EQ(o.entropy_threads, 3);
+  pipeline::apply_default_counts(o, 16, 0, 0, 20);
+  EXPECT_EQ(o.slots, 20);
+  EXPECT_FALSE(o.slots_auto);
   o.mode = Mode::cpu;
+  pipeline::apply_default_counts(o, 16);
+  EXPECT_EQ(o.slots, 18);  // cpu: N + M + 2
   pipeline::apply_default_counts(o, 2);
   EXPECT_EQ(o.balance_threads, 2);
   EXPECT_EQ(o.producers, 1);
