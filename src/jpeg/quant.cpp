@@ -18,6 +18,8 @@ constexpr QuantTableValues kAnnexK[2] = {
      99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
      99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99}};
 
+#include "jpeg/quant_presets.inc"
+
 std::string line_of(const std::string& source, int line) {
   return source + ", line " + std::to_string(line);
 }
@@ -51,8 +53,17 @@ bool QuantTables::any_16bit() const {
 
 PresetTables preset_tables(Tune tune, int quality) {
   quality_scale(quality);  // range check
-  if (tune == Tune::none) return {{kAnnexK[0], kAnnexK[1]}, {0, 1, 1}};
-  throw UsageError("no tuned tables yet");
+  if (tune == Tune::none) return {{kAnnexK[0], kAnnexK[1]}, quality_scale(quality), {0, 1, 1}};
+  const std::uint8_t(&t)[2][64] = (tune == Tune::psnr ? kPreset_psnr : kPreset_ssim)[quality - 1];
+  PresetTables p;
+  p.tables.resize(2);
+  for (int i = 0; i < 64; ++i) {
+    p.tables[0][i] = t[0][i];
+    p.tables[1][i] = t[1][i];
+  }
+  p.scale = 100;
+  p.slots = {0, 1, 1};
+  return p;
 }
 
 QuantTables make_quant_tables(const EncodeOptions& options, int components) {
@@ -60,13 +71,15 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
     throw UsageError("make_quant_tables: frames have 1 or 3 components");
   if (options.qtables.size() > static_cast<std::size_t>(kMaxQuantTables))
     throw UsageError("at most 4 quantization tables");
-  const int scale = quality_scale(options.quality);
   PresetTables p = preset_tables(options.tune, options.quality);
+  std::vector<int> scales(p.tables.size(), p.scale);
   for (std::size_t i = 0; i < options.qtables.size(); ++i) {
-    if (i < p.tables.size())
-      p.tables[i] = options.qtables[i];
-    else
-      p.tables.push_back(options.qtables[i]);
+    if (i >= p.tables.size()) {
+      p.tables.emplace_back();
+      scales.push_back(0);
+    }
+    p.tables[i] = options.qtables[i];
+    scales[i] = quality_scale(options.quality);
   }
   const std::vector<int>& slots = options.qslots.empty() ? p.slots : options.qslots;
 
@@ -81,7 +94,7 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
   for (std::size_t n = 0; n < p.tables.size(); ++n) {
     t.defined[n] = true;
     for (int i = 0; i < 64; ++i) {
-      t.natural[n][i] = scale_quant_value(p.tables[n][i], scale);
+      t.natural[n][i] = scale_quant_value(p.tables[n][i], scales[n]);
       t.divisor[n][i] = math::make_divisor(t.natural[n][i]);
     }
   }

@@ -37,15 +37,20 @@ std::uint16_t scale_quant_value(std::uint32_t base, int scale);
 /// Annex K tables for `quality` (1..100); `count` is 1 for grayscale and 2 otherwise.
 QuantTables make_quant_tables(int quality, int count);
 
-/// The tables `options` ask for (options.tune, options.qtables, options.qslots, scaled by
-/// options.quality) for a frame of `components` (1 or 3) components. Throws UsageError when a
+/// The tables `options` ask for (the preset of options.tune at options.quality; options.qtables
+/// replace its first slots and are scaled by options.quality like cjpeg -quality Q -qtables;
+/// options.qslots replace its slots) for a frame of `components` (1 or 3) components. Throws UsageError when a
 /// component's slot holds no table (e.g. -qslots 0,1,2 with a file of two tables).
 QuantTables make_quant_tables(const EncodeOptions& options, int components);
 
-/// A preset's base tables (slots 0..) and component slots at `quality`, as cjpeg would be given
-/// them with -qtables / -qslots (Tune::none: the two Annex K tables, slots 0,1,1).
+/// A preset's base tables (slots 0..), their scale (percent, as jpeg_add_quant_table takes it)
+/// and the component slots at `quality`. Tune::none: the two Annex K tables scaled by
+/// quality_scale(quality), slots 0,1,1 (cjpeg -quality Q). Tune::psnr / ssim: one luma and one
+/// chroma table per quality (src/jpeg/quant_presets.inc, docs/tuning/*.txt) used as they are
+/// (scale 100, cjpeg -qtables without -quality), slots 0,1,1.
 struct PresetTables {
   std::vector<QuantTableValues> tables;
+  int scale = 100;
   std::vector<int> slots;
 };
 PresetTables preset_tables(Tune tune, int quality);
