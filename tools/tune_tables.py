@@ -245,6 +245,10 @@ def fit_preset(args, cache, sets, preset, annexk):
                 break
         chosen.append(math.exp(x))
     tables = [m["tables"][:2] for m in model(args, preset, chosen, inputs)]
+    # A lower quality is never finer anywhere: from quality 100 down, each entry at least the
+    # one of the quality above (the per-position choices can otherwise waver by a step).
+    for q in range(98, -1, -1):
+        tables[q] = [[max(a, b) for a, b in zip(tables[q][s], tables[q + 1][s])] for s in (0, 1)]
     return tables, chosen, curve
 
 

@@ -43,10 +43,10 @@ struct EncodeOptions {
   Tune tune = Tune::none;                  ///< the base tables that `quality` scales
   /// Base tables for slots 0.. (at most kMaxQuantTables), like cjpeg -qtables FILE: they
   /// replace the preset's tables of those slots and are scaled by `quality` as cjpeg does.
-  std::vector<QuantTableValues> qtables;
+  std::vector<QuantTableValues> qtables = {};
   /// Table slot of each component (0..3), like cjpeg -qslots: the last value repeats for the
   /// remaining components. Empty: the preset's choice (0 for luma, 1 for Cb and Cr).
-  std::vector<int> qslots;
+  std::vector<int> qslots = {};
 };
 
 /// Throws UsageError when a field is out of range (nothing is clamped).

@@ -98,11 +98,18 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
       t.divisor[n][i] = math::make_divisor(t.natural[n][i]);
     }
   }
-  for (int c = 0; c < components; ++c)
+  for (int c = 0; c < components; ++c) {
     if (!t.defined[t.slot[c]])
       throw UsageError("component " + std::to_string(c + 1) + " uses quantization table " +
                        std::to_string(t.slot[c]) + ", which is not defined (tables 0.." +
                        std::to_string(p.tables.size() - 1) + " are)");
+    for (int i = 0; i < 64; ++i)
+      if (t.natural[t.slot[c]][i] > kMaxQuantValue)
+        throw UsageError("quantization table " + std::to_string(t.slot[c]) + " has " +
+                         std::to_string(t.natural[t.slot[c]][i]) + " after -q scaling; at most " +
+                         std::to_string(kMaxQuantValue) +
+                         " (libjpeg-turbo's 16-bit divisor q*8 overflows beyond it)");
+  }
   return t;
 }
 

@@ -28,6 +28,12 @@ struct QuantTables {
   const math::QuantDivisor* component_divisor(int c) const { return divisor[slot[c]]; }
 };
 
+/// The largest quantization value (after scaling) a component's table may hold. libjpeg-turbo's
+/// FDCT takes the divisor q * 8 as a 16-bit number, so from 8192 on it quantizes with
+/// (8 q) mod 65536 (or divides by zero) while the DQT says q: beyond this no exact reference
+/// exists, and for 8-bit samples any q above 2047 already quantizes every coefficient to 0.
+inline constexpr int kMaxQuantValue = 8191;
+
 /// libjpeg's quality scaling: q < 50 -> 5000/q, else 200 - 2q (percent).
 int quality_scale(int quality);
 
@@ -39,8 +45,9 @@ QuantTables make_quant_tables(int quality, int count);
 
 /// The tables `options` ask for (the preset of options.tune at options.quality; options.qtables
 /// replace its first slots and are scaled by options.quality like cjpeg -quality Q -qtables;
-/// options.qslots replace its slots) for a frame of `components` (1 or 3) components. Throws UsageError when a
-/// component's slot holds no table (e.g. -qslots 0,1,2 with a file of two tables).
+/// options.qslots replace its slots) for a frame of `components` (1 or 3) components. Throws
+/// UsageError when a component's slot holds no table (e.g. -qslots 0,1,2 with a file of two
+/// tables) or a value above kMaxQuantValue.
 QuantTables make_quant_tables(const EncodeOptions& options, int components);
 
 /// A preset's base tables (slots 0..), their scale (percent, as jpeg_add_quant_table takes it)
