@@ -895,6 +895,39 @@ case_qtables_usage_errors_exit_2() {
   [[ ! -e o.jpg ]] || die "a failed encode left o.jpg"
 }
 
+# The tuning tool (tools/qtune.cpp, built beside mjpeg): its model gives coarser tables for a
+# larger multiplier, and its eval measures what `mjpeg encode` writes and `mjpeg quality` says.
+case_qtune_tool_models_and_measures() {
+  local tool
+  tool="$(dirname "$MJPEG")/mjpeg_qtune"
+  [[ -x $tool ]] || skip "mjpeg_qtune not built"
+  command -v python3 >/dev/null || skip "python3 not found"
+  "$tool" model --lambdas 2,50 "$SAMPLE" >model.jsonl 2>err.txt || die "model: $(cat err.txt)"
+  printf '[{"id": "a", "quality": 90, "optimize": true}, {"id": "b", "quality": 50, "tune": "psnr"}]' >jobs.json
+  "$tool" eval jobs.json "$SAMPLE" >eval.jsonl 2>err.txt || die "eval: $(cat err.txt)"
+  expect_ok encode "$SAMPLE" -o a.jpg -q 90 --optimize
+  # An AVI: `mjpeg quality` decodes it with FFmpeg's mjpeg decoder, as the tool does.
+  expect_ok encode "$SAMPLE" -o a.avi -q 90 --optimize
+  expect_ok quality "$SAMPLE" a.avi --json a.json
+  expect_ok encode "$SAMPLE" -o b.jpg -q 50 --tune psnr
+  python3 - "$(stat -c %s a.jpg)" "$(stat -c %s b.jpg)" <<'EOF' || die "qtune output wrong"
+import json, sys
+m = [json.loads(l) for l in open("model.jsonl")]
+assert [x["lambda"] for x in m] == [2, 50], m
+for x in m:
+    assert len(x["tables"]) == 3 and all(len(t) == 64 and all(1 <= v <= 255 for v in t)
+                                         for t in x["tables"]), x
+fine, coarse = (sum(map(sum, x["tables"])) for x in m)
+assert coarse > fine and m[1]["model_bits"] < m[0]["model_bits"], m
+assert m[1]["model_mse"] > m[0]["model_mse"], m
+e = {x["id"]: x for x in map(json.loads, open("eval.jsonl"))}
+assert e["a"]["bytes"] == int(sys.argv[1]) and e["b"]["bytes"] == int(sys.argv[2]), e
+ours = json.load(open("a.json"))["summary"]
+assert abs(e["a"]["psnr_rgb"] - ours["psnr_rgb"]["mean"]) < 1e-6, (e, ours)
+assert abs(e["a"]["ssim_y"] - ours["ssim_y"]["mean"]) < 1e-6, (e, ours)
+EOF
+}
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
