@@ -1,5 +1,7 @@
 #include "cli_options.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -28,7 +30,13 @@ CLI::Validator decimal_integer() {
 }
 
 std::vector<QuantTableValues> read_qtables_file(const std::string& path) {
-  constexpr long kMaxBytes = 1 << 20;  // a table file is a few hundred bytes
+  constexpr std::size_t kMaxBytes = 1 << 20;  // a table file is a few hundred bytes
+  // Regular files only: a FIFO or a device (/dev/stdin) could block the parse.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    throw UsageError(fmt::format("--qtables '{}': {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("--qtables '{}': not a regular file", path));
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw UsageError(fmt::format("--qtables '{}': {}", path, std::strerror(errno)));
   std::string text;
