@@ -10,7 +10,9 @@
 
 #include "common/oracle.hpp"
 #include "common/test_media.hpp"
+#include "jpeg/geometry.hpp"
 #include "jpeg/quant.hpp"
+#include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 
@@ -332,6 +334,36 @@ TEST(Presets, MatchCjpegGivenTheDocsTables) {
                              test::libjpeg_encode(gray.view(), as_file)))
           << "gray8 " << text(o);
     }
+}
+
+// Every CPU transform variant (scalar reference, SSE2/AVX2/AVX-512 where this CPU runs them)
+// quantizes each component with its own table, Cb and Cr on different ones.
+TEST(CustomTables, EveryCpuTransformVariantUsesEachComponentsTable) {
+  MJPEG_REQUIRE_MEDIA();
+  const Image img = test::crop(test::kodak(8), 40, 40, 203, 77);
+  EncodeOptions o;
+  o.quality = 40;
+  o.qtables = three_tables();
+  for (const std::vector<int>& slots : {std::vector<int>{0, 2, 1}, {2, 1, 0}, {1, 0}}) {
+    o.qslots = slots;
+    for (Subsampling s : {Subsampling::s444, Subsampling::s422, Subsampling::s420}) {
+      const FrameGeometry g = make_geometry(img.width, img.height, s);
+      const QuantTables t = make_quant_tables(o, 3);
+      std::vector<std::int16_t> ref(g.coefficient_count());
+      transform_cpu("scalar", img.view(), g, t, ref.data());
+      // The reference itself uses the slots: component 2 differs from a 0,1,1 encode.
+      EncodeOptions plain = o;
+      plain.qslots = {};
+      std::vector<std::int16_t> other(g.coefficient_count());
+      transform_cpu("scalar", img.view(), g, make_quant_tables(plain, 3), other.data());
+      EXPECT_NE(ref, other);
+      for (const std::string& v : transform_variants()) {
+        std::vector<std::int16_t> got(g.coefficient_count(), 0x5A5A);
+        transform_cpu(v, img.view(), g, t, got.data());
+        EXPECT_TRUE(got == ref) << v << " " << to_string(s) << " slots " << slots[0];
+      }
+    }
+  }
 }
 
 }  // namespace
