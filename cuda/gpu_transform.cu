@@ -102,8 +102,8 @@ TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, 
     throw UsageError("TransformPlan: geometry has no components");
   if (!planar.planar() && input == PixelFormat::gray8 && g.num_components != 1)
     throw UsageError("TransformPlan: gray8 input needs a grayscale geometry");
-  if (tables.count < (g.num_components == 1 ? 1 : 2))
-    throw UsageError("TransformPlan: missing quantization table");
+  if (tables.components != g.num_components)
+    throw UsageError("TransformPlan: quantization tables for another component count");
   m.geometry = g;
   m.input = input;
   m.planar = planar;
@@ -129,8 +129,9 @@ TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, 
   }
 
   detail::DeviceTables host{};
-  for (int t = 0; t < 2; ++t)
-    for (int n = 0; n < 64; ++n) host.divisor[t][n] = tables.divisor[std::min(t, tables.count - 1)][n];
+  for (int c = 0; c < 3; ++c)  // each component's own table (gray: [0] only is read)
+    for (int n = 0; n < 64; ++n)
+      host.divisor[c][n] = tables.component_divisor(std::min(c, tables.components - 1))[n];
   for (int k = 0; k < 64; ++k) host.zigzag_of_natural[math::kZigzagToNatural[k]] = static_cast<std::uint8_t>(k);
   m.tables = DeviceBuffer(sizeof host);
   MJPEG_CUDA_CHECK(cudaMemcpy(m.tables.get(), &host, sizeof host, cudaMemcpyHostToDevice));

@@ -42,7 +42,8 @@
 //   work      : kBlocks x 72 int32, row r of block tb at tb*72 + r*9 (stride 9, odd): pass-1
 //               stores and pass-2 column loads are both bank-conflict free.
 //   outq      : kBlocks x 64 int16, zigzag order (the tile's output before the global copy).
-//   tables    : DeviceTables (divisors [2][64], natural->zigzag), copied once per block.
+//   tables    : DeviceTables (divisors [3][64], one per component; natural->zigzag), copied
+//               once per block.
 // ---------------------------------------------------------------------------------------------
 #pragma once
 
@@ -486,7 +487,7 @@ __device__ __forceinline__ void pass2(const KernelParams& p, const Tile& tl, int
 #pragma unroll
   for (int r = 0; r < 8; ++r) d[r] = in[r * 9];
   math::fdct_8<false>(d, 1);
-  const math::QuantDivisor* div = tab.divisor[pos.comp == 0 ? 0 : 1];
+  const math::QuantDivisor* div = tab.divisor[pos.comp];
   std::int16_t* out = outq + tb * 64;
 #pragma unroll
   for (int r = 0; r < 8; ++r) {

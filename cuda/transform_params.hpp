@@ -11,7 +11,7 @@ namespace mjpeg::gpu::detail {
 
 /// Device-resident constant tables, copied into shared memory by every block.
 struct DeviceTables {
-  math::QuantDivisor divisor[2][64];  ///< natural order; [0] luma/gray, [1] chroma
+  math::QuantDivisor divisor[3][64];  ///< natural order, per component: [0] Y/gray, [1] Cb, [2] Cr
   std::uint8_t zigzag_of_natural[64];  ///< inverse of kZigzagToNatural
 };
 

@@ -1,9 +1,11 @@
 // Public encoder options and image views. No CUDA, OpenCV or libjpeg types here.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mjpeg {
 
@@ -15,6 +17,21 @@ std::string to_string(Subsampling s);
 /// Parses "444", "422", "420" or "gray"; throws UsageError otherwise.
 Subsampling parse_subsampling(const std::string& text);
 
+/// Which quantization tables `quality` scales: cjpeg's (ITU-T T.81 Annex K, the default and the
+/// exact oracle), or a preset tuned for a metric (smaller files at the same PSNR or SSIM; still
+/// byte-identical to cjpeg given the same tables, see jpeg/quant.hpp and docs/tuning/).
+enum class Tune { none, psnr, ssim };
+
+/// "none", "psnr", "ssim".
+std::string to_string(Tune t);
+/// Parses "none", "psnr" or "ssim"; throws UsageError otherwise.
+Tune parse_tune(const std::string& text);
+
+/// One base quantization table, 64 values in natural (row-major) order, as cjpeg -qtables
+/// reads them (before quality scaling; any value, clamped after scaling).
+using QuantTableValues = std::array<std::uint32_t, 64>;
+inline constexpr int kMaxQuantTables = 4;  ///< table slots 0..3, as in libjpeg
+
 inline constexpr int kMaxDimension = 16384;  ///< largest width or height accepted
 inline constexpr int kMaxRestartInterval = 65535;
 
@@ -23,6 +40,13 @@ struct EncodeOptions {
   Subsampling subsampling = Subsampling::s420;
   int restart_interval = 0;                ///< in MCUs; 0 = no restart markers
   bool optimize = false;                   ///< per-frame optimal Huffman tables (libjpeg's two-pass)
+  Tune tune = Tune::none;                  ///< the base tables that `quality` scales
+  /// Base tables for slots 0.. (at most kMaxQuantTables), like cjpeg -qtables FILE: they
+  /// replace the preset's tables of those slots and are scaled by `quality` as cjpeg does.
+  std::vector<QuantTableValues> qtables = {};
+  /// Table slot of each component (0..3), like cjpeg -qslots: the last value repeats for the
+  /// remaining components. Empty: the preset's choice (0 for luma, 1 for Cb and Cr).
+  std::vector<int> qslots = {};
 };
 
 /// Throws UsageError when a field is out of range (nothing is clamped).

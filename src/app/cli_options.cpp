@@ -1,8 +1,16 @@
 #include "cli_options.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include <fmt/format.h>
 
+#include "jpeg/quant.hpp"
 #include "mjpeg/encoder.hpp"
+#include "mjpeg/error.hpp"
 
 namespace mjpeg::app {
 
@@ -19,6 +27,29 @@ CLI::Validator decimal_integer() {
         return {};
       },
       "", "decimal integer");  // no description: the option's type name says it all
+}
+
+std::vector<QuantTableValues> read_qtables_file(const std::string& path) {
+  constexpr std::size_t kMaxBytes = 1 << 20;  // a table file is a few hundred bytes
+  // Regular files only: a FIFO or a device (/dev/stdin) could block the parse.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    throw UsageError(fmt::format("--qtables '{}': {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("--qtables '{}': not a regular file", path));
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw UsageError(fmt::format("--qtables '{}': {}", path, std::strerror(errno)));
+  std::string text;
+  char buf[4096];
+  std::size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() <= kMaxBytes)
+    text.append(buf, got);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw UsageError(fmt::format("--qtables '{}': cannot read it", path));
+  if (text.size() > kMaxBytes)
+    throw UsageError(fmt::format("--qtables '{}': larger than 1 MiB, not a table file", path));
+  return parse_qtables(text, fmt::format("--qtables '{}'", path));
 }
 
 void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsampling) {
@@ -39,6 +70,28 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
       ->capture_default_str();
   cmd->add_flag("--optimize", options.optimize,
                 "Optimal Huffman tables (like cjpeg -optimize)");
+  CLI::Option* qtables = cmd->add_option_function<std::string>(
+      "--qtables",
+      [cmd, &options](const std::string& path) {
+        options.qtables = read_qtables_file(path);
+        // cjpeg uses the file's values as they are unless -quality scales them.
+        if (cmd->count("--quality") == 0) options.quality = 50;
+      },
+      "Quantization tables from a cjpeg -qtables file (1-4 tables of 64 values, natural "
+      "order, '#' comments), scaled by -q as cjpeg -quality scales them; without -q used as "
+      "they are")
+      ->type_name("FILE");
+  cmd->add_option_function<std::string>(
+         "--qslots", [&options](const std::string& text) { options.qslots = parse_qslots(text); },
+         "Table slot of each component, like cjpeg -qslots (default 0,1,1; the last repeats)")
+      ->type_name("N[,N...]");
+  cmd->add_option_function<std::string>(
+         "--tune", [&options](const std::string& text) { options.tune = parse_tune(text); },
+         "Quantization tables: none (cjpeg's Annex K, the default), psnr or ssim (tuned for "
+         "the smallest files at a given PSNR / SSIM); see README")
+      ->check(CLI::IsMember({"none", "psnr", "ssim"}).description(""))
+      ->type_name("none|psnr|ssim")
+      ->excludes(qtables);
 }
 
 void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int& slots,

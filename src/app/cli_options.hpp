@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -14,8 +15,13 @@ namespace mjpeg::app {
 /// converts integers with strtoll base 0, which would read "010" as octal 8 and "0x5A" as 90.
 CLI::Validator decimal_integer();
 
+/// Reads and parses a cjpeg -qtables file (parse_qtables); throws UsageError naming the path.
+std::vector<QuantTableValues> read_qtables_file(const std::string& path);
+
 /// -q/--quality, -s/--subsampling (into `subsampling`, parsed later with parse_subsampling),
-/// -r/--restart and --optimize.
+/// -r/--restart, --optimize, and the quantization tables: --qtables FILE (read while parsing;
+/// without -q the quality becomes 50, i.e. the file's values unscaled, as cjpeg), --qslots,
+/// --tune.
 void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsampling);
 
 /// Pipeline threads and GPU choices, in the group `group`: --producers, --slots,

@@ -77,6 +77,8 @@ PeerResult run_turbojpeg(const std::vector<ImageView>& frames, const EncodeOptio
   int flags = TJFLAG_ACCURATEDCT;
   std::string unsupported;
   if (options.restart_interval != 0) unsupported = "a restart interval";
+  if (options.tune != Tune::none || !options.qtables.empty() || !options.qslots.empty())
+    unsupported = "custom quantization tables (it encodes with Annex K)";
 #ifdef TJFLAG_OPTIMIZE
   if (options.optimize) flags |= TJFLAG_OPTIMIZE;
 #else

@@ -325,8 +325,9 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
   cmd->add_flag("--quiet", args.quiet, "Print only the summary (no per-frame lines)");
   const char* sweep = "Rate-distortion sweep";
   cmd->add_option("--sweep", args.sweep,
-                  "Encode INPUT (its first frame, or --frames N) at each quality, with and "
-                  "without --optimize, beside libjpeg-turbo")
+                  "Encode INPUT (its first frame, or --frames N) at each quality and table "
+                  "preset, with and without --optimize, beside libjpeg-turbo and (when "
+                  "ffmpeg is on PATH) ffmpeg's MJPEG encoder at -q:v 2..31")
       ->type_name("INPUT")
       ->group(sweep);
   cmd->add_option("--qualities", args.qualities, "Qualities of the sweep: FIRST:LAST:STEP or Q")
@@ -336,6 +337,12 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
   cmd->add_option("-s,--subsampling", args.subsampling, "Chroma subsampling of the sweep")
       ->check(CLI::IsMember({"444", "422", "420", "gray"}).description(""))
       ->type_name("444|422|420|gray")
+      ->capture_default_str()
+      ->group(sweep);
+  cmd->add_option("--tunes", args.tunes,
+                  "Table presets of the sweep (--tune), each with and without --optimize, "
+                  "comma-separated: none, psnr, ssim")
+      ->type_name("LIST")
       ->capture_default_str()
       ->group(sweep);
   return cmd;

@@ -45,8 +45,9 @@ void write_contact_sheet(const std::vector<Thumbnail>& thumbs, const std::string
 
 /// One rate-distortion point of --sweep.
 struct RdPoint {
-  std::string encoder;  ///< "mjpeg", "mjpeg --optimize", "libjpeg-turbo"
-  int quality = 0;
+  std::string encoder;  ///< "mjpeg", "mjpeg --optimize", "libjpeg-turbo", ...
+  int quality = 0;      ///< JPEG quality (ffmpeg: its -q:v)
+  std::uint64_t bytes = 0;
   double bits_per_pixel = 0;
   double psnr_rgb = 0, ssim_y = 0;
 };

@@ -29,12 +29,34 @@ Subsampling parse_subsampling(const std::string& text) {
   throw UsageError("unknown subsampling '" + text + "' (expected 444, 422, 420 or gray)");
 }
 
+std::string to_string(Tune t) {
+  switch (t) {
+    case Tune::none: return "none";
+    case Tune::psnr: return "psnr";
+    case Tune::ssim: return "ssim";
+  }
+  return "?";
+}
+
+Tune parse_tune(const std::string& text) {
+  if (text == "none") return Tune::none;
+  if (text == "psnr") return Tune::psnr;
+  if (text == "ssim") return Tune::ssim;
+  throw UsageError("unknown table preset '" + text + "' (expected none, psnr or ssim)");
+}
+
 void validate(const EncodeOptions& o) {
   if (o.quality < 1 || o.quality > 100)
     throw UsageError("quality " + std::to_string(o.quality) + " is outside 1..100");
   if (o.restart_interval < 0 || o.restart_interval > kMaxRestartInterval)
     throw UsageError("restart interval " + std::to_string(o.restart_interval) +
                      " is outside 0.." + std::to_string(kMaxRestartInterval));
+  if (o.qtables.size() > static_cast<std::size_t>(kMaxQuantTables))
+    throw UsageError(std::to_string(o.qtables.size()) + " quantization tables; at most " +
+                     std::to_string(kMaxQuantTables));
+  for (int s : o.qslots)
+    if (s < 0 || s >= kMaxQuantTables)
+      throw UsageError("quantization table slot " + std::to_string(s) + " is outside 0..3");
 }
 
 std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options) {
@@ -45,7 +67,7 @@ std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOption
   const FrameGeometry g = make_geometry(image.width, image.height, sampling);
   if (image.stride < static_cast<std::size_t>(image.width) * channels(image.format))
     throw UsageError("encode_jpeg: row stride is smaller than a row");
-  const QuantTables tables = make_quant_tables(options.quality, g.num_components == 1 ? 1 : 2);
+  const QuantTables tables = make_quant_tables(options, g.num_components);
   std::unique_ptr<std::int16_t[]> coeffs(new std::int16_t[g.coefficient_count()]);
   transform_cpu(image, g, tables, coeffs.get());
   std::vector<std::uint8_t> out;

@@ -63,11 +63,18 @@ void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTa
   w.byte(0);
   w.byte(0);
 
-  for (int t = 0; t < tables; ++t) write_dqt(w, q, t);
-
+  // As libjpeg: one DQT per table, in the order the components first use them (emit_dqt
+  // skips a table already sent); SOF1 when any component's table needs 16-bit precision.
+  bool sent[kMaxQuantTables] = {};
   bool wide = false;
-  for (int t = 0; t < tables; ++t) wide = wide || q.needs_16bit(t);
-  w.marker(wide ? 0xC1 : 0xC0);  // SOF0 baseline, or SOF1 when a table needs 16 bits
+  for (int c = 0; c < nc; ++c) {
+    const int slot = q.slot[c];
+    if (!sent[slot]) write_dqt(w, q, slot);
+    sent[slot] = true;
+    wide = wide || q.needs_16bit(slot);
+  }
+
+  w.marker(wide ? 0xC1 : 0xC0);  // SOF0 baseline, or SOF1 (16-bit tables)
   w.word(8 + 3 * nc);
   w.byte(8);
   w.word(g.height);
@@ -76,7 +83,7 @@ void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTa
   for (int c = 0; c < nc; ++c) {
     w.byte(c + 1);
     w.byte((g.comp[c].h << 4) | g.comp[c].v);
-    w.byte(c == 0 ? 0 : 1);
+    w.byte(q.slot[c]);  // Tq
   }
 
   // libjpeg emits each table once, in scan order: DC0, AC0, DC1, AC1.

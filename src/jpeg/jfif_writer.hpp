@@ -1,4 +1,5 @@
-// JFIF marker segments in libjpeg's order: SOI, APP0 (JFIF 1.01), DQT, SOF0, DHT, DRI, SOS ... EOI.
+// JFIF marker segments in libjpeg's order: SOI, APP0 (JFIF 1.01), DQT (each table once, in the
+// order the components use them), SOF0 (SOF1 with 16-bit tables), DHT, DRI, SOS ... EOI.
 #pragma once
 
 #include <cstdint>

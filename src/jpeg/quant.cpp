@@ -1,12 +1,14 @@
 #include "jpeg/quant.hpp"
 
+#include <algorithm>
+
 #include "mjpeg/error.hpp"
 
 namespace mjpeg {
 namespace {
 
 // ITU-T T.81 Annex K, tables K.1 (luminance) and K.2 (chrominance), natural order.
-constexpr std::uint16_t kBaseTables[2][64] = {
+constexpr QuantTableValues kAnnexK[2] = {
     {16, 11, 10, 16, 24,  40,  51,  61,  12, 12, 14, 19, 26,  58,  60,  55,
      14, 13, 16, 24, 40,  57,  69,  56,  14, 17, 22, 29, 51,  87,  80,  62,
      18, 22, 37, 56, 68,  109, 103, 77,  24, 35, 55, 64, 81,  104, 113, 92,
@@ -16,11 +18,25 @@ constexpr std::uint16_t kBaseTables[2][64] = {
      99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
      99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99}};
 
+#include "jpeg/quant_presets.inc"
+
+std::string line_of(const std::string& source, int line) {
+  return source + ", line " + std::to_string(line);
+}
+
 }  // namespace
 
 int quality_scale(int quality) {
   if (quality < 1 || quality > 100) throw UsageError("quality must be in 1..100");
   return quality < 50 ? 5000 / quality : 200 - quality * 2;
+}
+
+std::uint16_t scale_quant_value(std::uint32_t base, int scale) {
+  // As jpeg_add_quant_table: long arithmetic (64-bit here, no overflow for any 32-bit base
+  // and scale <= 5000), values below 1 become 1, above 32767 become 32767 (no -baseline).
+  long long value = (static_cast<long long>(base) * scale + 50) / 100;
+  value = std::clamp(value, 1LL, 32767LL);
+  return static_cast<std::uint16_t>(value);
 }
 
 bool QuantTables::needs_16bit(int index) const {
@@ -29,20 +45,151 @@ bool QuantTables::needs_16bit(int index) const {
   return false;
 }
 
-QuantTables make_quant_tables(int quality, int count) {
-  const long scale = quality_scale(quality);
+bool QuantTables::any_16bit() const {
+  for (int c = 0; c < components; ++c)
+    if (needs_16bit(slot[c])) return true;
+  return false;
+}
+
+PresetTables preset_tables(Tune tune, int quality) {
+  quality_scale(quality);  // range check
+  if (tune == Tune::none) return {{kAnnexK[0], kAnnexK[1]}, quality_scale(quality), {0, 1, 1}};
+  const std::uint8_t(&t)[2][64] = (tune == Tune::psnr ? kPreset_psnr : kPreset_ssim)[quality - 1];
+  PresetTables p;
+  p.tables.resize(2);
+  for (int i = 0; i < 64; ++i) {
+    p.tables[0][i] = t[0][i];
+    p.tables[1][i] = t[1][i];
+  }
+  p.scale = 100;
+  p.slots = {0, 1, 1};
+  return p;
+}
+
+QuantTables make_quant_tables(const EncodeOptions& options, int components) {
+  if (components != 1 && components != 3)
+    throw UsageError("make_quant_tables: frames have 1 or 3 components");
+  if (options.qtables.size() > static_cast<std::size_t>(kMaxQuantTables))
+    throw UsageError("at most 4 quantization tables");
+  PresetTables p = preset_tables(options.tune, options.quality);
+  std::vector<int> scales(p.tables.size(), p.scale);
+  for (std::size_t i = 0; i < options.qtables.size(); ++i) {
+    if (i >= p.tables.size()) {
+      p.tables.emplace_back();
+      scales.push_back(0);
+    }
+    p.tables[i] = options.qtables[i];
+    scales[i] = quality_scale(options.quality);
+  }
+  const std::vector<int>& slots = options.qslots.empty() ? p.slots : options.qslots;
+
   QuantTables t;
-  t.count = count;
-  for (int n = 0; n < count; ++n) {
+  t.components = components;
+  for (int c = 0; c < 3; ++c) {
+    const int s = slots[std::min<std::size_t>(c, slots.size() - 1)];
+    if (s < 0 || s >= kMaxQuantTables)
+      throw UsageError("quantization table slots are numbered 0..3, not " + std::to_string(s));
+    t.slot[c] = c < components ? s : t.slot[0];
+  }
+  for (std::size_t n = 0; n < p.tables.size(); ++n) {
+    t.defined[n] = true;
     for (int i = 0; i < 64; ++i) {
-      long value = (kBaseTables[n][i] * scale + 50) / 100;
-      if (value < 1) value = 1;
-      if (value > 32767) value = 32767;  // like cjpeg: no forced baseline, 16-bit tables allowed
-      t.natural[n][i] = static_cast<std::uint16_t>(value);
-      t.divisor[n][i] = math::make_divisor(static_cast<int>(value));
+      t.natural[n][i] = scale_quant_value(p.tables[n][i], scales[n]);
+      t.divisor[n][i] = math::make_divisor(t.natural[n][i]);
     }
   }
+  for (int c = 0; c < components; ++c) {
+    if (!t.defined[t.slot[c]])
+      throw UsageError("component " + std::to_string(c + 1) + " uses quantization table " +
+                       std::to_string(t.slot[c]) + ", which is not defined (tables 0.." +
+                       std::to_string(p.tables.size() - 1) + " are)");
+    for (int i = 0; i < 64; ++i)
+      if (t.natural[t.slot[c]][i] > kMaxQuantValue)
+        throw UsageError("quantization table " + std::to_string(t.slot[c]) + " has " +
+                         std::to_string(t.natural[t.slot[c]][i]) + " after -q scaling; at most " +
+                         std::to_string(kMaxQuantValue) +
+                         " (libjpeg-turbo's 16-bit divisor q*8 overflows beyond it)");
+  }
   return t;
+}
+
+QuantTables make_quant_tables(int quality, int count) {
+  EncodeOptions o;
+  o.quality = quality;
+  return make_quant_tables(o, count == 1 ? 1 : 3);
+}
+
+std::vector<QuantTableValues> parse_qtables(const std::string& text, const std::string& source) {
+  std::vector<std::uint32_t> values;
+  int line = 1;
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  const auto space = [](char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+  };
+  while (i < n) {
+    const char ch = text[i];
+    if (ch == '#') {
+      while (i < n && text[i] != '\n') ++i;
+    } else if (space(ch)) {
+      if (ch == '\n') ++line;
+      ++i;
+    } else if (ch >= '0' && ch <= '9') {
+      std::uint64_t v = 0;
+      while (i < n && text[i] >= '0' && text[i] <= '9') {
+        v = v * 10 + static_cast<unsigned>(text[i] - '0');
+        if (v > 0xFFFFFFFFull)
+          throw UsageError(line_of(source, line) + ": quantization value too large");
+        ++i;
+      }
+      values.push_back(static_cast<std::uint32_t>(v));
+      if (i < n && text[i] == ',') ++i;  // cjpeg takes one character after a number
+    } else {
+      const bool printable = ch > ' ' && ch < 127;
+      throw UsageError(line_of(source, line) + ": expected a number, found " +
+                       (printable ? "'" + std::string(1, ch) + "'" : std::string("a control byte")));
+    }
+  }
+  if (values.empty()) throw UsageError(source + ": no quantization table in it");
+  if (values.size() % 64 != 0)
+    throw UsageError(source + ": " + std::to_string(values.size()) +
+                     " values; each table has 64 (natural order)");
+  if (values.size() > 64u * kMaxQuantTables)
+    throw UsageError(source + ": " + std::to_string(values.size() / 64) +
+                     " tables; at most 4");
+  std::vector<QuantTableValues> tables(values.size() / 64);
+  for (std::size_t k = 0; k < values.size(); ++k) tables[k / 64][k % 64] = values[k];
+  return tables;
+}
+
+std::vector<int> parse_qslots(const std::string& text) {
+  std::vector<int> slots;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    const std::string part = text.substr(from, comma == std::string::npos ? std::string::npos
+                                                                         : comma - from);
+    if (part.size() != 1 || part[0] < '0' || part[0] > '3')
+      throw UsageError("--qslots '" + text + "': expected slots 0..3 separated by commas "
+                       "(e.g. 0,1,1)");
+    slots.push_back(part[0] - '0');
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return slots;
+}
+
+std::string format_qtables(const std::vector<QuantTableValues>& tables) {
+  std::string out;
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    out += "# table " + std::to_string(t) + "\n";
+    for (int i = 0; i < 64; ++i) {
+      std::string v = std::to_string(tables[t][i]);
+      out += std::string(v.size() < 4 ? 4 - v.size() : 0, ' ') + v;
+      out += i % 8 == 7 ? "\n" : " ";
+    }
+  }
+  return out;
 }
 
 }  // namespace mjpeg

@@ -1,26 +1,76 @@
-// Quantization tables: the Annex K tables scaled as cjpeg -quality Q does
-// (jpeg_set_quality(q, FALSE)): values clamp to 1..32767, so qualities below 24 give 16-bit
-// tables and a non-baseline (SOF1) frame, exactly as cjpeg writes them.
+// Quantization tables, exactly as cjpeg builds them: base tables (ITU-T T.81 Annex K by default,
+// a tuned preset, or a cjpeg -qtables file) scaled by the quality as jpeg_add_quant_table does
+// with jpeg_quality_scaling(q) (no forced baseline: values clamp to 1..32767, so coarse tables
+// give 16-bit DQT precision and a non-baseline SOF1 frame), and each component's table chosen
+// by slot as with cjpeg -qslots (default 0 for luma, 1 for Cb and Cr; the last slot repeats).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "jpeg_math.hpp"
+#include "mjpeg/options.hpp"
 
 namespace mjpeg {
 
 struct QuantTables {
-  int count = 0;                                ///< 1 (gray) or 2 (luma, chroma)
-  std::uint16_t natural[2][64] = {};            ///< 1..32767, row-major (natural) order
-  math::QuantDivisor divisor[2][64] = {};       ///< for math::quantize, natural order
-  /// True when table `index` has a value above 255 (16-bit DQT precision).
-  bool needs_16bit(int index) const;
+  int components = 0;                           ///< 1 (gray) or 3
+  int slot[3] = {0, 1, 1};                      ///< each component's table slot (0..3)
+  bool defined[kMaxQuantTables] = {};           ///< slots that hold a table
+  std::uint16_t natural[kMaxQuantTables][64] = {};        ///< 1..32767, natural order
+  math::QuantDivisor divisor[kMaxQuantTables][64] = {};   ///< for math::quantize, natural order
+  /// True when table `slot` has a value above 255 (16-bit DQT precision).
+  bool needs_16bit(int slot) const;
+  /// True when a component's table needs 16 bits (the frame is then SOF1, as cjpeg writes it).
+  bool any_16bit() const;
+  /// The divisors of component `c`'s table.
+  const math::QuantDivisor* component_divisor(int c) const { return divisor[slot[c]]; }
 };
+
+/// The largest quantization value (after scaling) a component's table may hold. libjpeg-turbo's
+/// FDCT takes the divisor q * 8 as a 16-bit number, so from 8192 on it quantizes with
+/// (8 q) mod 65536 (or divides by zero) while the DQT says q: beyond this no exact reference
+/// exists, and for 8-bit samples any q above 2047 already quantizes every coefficient to 0.
+inline constexpr int kMaxQuantValue = 8191;
 
 /// libjpeg's quality scaling: q < 50 -> 5000/q, else 200 - 2q (percent).
 int quality_scale(int quality);
 
-/// Tables for `quality` (1..100); `count` is 1 for grayscale and 2 otherwise.
+/// jpeg_add_quant_table for one value: (base * scale + 50) / 100, clamped to 1..32767.
+std::uint16_t scale_quant_value(std::uint32_t base, int scale);
+
+/// Annex K tables for `quality` (1..100); `count` is 1 for grayscale and 2 otherwise.
 QuantTables make_quant_tables(int quality, int count);
+
+/// The tables `options` ask for (the preset of options.tune at options.quality; options.qtables
+/// replace its first slots and are scaled by options.quality like cjpeg -quality Q -qtables;
+/// options.qslots replace its slots) for a frame of `components` (1 or 3) components. Throws
+/// UsageError when a component's slot holds no table (e.g. -qslots 0,1,2 with a file of two
+/// tables) or a value above kMaxQuantValue.
+QuantTables make_quant_tables(const EncodeOptions& options, int components);
+
+/// A preset's base tables (slots 0..), their scale (percent, as jpeg_add_quant_table takes it)
+/// and the component slots at `quality`. Tune::none: the two Annex K tables scaled by
+/// quality_scale(quality), slots 0,1,1 (cjpeg -quality Q). Tune::psnr / ssim: one luma and one
+/// chroma table per quality (src/jpeg/quant_presets.inc, docs/tuning/*.txt) used as they are
+/// (scale 100, cjpeg -qtables without -quality), slots 0,1,1.
+struct PresetTables {
+  std::vector<QuantTableValues> tables;
+  int scale = 100;
+  std::vector<int> slots;
+};
+PresetTables preset_tables(Tune tune, int quality);
+
+/// Parses the text of a cjpeg -qtables file: unsigned decimal integers separated by white
+/// space (a comma may follow a number), '#' starts a comment to the end of the line; 64 values
+/// per table in natural order, 1 to 4 tables. Throws UsageError naming `source` and the line.
+std::vector<QuantTableValues> parse_qtables(const std::string& text, const std::string& source);
+
+/// Parses a cjpeg -qslots list "N[,N...]" (each 0..3). Throws UsageError.
+std::vector<int> parse_qslots(const std::string& text);
+
+/// Writes `tables` in the -qtables format (8 values a line, a comment line before each table).
+std::string format_qtables(const std::vector<QuantTableValues>& tables);
 
 }  // namespace mjpeg

@@ -110,7 +110,7 @@ class BandTransformer {
   // Step 3: FDCT + quantization of the band's real blocks of component c.
   void transform_component(int c, int band) {
     const ComponentGeometry& cg = g_.comp[c];
-    const int table = c == 0 ? 0 : 1;
+    const math::QuantDivisor* divisor = tables_.component_divisor(c);
     const int width = cg.width_in_blocks * 8;
     std::int32_t block[64];
     for (int bl = 0; bl < cg.v; ++bl) {
@@ -126,7 +126,7 @@ class BandTransformer {
         std::int16_t* out = coeffs_ + g_.block_index(c, by, bx) * kBlockSize;
         for (int k = 0; k < 64; ++k) {
           const int n = math::kZigzagToNatural[k];
-          out[k] = math::quantize(block[n], tables_.divisor[table][n]);
+          out[k] = math::quantize(block[n], divisor[n]);
         }
       }
     }
@@ -195,8 +195,8 @@ void check(const RowSource& rows, const FrameGeometry& g, const QuantTables& tab
     throw Error("transform_cpu: image size does not match the frame geometry");
   if (rows.format() == PixelFormat::gray8 && g.num_components != 1)
     throw Error("transform_cpu: grayscale input needs a grayscale geometry");
-  if (tables.count < (g.num_components == 1 ? 1 : 2))
-    throw Error("transform_cpu: missing quantization table");
+  if (tables.components != g.num_components)
+    throw Error("transform_cpu: quantization tables for another component count");
 }
 
 void run(const simd::TransformVariant& v, RowSource& rows, const FrameGeometry& g,

@@ -161,7 +161,7 @@ void build_quant_constants(const std::uint16_t natural[64], QuantConstants& c) {
 struct Workspace {
   std::vector<std::int16_t> samples;  // the band's component planes (+ rows for junk output)
   std::vector<std::uint8_t> tail;     // the end of one or two pixel rows, edge replicated
-  QuantConstants quant[2];
+  QuantConstants quant[3];  // per component
 };
 
 /// The band's component planes: plane[c] rows of stride[c] samples; junk_* are scratch rows

@@ -412,7 +412,7 @@ void Run::setup() {
                                    ? Subsampling::gray
                                    : encode_.subsampling;
   geometry_ = make_geometry(format_.width, format_.height, sampling);
-  tables_ = make_quant_tables(encode_.quality, geometry_.num_components == 1 ? 1 : 2);
+  tables_ = make_quant_tables(encode_, geometry_.num_components);
 
   int k = opt_.slots;
   if (opt_.slots_auto && opt_.mode != Mode::cpu) k = fitting_slots(k);

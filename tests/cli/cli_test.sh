@@ -802,6 +802,133 @@ case_video_planes_equal_ffmpeg_rgb_and_swscale_path() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Cases: quantization tables (--qtables/--qslots as cjpeg -qtables/-qslots; --tune presets)
+# ---------------------------------------------------------------------------------------------
+
+# make_qtables N OUT: N tables of 64 values (natural order) with comments, blank lines and
+# commas; table 2 goes above 255 (16-bit DQT at quality 50, i.e. without -q).
+make_qtables() {
+  awk -v n="$1" 'BEGIN {
+    print "# test tables: comments, blank lines and commas are allowed"
+    for (t = 0; t < n; t++) {
+      printf "\n# table %d\n", t
+      for (i = 0; i < 64; i++)
+        printf "%d%s", (t == 2 ? 1 + 7 * i : 2 + (t + 1) * i % 97), (i % 8 == 7 ? "\n" : ", ")
+    }
+  }' >"$2"
+}
+
+case_qtables_match_cjpeg() {
+  make_qtables 3 t.txt
+  against_cjpeg "$SAMPLE" "--qtables t.txt" "-qtables t.txt -sample 2x2"
+  against_cjpeg "$SAMPLE" "--qtables t.txt -q 75 --qslots 0,1,2 -s 444" \
+    "-quality 75 -qtables t.txt -qslots 0,1,2 -sample 1x1"
+  against_cjpeg "$SAMPLE" "-q 20 --qtables t.txt --qslots 2,0 --optimize -r 2 -s 422" \
+    "-quality 20 -qtables t.txt -qslots 2,0 -optimize -restart 2B -sample 2x1"
+  against_cjpeg "$SAMPLE" "--qtables t.txt --qslots 2 -s gray" "-qtables t.txt -qslots 2 -grayscale"
+  make_qtables 1 one.txt  # one table: chroma keeps Annex K, scaled by -q
+  against_cjpeg "$SAMPLE" "--qtables one.txt -q 95" "-quality 95 -qtables one.txt -sample 2x2"
+  # --qslots alone picks among the Annex K tables.
+  against_cjpeg "$SAMPLE" "--qslots 1,0 -q 60" "-quality 60 -qslots 1,0 -sample 2x2"
+}
+
+# preset_section PRESET Q OUT: the "# quality Q" section of docs/tuning/PRESET.txt.
+preset_section() {
+  awk -v q="$2" '/^# quality /{p = ($3 == q)} p' "$SOURCE_DIR/docs/tuning/$1.txt" >"$3"
+  [[ $(grep -vc '^#' "$3") -ge 16 ]] || die "no quality $2 in docs/tuning/$1.txt"
+}
+
+case_tune_matches_cjpeg_with_the_docs_tables() {
+  local t q
+  for t in psnr ssim; do
+    for q in 10 50 85 100; do
+      preset_section "$t" "$q" sec.txt
+      against_cjpeg "$SAMPLE" "--tune $t -q $q" "-qtables sec.txt -sample 2x2"
+      against_cjpeg "$SAMPLE" "--tune $t -q $q -s 422 --optimize" \
+        "-qtables sec.txt -sample 2x1 -optimize"
+    done
+  done
+  # The default is cjpeg's own tables.
+  against_cjpeg "$SAMPLE" "--tune none -q 80" "-quality 80 -sample 2x2"
+}
+
+case_qtables_in_a_stream_match_cjpeg() {
+  need_cjpeg
+  need_ffmpeg
+  make_qtables 3 t.txt
+  expect_ok encode "$SAMPLE" -o one.avi -q 70 --qtables t.txt --qslots 0,2,1 --quiet --mode cpu
+  ffmpeg -v error -i one.avi -c copy -f image2 frame%d.jpg || die "cannot extract the frame"
+  "$CJPEG" -quality 70 -qtables t.txt -qslots 0,2,1 -sample 2x2 -outfile theirs.jpg "$SAMPLE" ||
+    die "cjpeg failed"
+  same_bytes frame1.jpg theirs.jpg
+  expect_ok encode "$SAMPLE" -o two.avi --tune ssim -q 60 --quiet --mode cpu
+  ffmpeg -v error -i two.avi -c copy -f image2 tune%d.jpg || die "cannot extract the frame"
+  preset_section ssim 60 sec.txt
+  "$CJPEG" -qtables sec.txt -sample 2x2 -outfile tune.jpg "$SAMPLE" || die "cjpeg failed"
+  same_bytes tune1.jpg tune.jpg
+}
+
+case_qtables_usage_errors_exit_2() {
+  make_qtables 3 t.txt
+  make_qtables 5 five.txt
+  printf '1 2 3\n' >short.txt
+  printf '# nothing\n' >empty.txt
+  { head -c 200 t.txt; printf ' x\n'; } >bad.txt
+  awk 'BEGIN { for (i = 0; i < 64; i++) printf "200 " }' >big.txt
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --qtables missing.txt
+  grep -q "missing.txt" err.txt || die "error does not name the file: $(cat err.txt)"
+  local f
+  for f in five.txt short.txt empty.txt bad.txt; do
+    expect_fail 2 encode "$SAMPLE" -o o.jpg --qtables "$f"
+    grep -q "$f" err.txt || die "error does not name $f: $(cat err.txt)"
+  done
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --qtables .  # a directory
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --qslots 4
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --qslots 0,
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --tune bogus
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --tune psnr --qtables t.txt
+  # A slot that holds no table, and a value above 8191 after scaling (200 * 5000 / 100).
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --qslots 0,1,2
+  grep -q "not defined" err.txt || die "unclear message: $(cat err.txt)"
+  expect_fail 2 encode "$SAMPLE" -o o.jpg --qtables big.txt -q 1
+  grep -q "8191" err.txt || die "unclear message: $(cat err.txt)"
+  [[ ! -e o.jpg ]] || die "a failed encode left o.jpg"
+}
+
+# The tuning tool (tools/qtune.cpp, built beside mjpeg): its model gives coarser tables for a
+# larger multiplier, and its eval measures what `mjpeg encode` writes and `mjpeg quality` says.
+case_qtune_tool_models_and_measures() {
+  local tool
+  tool="$(dirname "$MJPEG")/mjpeg_qtune"
+  [[ -x $tool ]] || skip "mjpeg_qtune not built"
+  command -v python3 >/dev/null || skip "python3 not found"
+  "$tool" model --lambdas 2,50 "$SAMPLE" >model.jsonl 2>err.txt || die "model: $(cat err.txt)"
+  printf '[{"id": "a", "quality": 90, "optimize": true}, {"id": "b", "quality": 50, "tune": "psnr"}]' >jobs.json
+  "$tool" eval jobs.json "$SAMPLE" >eval.jsonl 2>err.txt || die "eval: $(cat err.txt)"
+  expect_ok encode "$SAMPLE" -o a.jpg -q 90 --optimize
+  # An AVI: `mjpeg quality` decodes it with FFmpeg's mjpeg decoder, as the tool does.
+  expect_ok encode "$SAMPLE" -o a.avi -q 90 --optimize
+  expect_ok quality "$SAMPLE" a.avi --json a.json
+  expect_ok encode "$SAMPLE" -o b.jpg -q 50 --tune psnr
+  python3 - "$(stat -c %s a.jpg)" "$(stat -c %s b.jpg)" <<'EOF' || die "qtune output wrong"
+import json, sys
+m = [json.loads(l) for l in open("model.jsonl")]
+assert [x["lambda"] for x in m] == [2, 50], m
+for x in m:
+    assert len(x["tables"]) == 3 and all(len(t) == 64 and all(1 <= v <= 255 for v in t)
+                                         for t in x["tables"]), x
+fine, coarse = (sum(map(sum, x["tables"])) for x in m)
+assert coarse > fine and m[1]["model_bits"] < m[0]["model_bits"], m
+assert m[1]["model_mse"] > m[0]["model_mse"], m
+e = {x["id"]: x for x in map(json.loads, open("eval.jsonl"))}
+assert e["a"]["bytes"] == int(sys.argv[1]) and e["b"]["bytes"] == int(sys.argv[2]), e
+ours = json.load(open("a.json"))["summary"]
+assert abs(e["a"]["psnr_rgb"] - ours["psnr_rgb"]["mean"]) < 1e-6, (e, ours)
+assert abs(e["a"]["ssim_y"] - ours["ssim_y"]["mean"]) < 1e-6, (e, ours)
+EOF
+}
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
@@ -812,6 +939,7 @@ fi
 [[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]" >&2; exit 2; }
 name=$1
 MJPEG=$(realpath "$2")
+SOURCE_DIR=$(realpath "$3")
 SAMPLE=$(realpath "$3/media/sample.ppm")
 CJPEG=${5:-}
 [[ $CJPEG == *NOTFOUND* ]] && CJPEG=

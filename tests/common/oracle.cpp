@@ -68,6 +68,12 @@ bool compress_with_libjpeg(const ImageView& image, const EncodeOptions& options,
   if (!gray_input && options.subsampling == Subsampling::gray)
     jpeg_set_colorspace(&cinfo, JCS_GRAYSCALE);
   jpeg_set_quality(&cinfo, options.quality, force_baseline ? TRUE : FALSE);
+  for (std::size_t t = 0; t < options.qtables.size(); ++t) {  // as cjpeg -qtables
+    unsigned int table[64];
+    for (int i = 0; i < 64; ++i) table[i] = options.qtables[t][i];
+    jpeg_add_quant_table(&cinfo, static_cast<int>(t), table, jpeg_quality_scaling(options.quality),
+                         force_baseline ? TRUE : FALSE);
+  }
   if (cinfo.num_components == 3) {
     int h = 1, v = 1;
     if (options.subsampling == Subsampling::s420) h = v = 2;
@@ -76,6 +82,10 @@ bool compress_with_libjpeg(const ImageView& image, const EncodeOptions& options,
     cinfo.comp_info[0].v_samp_factor = v;
     for (int c = 1; c < 3; ++c) cinfo.comp_info[c].h_samp_factor = cinfo.comp_info[c].v_samp_factor = 1;
   }
+  if (!options.qslots.empty())  // as cjpeg -qslots: the last slot repeats
+    for (int c = 0; c < cinfo.num_components; ++c)
+      cinfo.comp_info[c].quant_tbl_no =
+          options.qslots[std::min<std::size_t>(static_cast<std::size_t>(c), options.qslots.size() - 1)];
   cinfo.restart_in_rows = 0;
   cinfo.restart_interval = static_cast<unsigned int>(options.restart_interval);
   cinfo.optimize_coding = options.optimize ? TRUE : FALSE;
@@ -103,7 +113,7 @@ class TempDir {
     path_ = buf.data();
   }
   ~TempDir() {
-    for (const char* name : {"in.ppm", "in.pgm", "out.jpg", "stderr.txt"})
+    for (const char* name : {"in.ppm", "in.pgm", "out.jpg", "stderr.txt", "qtables.txt"})
       ::unlink((path_ + "/" + name).c_str());
     ::rmdir(path_.c_str());
   }
@@ -240,7 +250,8 @@ std::optional<std::string> find_cjpeg() {
   return std::nullopt;
 }
 
-std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray_input) {
+std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray_input,
+                                         const std::string& qtables_file) {
   std::vector<std::string> args = {"-quality", std::to_string(options.quality), "-dct", "int"};
   if (!gray_input) {
     switch (options.subsampling) {
@@ -253,7 +264,52 @@ std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray
   if (options.restart_interval > 0)
     args.insert(args.end(), {"-restart", std::to_string(options.restart_interval) + "B"});
   if (options.optimize) args.push_back("-optimize");
+  if (!options.qtables.empty()) args.insert(args.end(), {"-qtables", qtables_file});
+  if (!options.qslots.empty()) {
+    std::string list;
+    for (int s : options.qslots) list += (list.empty() ? "" : ",") + std::to_string(s);
+    args.insert(args.end(), {"-qslots", list});
+  }
   return args;
+}
+
+void write_qtables_file(const std::vector<QuantTableValues>& tables, const std::string& path) {
+  std::ofstream out(path);
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    out << "# table " << t << "\n";
+    for (std::uint32_t v : tables[t]) out << v << "\n";
+  }
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+EncodeOptions preset_as_qtables(const EncodeOptions& options) {
+  const std::string name = options.tune == Tune::psnr ? "psnr" : "ssim";
+  const std::string path = std::string(MJPEG_SOURCE_DIR) + "/docs/tuning/" + name + ".txt";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  const std::string header = "# quality " + std::to_string(options.quality);
+  std::string line;
+  bool found = false;
+  std::vector<std::uint32_t> values;
+  while (std::getline(in, line)) {
+    if (!found) {
+      found = line == header;
+      continue;
+    }
+    if (line.rfind("# quality ", 0) == 0) break;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream row(line);
+    for (std::uint32_t v; row >> v;) values.push_back(v);
+  }
+  if (!found || values.size() != 128)
+    throw std::runtime_error(path + ": no two tables under '" + header + "'");
+  EncodeOptions o = options;
+  o.tune = Tune::none;
+  o.quality = 50;
+  o.qtables.assign(2, QuantTableValues{});
+  for (std::size_t i = 0; i < 128; ++i) o.qtables[i / 64][i % 64] = values[i];
+  o.qslots = {0, 1, 1};
+  return o;
 }
 
 std::vector<std::uint8_t> cjpeg_encode(const std::string& cjpeg, const Image& img,
@@ -263,8 +319,10 @@ std::vector<std::uint8_t> cjpeg_encode(const std::string& cjpeg, const Image& im
   const std::string output = dir.path() + "/out.jpg";
   const std::string log = dir.path() + "/stderr.txt";
   write_pnm(img, input);
+  const std::string qtables = dir.path() + "/qtables.txt";
+  if (!options.qtables.empty()) write_qtables_file(options.qtables, qtables);
   std::vector<std::string> args = {cjpeg};
-  for (auto& a : cjpeg_arguments(options, img.channels == 1)) args.push_back(std::move(a));
+  for (auto& a : cjpeg_arguments(options, img.channels == 1, qtables)) args.push_back(std::move(a));
   args.insert(args.end(), {"-outfile", output, input});
   const int status = run_process(args, log);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

@@ -17,6 +17,9 @@ namespace mjpeg::test {
 /// jpeg_set_quality(quality, force_baseline) ; Y sampling 2x2 / 2x1 / 1x1 and Cb, Cr 1x1;
 /// restart_in_rows 0 and restart_interval = options.restart_interval (MCUs);
 /// optimize_coding = options.optimize; dct_method JDCT_ISLOW; memory destination.
+/// options.qtables / qslots as cjpeg -qtables / -qslots: jpeg_add_quant_table(slot, table,
+/// jpeg_quality_scaling(quality)) and comp_info[c].quant_tbl_no (the last slot repeated).
+/// options.tune must be Tune::none (turn a preset into tables with preset_as_qtables first).
 ///
 /// force_baseline defaults to false, as in cjpeg without -baseline: qualities below 24 then
 /// give 16-bit quantization tables and an SOF1 frame. (TurboJPEG and jpeg_set_quality(q, TRUE)
@@ -31,7 +34,19 @@ std::optional<std::string> find_cjpeg();
 /// The cjpeg command-line arguments for `options` (without the input file), e.g.
 /// {"-quality", "90", "-sample", "2x2", "-restart", "7B", "-optimize"}. For gray input
 /// (`gray_input`) no -sample/-grayscale is passed; RGB with Subsampling::gray gives -grayscale.
-std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray_input);
+/// options.qtables: "-qtables `qtables_file`" (the caller writes the file, write_qtables_file);
+/// options.qslots: "-qslots N,N,...".
+std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray_input,
+                                         const std::string& qtables_file = "");
+
+/// Writes `tables` as a cjpeg -qtables file (one number a line, a comment before each table).
+void write_qtables_file(const std::vector<QuantTableValues>& tables, const std::string& path);
+
+/// The tables of preset `tune` at `quality` as cjpeg is given them: read from the committed
+/// docs/tuning/<tune>.txt (its "# quality Q" section; independent of the compiled-in copy),
+/// returned as options with tune none, quality 50 (scale 100: values used as they are, like
+/// cjpeg without -quality), those qtables and slots 0,1,1. Other fields copied from `options`.
+EncodeOptions preset_as_qtables(const EncodeOptions& options);
 
 /// Writes `img` as PPM/PGM into a fresh temporary directory, runs `cjpeg` (path from
 /// find_cjpeg()) with cjpeg_arguments() and -outfile, and returns the JPEG bytes. Throws

@@ -136,6 +136,18 @@ if want compare; then
   timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
     --modes aok --optimize >"$logs/compare_optimize.txt" 2>&1
   note "mjpeg compare, aok --optimize: rc=$?"
+  # Quantization tables (issue 16): a tuned preset, and three own tables with Cb and Cr on
+  # different ones (the third DeviceTables table); compare checks that every mode wrote the same
+  # bytes (exit 1 otherwise).
+  printf '%s\n' "$(seq 1 64 | tr '\n' ' ')" "$(seq 5 68 | tr '\n' ' ')" "$(seq 9 72 | tr '\n' ' ')" \
+    >"$logs/qtables3.txt"
+  timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
+    --modes cpu,sok,aok --tune psnr --optimize >"$logs/compare_tune_psnr.txt" 2>&1
+  note "mjpeg compare, --tune psnr --optimize: rc=$?"
+  timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 60 --repeat 1 \
+    --modes cpu,sok,aok --qtables "$logs/qtables3.txt" --qslots 0,2,1 -q 80 \
+    >"$logs/compare_qtables.txt" 2>&1
+  note "mjpeg compare, own tables --qslots 0,2,1: rc=$?"
   for q in 50 75 90 100; do
     timeout 100 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 60 --repeat 1 \
       --modes aok -q $q >"$logs/compare_q$q.txt" 2>&1
@@ -201,6 +213,9 @@ if want compare; then
   grep -E "^(AOK|mode|GPU) " "$logs/compare_coefficients.txt"
   echo; echo "==== AOK with --optimize"
   grep -E "^(AOK|mode|nvJPEG) " "$logs/compare_optimize.txt"
+  echo; echo "==== --tune psnr --optimize (issue 16), and own tables --qslots 0,2,1"
+  grep -E "^(CPU|SOK|AOK|mode|libjpeg|identical|all)" "$logs/compare_tune_psnr.txt"
+  grep -iE "identical|differ" "$logs/compare_qtables.txt"
   echo; echo "==== token output, D2H per frame by quality (kHD)"
   cat "$logs/d2h_by_quality.txt"
 fi

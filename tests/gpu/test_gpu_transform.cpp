@@ -85,11 +85,13 @@ std::string first_difference(const std::vector<std::int16_t>& a,
   return "";
 }
 
-// Compares every variant and stage count for one frame, geometry and quality.
+// Compares every variant and stage count for one frame, geometry and quality (or tables).
 void expect_all_variants_match(const HostFrame& f, Subsampling s, int quality,
-                               std::size_t pitch, std::size_t offset, bool all_stages) {
+                               std::size_t pitch, std::size_t offset, bool all_stages,
+                               const EncodeOptions* tables = nullptr) {
   const FrameGeometry g = make_geometry(f.width, f.height, s);
-  const QuantTables t = make_quant_tables(quality, g.num_components == 1 ? 1 : 2);
+  const QuantTables t = tables ? make_quant_tables(*tables, g.num_components)
+                               : make_quant_tables(quality, g.num_components == 1 ? 1 : 2);
   const std::vector<std::int16_t> ref = cpu_coeffs(f, g, t);
   const DeviceFrame d(f, pitch, offset);
   gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
@@ -163,6 +165,41 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GpuExact,
                          ::testing::Combine(::testing::ValuesIn(kSamplings),
                                             ::testing::ValuesIn(kSizes)),
                          param_name);
+
+// Custom tables (cjpeg -qtables / -qslots): each component quantized with its own table, Cb
+// and Cr on different ones (the third table of DeviceTables), and the tuned presets.
+TEST_F(GpuTest, PerComponentTablesAndPresetsMatchCpu) {
+  EncodeOptions own;
+  own.quality = 50;
+  own.qtables.assign(3, QuantTableValues{});
+  for (int i = 0; i < 64; ++i) {
+    own.qtables[0][i] = 1 + static_cast<std::uint32_t>(i) % 9;
+    own.qtables[1][i] = 7 + 5 * static_cast<std::uint32_t>(i);  // up to 322: 16-bit
+    own.qtables[2][i] = 2 + static_cast<std::uint32_t>(i) / 3;
+  }
+  EncodeOptions psnr, ssim;
+  psnr.tune = Tune::psnr;
+  ssim.tune = Tune::ssim;
+  ssim.quality = 40;
+  const std::vector<std::pair<std::vector<int>, const EncodeOptions*>> cases = {
+      {{0, 2, 1}, &own}, {{2, 1, 0}, &own}, {{1}, &own}, {{}, &psnr}, {{}, &ssim}};
+  for (const Size size : {Size{40, 24}, Size{300, 48}, Size{259, 131}}) {
+    if (small_mode() && size.w > 64 && size.w != 300) continue;
+    for (Subsampling s : kSamplings) {
+      for (int ch : s == Subsampling::gray ? std::vector<int>{3, 1} : std::vector<int>{3}) {
+        const HostFrame f = gputest::synthetic_frame(size.w, size.h, ch, 5u + size.w);
+        const std::size_t row = static_cast<std::size_t>(size.w) * ch;
+        for (const auto& [slots, base] : cases) {
+          EncodeOptions o = *base;
+          o.qslots = slots;
+          expect_all_variants_match(f, s, 0, row, 0, small_mode(), &o);
+          expect_all_variants_match(f, s, 0, row + 5, 3, false, &o);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
 
 // The JPEG written from GPU coefficients equals encode_jpeg's (the CPU path) byte for byte.
 TEST_F(GpuTest, JpegFromGpuCoefficientsEqualsCpuJpeg) {

@@ -153,13 +153,34 @@ struct StreamCase {
   int restart = 0;
   bool optimize = false;
   int frames = 12;
+  /// Quantization tables: 0 Annex K; 1 three own tables, Cb and Cr on different ones (slots
+  /// 0,2,1; one of them 16-bit); 2 --tune psnr; 3 --tune ssim.
+  int tables = 0;
 };
+
+/// The EncodeOptions fields of StreamCase::tables.
+inline void set_tables(EncodeOptions& o, int tables) {
+  if (tables == 1) {
+    o.qtables.assign(3, QuantTableValues{});
+    for (int i = 0; i < 64; ++i) {
+      o.qtables[0][i] = 2 + static_cast<std::uint32_t>(i) % 11;
+      o.qtables[1][i] = 40 + 5 * static_cast<std::uint32_t>(i);  // up to 355: 16-bit at q50
+      o.qtables[2][i] = 3 + static_cast<std::uint32_t>(i) / 2;
+    }
+    o.qslots = {0, 2, 1};
+  } else if (tables == 2) {
+    o.tune = Tune::psnr;
+  } else if (tables == 3) {
+    o.tune = Tune::ssim;
+  }
+}
 
 inline std::string name_of(const StreamCase& c) {
   return std::to_string(c.width) + "x" + std::to_string(c.height) + "_" + to_string(c.sampling) +
          (c.format == PixelFormat::gray8 ? "_g8" : "_rgb") + "_N" + std::to_string(c.producers) +
          "M" + std::to_string(c.entropy_threads) + "K" + std::to_string(c.slots) +
-         (c.restart ? "_r" + std::to_string(c.restart) : "") + (c.optimize ? "_opt" : "");
+         (c.restart ? "_r" + std::to_string(c.restart) : "") + (c.optimize ? "_opt" : "") +
+         (c.tables == 1 ? "_qtables" : c.tables == 2 ? "_psnr" : c.tables == 3 ? "_ssim" : "");
 }
 
 inline std::vector<StreamCase> stream_cases() {
@@ -171,6 +192,12 @@ inline std::vector<StreamCase> stream_cases() {
       {50, 17, S::s444, rgb, 2, 2, 3, 2},    {33, 70, S::gray, rgb, 1, 4, 16},
       {41, 23, S::gray, g8, 3, 3, 5},        {96, 64, S::s420, rgb, 8, 8, 32, 1, true, 40},
       {17, 9, S::s420, rgb, 5, 1, 1, 0, false, 7},
+      // Own tables (Cb and Cr on different tables, one of them 16-bit) and the presets.
+      {64, 48, S::s420, rgb, 2, 3, 4, 0, false, 12, 1},
+      {37, 29, S::s444, rgb, 3, 2, 5, 3, true, 9, 1},
+      {41, 23, S::gray, g8, 2, 2, 4, 0, false, 6, 1},
+      {50, 17, S::s422, rgb, 2, 2, 3, 0, true, 8, 2},
+      {96, 64, S::s420, rgb, 4, 4, 8, 2, false, 10, 3},
   };
 }
 
@@ -183,6 +210,8 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   o.subsampling = c.sampling;
   o.restart_interval = c.restart;
   o.optimize = c.optimize;
+  set_tables(o, c.tables);
+  if (c.tables == 1) o.quality = 50;  // the tables as they are (one of them 16-bit)
   const auto ref = reference(frames, o);
 
   pipeline::PipelineOptions p;

@@ -239,28 +239,63 @@ case_sweep() {
   local plot=()
   have_opencv && plot=(--plot rd.png)
   run_ok quality --sweep src.nut --qualities 30:90:30 --csv rd.csv "${plot[@]}"
-  [[ $(wc -l <rd.csv) -eq 10 ]] || die "expected 9 points: $(cat rd.csv)"
-  python3 - <<'EOF' || die "sweep points wrong: $(cat rd.csv)"
-import csv
+  # 3 qualities x (3 presets x 2 + libjpeg-turbo) + ffmpeg at -q:v 2..31, and the header.
+  [[ $(wc -l <rd.csv) -eq 52 ]] || die "expected 51 points: $(cat rd.csv)"
+  # ffmpeg's point at -q:v 5, independently: its own encode of the same frame, its psnr filter.
+  ffmpeg -v error -y -i src.nut -frames:v 1 -c:v mjpeg -pix_fmt yuvj420p -q:v 5 -f mjpeg ff5.mjpeg ||
+    die "ffmpeg mjpeg encode failed"
+  local ff5
+  ff5=$(ffmpeg_rgb_psnr ff5.mjpeg src.nut)
+  python3 - "$ff5" "$(stat -c %s ff5.mjpeg)" <<'EOF' || die "sweep points wrong: $(cat rd.csv)"
+import csv, sys
 rows = list(csv.DictReader(open("rd.csv")))
-for enc in ("mjpeg", "mjpeg --optimize", "libjpeg-turbo"):
+ours = ["mjpeg", "mjpeg --optimize", "mjpeg --tune psnr", "mjpeg --tune psnr --optimize",
+        "mjpeg --tune ssim", "mjpeg --tune ssim --optimize"]
+for enc in ours + ["libjpeg-turbo"]:
     pts = [r for r in rows if r["encoder"] == enc]
     assert [int(r["quality"]) for r in pts] == [30, 60, 90], enc
     bpp = [float(r["bits_per_pixel"]) for r in pts]
     psnr = [float(r["psnr_rgb"]) for r in pts]
     assert bpp == sorted(bpp) and psnr == sorted(psnr), (enc, bpp, psnr)
-ours = {r["quality"]: r for r in rows if r["encoder"] == "mjpeg"}
-opt = {r["quality"]: r for r in rows if r["encoder"] == "mjpeg --optimize"}
+    for r in pts:
+        assert abs(int(r["bytes"]) * 8 / (320 * 180) - float(r["bits_per_pixel"])) < 1e-5, r
+by = {(r["encoder"], r["quality"]): r for r in rows}
 for r in rows:
     if r["encoder"] == "libjpeg-turbo":
         assert r["identical_to_mjpeg"] == "yes", r
-        assert r["psnr_rgb"] == ours[r["quality"]]["psnr_rgb"], r
-for q in opt:  # optimal Huffman tables: same pixels, fewer bits
-    assert opt[q]["psnr_rgb"] == ours[q]["psnr_rgb"]
-    assert float(opt[q]["bits_per_pixel"]) < float(ours[q]["bits_per_pixel"])
+        assert r["psnr_rgb"] == by[("mjpeg", r["quality"])]["psnr_rgb"], r
+for base in ("mjpeg", "mjpeg --tune psnr", "mjpeg --tune ssim"):
+    for q in ("30", "60", "90"):  # optimal Huffman tables: same pixels, fewer bits
+        plain, opt = by[(base, q)], by[(base + " --optimize", q)]
+        assert opt["psnr_rgb"] == plain["psnr_rgb"], (base, q)
+        assert float(opt["bits_per_pixel"]) < float(plain["bits_per_pixel"]), (base, q)
+for q in ("30", "60", "90"):  # the presets are other tables
+    assert by[("mjpeg --tune psnr", q)]["bytes"] != by[("mjpeg", q)]["bytes"], q
+    assert by[("mjpeg --tune ssim", q)]["bytes"] != by[("mjpeg", q)]["bytes"], q
+ff = [r for r in rows if r["encoder"] == "ffmpeg -c:v mjpeg"]
+assert [int(r["quality"]) for r in ff] == list(range(2, 32)), ff
+bpp = [float(r["bits_per_pixel"]) for r in ff]
+assert bpp == sorted(bpp, reverse=True), bpp
+five = by[("ffmpeg -c:v mjpeg", "5")]
+assert int(five["bytes"]) == int(sys.argv[2]), (five, sys.argv[2])
+assert abs(float(five["psnr_rgb"]) - float(sys.argv[1])) <= 0.05, (five, sys.argv[1])
 EOF
   grep -q 'byte-identical to mjpeg at every quality' out.txt || die "no identity line: $(cat out.txt)"
+  grep -q '^ffmpeg: ffmpeg -c:v mjpeg -q:v 2..31' out.txt || die "no ffmpeg line: $(cat out.txt)"
   if have_opencv; then [[ -s rd.png ]] || die "no rd.png"; fi
+}
+
+case_sweep_one_preset_without_ffmpeg() {
+  need_tools
+  make_source flower.mp4 320:180 1 src.nut
+  # A PATH without ffmpeg: the sweep says so and has no ffmpeg points.
+  mkdir -p nobin
+  PATH="$PWD/nobin" run_ok quality --sweep src.nut --qualities 50 --tunes psnr --csv rd.csv
+  [[ $(wc -l <rd.csv) -eq 3 ]] || die "expected 2 points: $(cat rd.csv)"
+  grep -q '^ffmpeg: no points: not on PATH' out.txt || die "no ffmpeg note: $(cat out.txt)"
+  grep -q '^libjpeg-turbo: no points' out.txt || die "no libjpeg-turbo note: $(cat out.txt)"
+  expect_fail 2 quality --sweep src.nut --tunes psnr,bogus
+  grep -q "unknown table preset 'bogus'" err.txt || die "bad --tunes message: $(cat err.txt)"
 }
 
 # ---------------------------------------------------------------------------------------------
