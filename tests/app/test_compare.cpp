@@ -10,6 +10,7 @@
 #include "bench_rows.hpp"
 #include "frame_store.hpp"
 #include "io/frame_sink.hpp"
+#include "mode_runner.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "peer_turbojpeg.hpp"
@@ -64,6 +65,32 @@ TEST(FrameStore, PanningFramesHaveTheSizeAndDifferAndWrap) {
   EXPECT_EQ(store.frames[2].pixels[0], picture.pixels[(6 * 50 + 16) * 3]);
   EXPECT_EQ(store.bytes(), 5u * 80 * 70 * 3);
   EXPECT_THROW(panning_frames(picture, 0, 10, 1), UsageError);
+}
+
+TEST(RunMode, EveryTimedRunIsCheckedFrameByFrameAgainstTheReference) {
+  // The first run records the reference; later runs are checked on the workers. A reference
+  // with frame 3 (and 5) changed must be reported as differing from frame 3 on.
+  const FrameStore store = panning_frames(gradient(64, 48), 64, 48, 7);
+  pipeline::PipelineOptions p;
+  p.producers = 1;
+  p.entropy_threads = 3;
+  p.slots = 6;
+  const ModeSpec cpu = parse_mode_spec("cpu");
+  std::vector<std::vector<std::uint8_t>> reference;
+  ModeResult r = run_mode(cpu, p, store, EncodeOptions{}, 2, reference);
+  ASSERT_EQ(reference.size(), 7u);
+  EXPECT_TRUE(r.identical);
+  EXPECT_EQ(r.first_difference, -1);
+  reference[5].back() ^= 1;
+  reference[3][reference[3].size() / 2] ^= 0x40;
+  r = run_mode(cpu, p, store, EncodeOptions{}, 2, reference);
+  EXPECT_FALSE(r.identical);
+  EXPECT_EQ(r.first_difference, 3);
+  reference.pop_back();  // a frame the reference lacks
+  reference[3][reference[3].size() / 2] ^= 0x40;
+  reference[5].back() ^= 1;
+  r = run_mode(cpu, p, store, EncodeOptions{}, 1, reference);
+  EXPECT_EQ(r.first_difference, 6);
 }
 
 TEST(TraceJson, ProcessesTracksAndSpansOfATracedRun) {
