@@ -73,6 +73,10 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
       ->group(stream);
   add_gpu_output_option(cmd, stream, args.gpu_output);
+  cmd->add_flag("--progress", args.progress,
+                "A progress line every quarter second also when stderr is not a terminal "
+                "(one line each; on a terminal it is shown anyway, updated in place)")
+      ->group(stream);
   cmd->add_flag("--stats", args.stats,
                 "After the summary, each stage's busy time and the cores it kept busy")
       ->group(stream);

@@ -29,6 +29,7 @@ struct EncodeArgs {
   int stages = 2;
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary
+  bool progress = false;           ///< --progress: progress lines also off a terminal
 };
 
 /// Checks the request (output extension, output == input, existing output), reads the input,

@@ -1,6 +1,5 @@
 #include "stream_command.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "gpu_transform.hpp"
 #include "image_input.hpp"
+#include "interrupt.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/error.hpp"
@@ -23,39 +23,6 @@
 
 namespace mjpeg::app {
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Ctrl-C / SIGTERM: the first one asks the pipeline to stop reading and finish the frames in
-// flight (the output is finalised and playable); a second one ends the process at once.
-// ---------------------------------------------------------------------------------------------
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
-
-extern "C" void on_interrupt(int) {
-  if (g_stop.exchange(true)) _exit(130);
-}
-
-class InterruptGuard {
- public:
-  InterruptGuard() {
-    g_stop = false;
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    sa.sa_flags = SA_RESTART;  // a blocking read (e.g. of a pipe) goes on, it does not fail
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~InterruptGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
 
 void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
@@ -105,28 +72,35 @@ pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mod
   return o;
 }
 
-/// "\r"-updated progress on a terminal: frames, fps, ETA when the length is known.
+/// Progress: frames, fps, ETA when the length is known. On a terminal one line updated in
+/// place ("\r"); elsewhere (--progress) one line each, so a script can follow it.
 class ProgressLine {
  public:
-  ProgressLine(bool enabled, std::int64_t total) : enabled_(enabled), total_(total) {}
+  ProgressLine(bool enabled, bool terminal, std::int64_t total)
+      : enabled_(enabled), terminal_(terminal), total_(total) {}
   void update(const pipeline::Progress& p) {
     if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
     last_ = p.elapsed_s;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
-    std::string line = fmt::format("mjpeg: {} frames", p.frames);
+    std::string line = fmt::format("mjpeg: {}{} {}", terminal_ ? "" : "progress: ", p.frames,
+                                   p.frames == 1 && total_ <= 0 ? "frame" : "frames");
     if (total_ > 0) line += fmt::format(" of {}", total_);
     line += fmt::format(", {:.1f} fps", fps);
     if (total_ > 0 && fps > 0)
       line += fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps));
-    std::fprintf(stderr, "\r%-70s", line.c_str());
-    shown_ = true;
+    if (terminal_) {
+      std::fprintf(stderr, "\r%-70s", line.c_str());
+      shown_ = true;
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
   void finish() {
     if (shown_) std::fprintf(stderr, "\r%-70s\r", "");
   }
 
  private:
-  bool enabled_;
+  bool enabled_, terminal_;
   std::int64_t total_;
   double last_ = -1;
   bool shown_ = false;
@@ -158,6 +132,8 @@ void print_stage_stats(const pipeline::Stats& s) {
   for (const auto& [name, busy] : stages)
     if (busy > 0) std::fprintf(stderr, "  %-32s %8.3f  %5.2f\n", name, busy, busy / wall);
 }
+
+int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0);
 
 }  // namespace
 
@@ -191,9 +167,24 @@ int run_encode_stream(const EncodeArgs& args) {
     io::check_output_allowed(args.output, args.overwrite);
 
   // From here to the end (device probing, opening the input, encoding, finalising the
-  // output), Ctrl-C / SIGTERM stop the encode cleanly: the default action would kill the
-  // process mid-way, and a background job of a script even starts with SIGINT ignored.
-  InterruptGuard guard;
+  // output), the first Ctrl-C / SIGTERM stops the encode cleanly instead of ending the process
+  // (the handlers themselves are installed first thing in main).
+  GracefulStop graceful;
+  try {
+    return encode_stream_stoppable(args, t0);
+  } catch (const std::exception&) {
+    // An interrupted wait (a pipe that never delivers, a FIFO closed by the signalling script)
+    // fails as a consequence of the stop that was asked for: that is what is reported.
+    if (!interrupted()) throw;
+    std::fprintf(stderr, "mjpeg: error: interrupted; nothing written\n");
+    return 130;
+  }
+}
+
+namespace {
+
+int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0) {
+  using Clock = std::chrono::steady_clock;
   const pipeline::Mode mode = choose_mode(args);
   pipeline::PipelineOptions popt = pipeline_options(args, mode);
   // --psnr: each written frame is decoded and compared with its source pixels in the workers.
@@ -218,14 +209,15 @@ int run_encode_stream(const EncodeArgs& args) {
   std::unique_ptr<io::FrameSink> sink =
       io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
                           /*first_number=*/1, /*replace_existing=*/args.overwrite);
-  ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
   pipeline::Stats stats;
   stats = pipeline::encode_stream(
       *in.source, args.options, *sink, popt,
-      [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
+      [&](const pipeline::Progress& p) { progress.update(p); }, &interrupt_flag());
   progress.finish();
-  const bool interrupted = g_stop.load();
-  if (stats.frames == 0 && interrupted) {  // the sink is abandoned: nothing is published
+  const bool was_interrupted = interrupted();
+  if (stats.frames == 0 && was_interrupted) {  // the sink is abandoned: nothing is published
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
@@ -239,7 +231,7 @@ int run_encode_stream(const EncodeArgs& args) {
     std::fprintf(stderr, "%s\n",
                  fmt::format("mjpeg: wrote {}: {} frames{}, {:.1f} fps ({} mode), {:.1f} MB, "
                              "{:.2f} bits/pixel, {:.2f} s",
-                             args.output, stats.frames, interrupted ? " (interrupted)" : "",
+                             args.output, stats.frames, was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
                              pipeline::to_string(mode), sink->bytes_written() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
@@ -247,7 +239,9 @@ int run_encode_stream(const EncodeArgs& args) {
   }
   if (args.stats) print_stage_stats(stats);
   if (written_quality) written_quality->print(stderr, args.output);
-  return interrupted ? 130 : 0;
+  return was_interrupted ? 130 : 0;
 }
+
+}  // namespace
 
 }  // namespace mjpeg::app

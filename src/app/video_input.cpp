@@ -1,13 +1,20 @@
 #include "video_input.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
-#include <sys/stat.h>
+#include <new>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "interrupt.hpp"
 #include "io/y4m.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
@@ -33,6 +40,10 @@ extern "C" {
 namespace mjpeg::app {
 
 struct VideoInput::Owned {
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, FileCloser> file;  ///< a FIFO opened here (outlives the reader)
   std::unique_ptr<io::Y4mReader> y4m;
 };
 
@@ -75,11 +86,55 @@ void check_frame_size(const std::string& name, std::int64_t index, int width, in
 }
 #endif
 
+/// Throws the error that a stop asked for while waiting for input turns into.
+[[noreturn]] void throw_interrupted(const std::string& name) {
+  throw Error(fmt::format("{}: interrupted while waiting for input", name));
+}
+
+/// A named FIFO, opened without waiting for its writer (a plain open would block until one
+/// comes, deaf to Ctrl-C); then the first data (or the writer's end) is awaited in a poll that a
+/// signal wakes. The descriptor is blocking again afterwards.
+std::FILE* open_fifo(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (f == nullptr) {
+    ::close(fd);
+    throw std::bad_alloc();
+  }
+  try {
+    if (!wait_readable_or_interrupt(fd)) throw_interrupted(path);
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+      throw Error(fmt::format("{}: {}", path, std::strerror(errno)));
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  return f;
+}
+
+bool is_fifo(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 VideoInput open_y4m(const std::string& path, std::int64_t max_frames) {
   VideoInput in;
   in.owned = std::make_unique<VideoInput::Owned>();
-  in.owned->y4m = path == "-" ? std::make_unique<io::Y4mReader>(stdin, "standard input")
-                              : std::make_unique<io::Y4mReader>(path);
+  if (path == "-") {
+    // A pipe that has not delivered yet: wait where a signal is heard.
+    struct stat st;
+    if (::fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode) &&
+        !wait_readable_or_interrupt(STDIN_FILENO))
+      throw_interrupted("standard input");
+    in.owned->y4m = std::make_unique<io::Y4mReader>(stdin, "standard input");
+  } else if (is_fifo(path)) {
+    in.owned->file.reset(open_fifo(path));
+    in.owned->y4m = std::make_unique<io::Y4mReader>(in.owned->file.get(), path);
+  } else {
+    in.owned->y4m = std::make_unique<io::Y4mReader>(path);
+  }
   const io::Y4mInfo& info = in.owned->y4m->info();
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
