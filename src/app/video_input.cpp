@@ -423,7 +423,11 @@ class LibavSource final : public pipeline::FrameSource {
 
   void prepare(int producers) override {
     producers_.clear();
-    for (int i = 0; i < producers; ++i) producers_.push_back(Producer{new_frame(), {}, -1, -1, -1});
+    for (int i = 0; i < producers; ++i) {
+      producers_.push_back(Producer{new_frame(), {}, -1, -1, -1, {}});
+      producers_.back().rgb.resize(rgb_stride() * (static_cast<std::size_t>(format_.height) + 2) +
+                                   kRgbAlign);
+    }
   }
 
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
@@ -456,7 +460,19 @@ class LibavSource final : public pipeline::FrameSource {
     FramePtr frame;
     std::unique_ptr<SwsContext, SwsFreer> sws;
     int pix = -1, matrix = -1, full = -1;
+    std::vector<std::uint8_t> rgb;  ///< swscale's output, rows rgb_stride() apart (see convert)
   };
+
+  /// libswscale's output goes to a buffer laid out like an FFmpeg frame's: rows aligned to 64
+  /// bytes with room to spare, two spare rows. Its SIMD converters work in groups of 8 or 16
+  /// pixels and, given rows exactly width*3 bytes long, either leave the last pixels of a row
+  /// unconverted (it was 6 black columns at 854x480) or write past the row (and past the last
+  /// one); with ffmpeg's own buffers neither happens. The rows are then copied into the slot.
+  static constexpr std::size_t kRgbAlign = 64;
+  std::size_t rgb_stride() const {
+    const std::size_t row = static_cast<std::size_t>(format_.width) * 3;
+    return (row + 2 * kRgbAlign - 1) / kRgbAlign * kRgbAlign;
+  }
 
   /// The next decoded frame into `out` (caller holds the lock, or the constructor runs).
   /// False at the end of the stream.
@@ -525,9 +541,16 @@ class LibavSource final : public pipeline::FrameSource {
       p.matrix = matrix;
       p.full = full;
     }
-    std::uint8_t* planes[4] = {dst, nullptr, nullptr, nullptr};
-    int strides[4] = {static_cast<int>(stride), 0, 0, 0};
+    const std::size_t rgb_stride = this->rgb_stride();
+    std::uint8_t* rgb = p.rgb.data();
+    rgb += (kRgbAlign - reinterpret_cast<std::uintptr_t>(rgb) % kRgbAlign) % kRgbAlign;
+    std::uint8_t* planes[4] = {rgb, nullptr, nullptr, nullptr};
+    int strides[4] = {static_cast<int>(rgb_stride), 0, 0, 0};
     sws_scale(p.sws.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
+    const std::size_t row = static_cast<std::size_t>(format_.width) * 3;
+    for (int y = 0; y < format_.height; ++y)
+      std::memcpy(dst + static_cast<std::size_t>(y) * stride,
+                  rgb + static_cast<std::size_t>(y) * rgb_stride, row);
   }
 
   static constexpr int kSwsFlags = SWS_BICUBIC;
