@@ -56,6 +56,37 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
                 "After writing, print the PSNR (RGB, Y, Cb, Cr) and SSIM (Y) of the written "
                 "frames against the input on stderr (see `mjpeg quality`)");
 
+  const char* input = "Input options";
+  InputOptions& in = args.input_options;
+  cmd->add_flag("--keep-going", in.keep_going,
+                "A truncated or damaged input: encode the frames that decode and say what was "
+                "lost (default: an error, nothing written); an image sequence skips its gaps")
+      ->group(input);
+  cmd->add_flag("--no-autorotate", [&in](std::int64_t) { in.autorotate = false; },
+                "Keep frames as stored: do not turn them as a video's display matrix or a "
+                "picture's EXIF orientation says")
+      ->group(input);
+  cmd->add_option("--stream", in.stream, "Encode the N-th video stream of the input (0-based)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("N")
+      ->group(input);
+  cmd->add_option("--start-number", in.start_number,
+                  "Image sequence: the number of its first file (default: the lowest present)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
+      ->type_name("N")
+      ->group(input);
+  cmd->add_option("--colorspace", in.colorspace,
+                  "The source's YCbCr matrix (Y4M carries none; a video's tag is overridden)")
+      ->check(CLI::IsMember({"bt601", "bt709", "bt2020"}).description(""))
+      ->type_name("bt601|bt709|bt2020")
+      ->group(input);
+  cmd->add_option("--range", in.range, "The source's YCbCr range: limited (16..235) or full")
+      ->check(CLI::IsMember({"limited", "full"}).description(""))
+      ->type_name("limited|full")
+      ->group(input);
+
   const char* stream = "Video (stream) options";
   cmd->add_option("--mode", args.mode,
                   "cpu, sok (synchronous GPU offload) or aok (asynchronous); default: aok when "

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mjpeg/options.hpp"
+#include "video_input.hpp"
 
 namespace mjpeg::app {
 
@@ -30,6 +31,8 @@ struct EncodeArgs {
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary
   bool progress = false;           ///< --progress: progress lines also off a terminal
+  InputOptions input_options;      ///< how the input is read (--keep-going, --stream, ...);
+                                   ///< its max_frames is set from `frames`
 };
 
 /// Checks the request (output extension, output == input, existing output), reads the input,

@@ -108,7 +108,11 @@ class ProgressLine {
 
 VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Image>& stills,
                       std::vector<ImageView>& views) {
-  if (kind != InputKind::image) return open_video_input(args.input, kind, args.frames);
+  if (kind != InputKind::image) {
+    InputOptions options = args.input_options;
+    options.max_frames = args.frames;
+    return open_video_input(args.input, kind, options);
+  }
   // One still image as a one-frame stream.
   stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
   views.push_back(stills.back().view());
@@ -217,6 +221,8 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
       [&](const pipeline::Progress& p) { progress.update(p); }, &interrupt_flag());
   progress.finish();
   const bool was_interrupted = interrupted();
+  if (!was_interrupted && in.final_notices)
+    for (const std::string& n : in.final_notices()) notice(args, n);
   if (stats.frames == 0 && was_interrupted) {  // the sink is abandoned: nothing is published
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;

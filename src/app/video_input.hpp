@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "io/image.hpp"
 #include "pipeline/frame_source.hpp"
 
 namespace mjpeg::app {
@@ -25,6 +27,21 @@ InputKind input_kind(const std::string& path);
 /// True for the extensions of common video containers (.mp4, .mkv, .webm, .avi, ...).
 bool is_video_name(const std::string& path);
 
+/// How a stream input is read (the command line's input options).
+struct InputOptions {
+  std::int64_t max_frames = -1;  ///< --frames: at most this many (-1 = all)
+  /// --keep-going: a truncated or damaged input encodes what can be decoded, with a notice of
+  /// what was lost, instead of failing; an image sequence skips its gaps.
+  bool keep_going = false;
+  bool autorotate = true;        ///< false: --no-autorotate (display matrix, EXIF orientation)
+  int stream = -1;               ///< --stream N: the N-th video stream (0-based); -1 = the best
+  std::int64_t start_number = -1;  ///< image sequences: the first number (-1: the lowest found)
+  std::string colorspace;        ///< --colorspace: "", "bt601", "bt709", "bt2020"
+  std::string range;             ///< --range: "", "limited", "full"
+  /// Reads one file of an image sequence (default: read_input_image, i.e. PPM/PGM or OpenCV).
+  std::function<io::Image(const std::string& path)> read_image;
+};
+
 /// An opened stream input: the pipeline's source plus what the user is told about it.
 struct VideoInput {
   std::unique_ptr<pipeline::FrameSource> source;
@@ -32,6 +49,9 @@ struct VideoInput {
   std::int64_t frame_count = -1;  ///< -1 when unknown (a pipe, a container without a count)
   std::string description;        ///< one line: size, rate, pixel format, reader
   std::vector<std::string> notices;
+  /// After the last frame was read (not after an interruption or --frames): what the user
+  /// should know about the whole stream (frames lost with --keep-going, timing evened out).
+  std::function<std::vector<std::string>()> final_notices;
 
   VideoInput();
   ~VideoInput();
@@ -42,8 +62,14 @@ struct VideoInput {
   std::unique_ptr<Owned> owned;
 };
 
-/// Opens a Y4M, image-sequence or video input; `max_frames` < 0 reads everything.
-/// Throws Error (unreadable, zero frames, unsupported) or UsageError.
-VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames);
+/// Opens a Y4M, image-sequence or video input. Throws Error (unreadable, zero frames,
+/// unsupported) or UsageError.
+VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options);
+inline VideoInput open_video_input(const std::string& path, InputKind kind,
+                                   std::int64_t max_frames) {
+  InputOptions o;
+  o.max_frames = max_frames;
+  return open_video_input(path, kind, o);
+}
 
 }  // namespace mjpeg::app

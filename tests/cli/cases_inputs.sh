@@ -38,3 +38,59 @@ case_video_rgb_equals_ffmpeg_at_every_width() {
   done
   echo "854x480 and widths 320..335: identical to ffmpeg's rgb24"
 }
+
+# make_h264 FILE FRAMES [SIZE] [EXTRA...]: a test clip in H.264 (moov atom first in an MP4, as
+# cameras and most tools write it, so that a cut file still opens).
+make_h264() {
+  local f=$1 n=$2 size=${3:-160x90}
+  shift 3 2>/dev/null || shift $#
+  ffmpeg -nostdin -v error -f lavfi -i "testsrc2=size=$size:rate=25" -frames:v "$n" \
+    -pix_fmt yuv420p -c:v libx264 -g 10 "$@" "$f" || skip "ffmpeg cannot make an H.264 clip"
+}
+# cut_file IN OUT PERCENT: the first PERCENT % of IN's bytes.
+cut_file() { head -c $(( $(stat -c %s "$1") * $3 / 100 )) "$1" >"$2"; }
+
+case_truncated_video_exit_1_no_output() {
+  need_ffmpeg
+  make_h264 clip.mp4 100 160x90 -movflags +faststart
+  need_libav clip.mp4
+  ffmpeg -nostdin -v error -i clip.mp4 -c copy clip.mkv || die "ffmpeg cannot remux to MKV"
+  cut_file clip.mp4 cut.mp4 60
+  cut_file clip.mkv cut.mkv 50
+  local f
+  for f in cut.mp4 cut.mkv; do
+    expect_fail 1 encode "$f" -o out.avi --quiet
+    [[ ! -e out.avi ]] || die "out.avi created for $f"
+  done
+  expect_fail 1 encode cut.mp4 -o out.avi --quiet
+  grep -q "'cut.mp4' ends early.*its container announces 100 frames, [0-9]* decoded; nothing written" \
+    err.txt || die "unclear error: $(cat err.txt)"
+  expect_fail 1 encode cut.mkv -o out.mjpeg --quiet
+  grep -q "'cut.mkv' is truncated or damaged.*: [0-9]* frames decoded" err.txt ||
+    die "unclear error: $(cat err.txt)"
+  [[ ! -e out.mjpeg ]] || die "out.mjpeg created"
+  # The whole file is not an error (no false alarm), and neither is a shorter --frames.
+  expect_ok encode clip.mkv -o whole.avi --quiet
+  expect_ok encode cut.mp4 -o part.avi --frames 10 --quiet
+}
+case_truncated_video_keep_going_encodes_what_decodes() {
+  need_ffmpeg
+  make_h264 clip.mp4 100 160x90 -movflags +faststart
+  need_libav clip.mp4
+  cut_file clip.mp4 cut.mp4 60
+  expect_ok encode cut.mp4 -o out.avi --keep-going
+  local n
+  n=$(sed -n "s/^mjpeg: note: --keep-going: 'cut.mp4' ends early.*: \([0-9]*\) of the 100 frames its container announces encoded, \([0-9]*\) lost$/\1 \2/p" err.txt)
+  [[ -n $n ]] || die "no --keep-going notice: $(cat err.txt)"
+  read -r kept lost <<<"$n"
+  (( kept > 0 && kept < 100 && kept + lost == 100 )) || die "notice says $kept kept, $lost lost"
+  [[ $(probe_counts out.avi) == "mjpeg 160 90 25/1 $kept $kept" ]] ||
+    die "the notice says $kept frames, ffprobe: $(probe_counts out.avi)"
+  # Those frames are the clip's first ones, each as cjpeg encodes ffmpeg's RGB of them.
+  need_cjpeg
+  ffmpeg -nostdin -v error -i clip.mp4 -frames:v "$kept" -pix_fmt rgb24 -y last%03d.ppm
+  expect_ok encode cut.mp4 -o f%03d.jpg --keep-going --quiet
+  "$CJPEG" -quality 90 -sample 2x2 -outfile ref.jpg "$(printf 'last%03d.ppm' "$kept")"
+  same_bytes "$(printf 'f%03d.jpg' "$kept")" ref.jpg
+  echo "kept $kept, lost $lost"
+}
