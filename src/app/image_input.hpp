@@ -20,10 +20,18 @@ std::string supported_input_formats();
 /// - Otherwise, with OpenCV: cv::imread(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray,
 ///   alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
 ///   (v * 255 + 32767) / 65535, each reported once through `notice`.
-///   EXIF orientation is not applied (pixels are encoded as stored).
+///   The EXIF orientation of a JPEG or TIFF file is applied (the picture is turned as viewers
+///   show it, with a notice) unless `autorotate` is false.
 /// - Without OpenCV, any other file is refused with an error naming the supported formats.
 /// Throws mjpeg::Error naming the file when it is missing, empty, a directory, unreadable or
 /// cannot be decoded.
-io::Image read_input_image(const std::string& path, const NoticeSink& notice);
+io::Image read_input_image(const std::string& path, const NoticeSink& notice,
+                           bool autorotate = true);
+
+/// The EXIF Orientation (1..8) of a JPEG (APP1 "Exif") or TIFF file; 1 when it has none or it
+/// cannot be read. Reads only the file's first 64 KiB. For a TIFF file, sets `*tiff` and its
+/// stored ImageWidth x ImageLength (when the pointers are given).
+int exif_orientation(const std::string& path, bool* tiff = nullptr, int* width = nullptr,
+                     int* height = nullptr);
 
 }  // namespace mjpeg::app

@@ -447,9 +447,10 @@ class LibavSource final : public pipeline::FrameSource {
       if (options.autorotate) {
         turn_ = turn;
         notices_.push_back(fmt::format(
-            "'{}' is shown {} (its display matrix): its {}x{} frames are turned to {}x{} as "
-            "players show them (--no-autorotate keeps them as stored)",
-            path, turn_words(turn), coded_w_, coded_h_, w, h));
+            "'{}' is shown {} (its display matrix): its {}x{} frames are turned{} as players "
+            "show them (--no-autorotate keeps them as stored)",
+            path, turn_words(turn), coded_w_, coded_h_,
+            swaps_axes(turn) ? fmt::format(" to {}x{}", w, h) : std::string()));
       } else {
         notices_.push_back(fmt::format("'{}' is shown {} (its display matrix); --no-autorotate "
                                        "keeps its {}x{} frames as stored",

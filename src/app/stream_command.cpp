@@ -114,7 +114,8 @@ VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Im
     return open_video_input(args.input, kind, options);
   }
   // One still image as a one-frame stream.
-  stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
+  stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
+                                    args.input_options.autorotate));
   views.push_back(stills.back().view());
   VideoInput in;
   in.source = std::make_unique<pipeline::MemoryFrameSource>(views);

@@ -94,3 +94,105 @@ case_truncated_video_keep_going_encodes_what_decodes() {
   same_bytes "$(printf 'f%03d.jpg' "$kept")" ref.jpg
   echo "kept $kept, lost $lost"
 }
+
+case_video_display_matrix_applied_as_ffmpeg_does() {
+  need_ffmpeg
+  # A phone clip's display matrix (rotate metadata, as ffmpeg writes it) at 90, 180 and 270
+  # degrees, on 4:2:0 (even size) and 4:4:4 (odd size) sources; and a mirror (a tkhd matrix with
+  # a = -1, patched in): our RGB equals ffmpeg's autorotated rgb24, and a note says so.
+  make_h264 c420.mp4 2 160x90
+  need_libav c420.mp4
+  make_h264 c444.mp4 2 161x91 -pix_fmt yuv444p -qp 0
+  local c r
+  for c in c420 c444; do
+    for r in 90 180 270; do
+      ffmpeg -nostdin -v error -i $c.mp4 -c copy -metadata:s:v rotate=$r ${c}_$r.mp4 ||
+        die "ffmpeg cannot set the rotation"
+      rgb_equals_ffmpeg ${c}_$r.mp4 2
+    done
+  done
+  expect_ok encode c420_90.mp4 -o out.avi
+  grep -q "^mjpeg: note: 'c420_90.mp4' is shown rotated by 90 degrees .*display matrix.*160x90 frames are turned to 90x160" \
+    err.txt || die "no rotation notice: $(cat err.txt)"
+  [[ $(probe_counts out.avi) == "mjpeg 90 160 25/1 2 2" ]] || die "ffprobe: $(probe_counts out.avi)"
+  # --no-autorotate: as stored, like ffmpeg -noautorotate.
+  expect_ok encode c420_90.mp4 -o kept.avi --no-autorotate
+  grep -q "^mjpeg: note: .*--no-autorotate keeps its 160x90 frames as stored" err.txt ||
+    die "no --no-autorotate notice: $(cat err.txt)"
+  [[ $(probe_counts kept.avi) == "mjpeg 160 90 25/1 2 2" ]] || die "ffprobe: $(probe_counts kept.avi)"
+  # A mirrored track: matrix entry a = -1 (the first 4 bytes of the matrix in tkhd, 48 bytes in).
+  local at
+  at=$(grep -abo tkhd c420.mp4 | head -1 | cut -d: -f1)
+  cp c420.mp4 mirror.mp4
+  printf '\377\377\000\000' | dd of=mirror.mp4 bs=1 seek=$((at + 44)) conv=notrunc status=none
+  rgb_equals_ffmpeg mirror.mp4 2
+  expect_ok encode mirror.mp4 -o m.avi
+  grep -q "note: 'mirror.mp4' is shown mirrored left to right" err.txt || die "no mirror notice: $(cat err.txt)"
+}
+
+# with_exif_orientation IN.jpg OUT.jpg O: IN with an APP1 Exif segment (big-endian TIFF, IFD0
+# holding only Orientation = O) inserted after SOI.
+with_exif_orientation() {
+  { head -c 2 "$1"
+    printf '\377\341\000\042Exif\000\000MM\000\052\000\000\000\010\000\001\001\022\000\003'
+    printf "\\000\\000\\000\\001\\000\\x0$3\\000\\000\\000\\000\\000\\000"
+    tail -c +3 "$1"; } >"$2"
+}
+case_exif_orientation_applied() {
+  need_ffmpeg
+  need_cjpeg
+  have_opencv || skip "built without OpenCV (JPEG and TIFF input)"
+  command -v djpeg >/dev/null || skip "djpeg not found"
+  # A 64x48 JPEG; with EXIF orientation O it must encode exactly as cjpeg encodes the turned
+  # pixels (djpeg's decode of it, turned by ffmpeg's transpose / flip filters on RGB).
+  ffmpeg -nostdin -v error -i "$SAMPLE" -vf crop=64:48:200:100 plain.ppm || die "ffmpeg failed"
+  "$CJPEG" -quality 95 -outfile plain.jpg plain.ppm && djpeg -outfile dec.ppm plain.jpg ||
+    die "cjpeg/djpeg failed"
+  local o filter
+  for o in 2 3 4 5 6 7 8; do
+    case $o in
+      2) filter=hflip ;; 3) filter=hflip,vflip ;; 4) filter=vflip ;;
+      5) filter=transpose=cclock_flip ;; 6) filter=transpose=clock ;;
+      7) filter=transpose=clock_flip ;; 8) filter=transpose=cclock ;;
+    esac
+    with_exif_orientation plain.jpg "o$o.jpg" $o
+    ffmpeg -nostdin -v error -i dec.ppm -vf "$filter" -pix_fmt rgb24 -y ref.ppm || die "ffmpeg $filter"
+    "$CJPEG" -quality 100 -sample 1x1 -outfile ref.jpg ref.ppm || die "cjpeg failed"
+    expect_ok encode "o$o.jpg" -o "out$o.jpg" -q 100 -s 444
+    grep -q "^mjpeg: note: 'o$o.jpg' is shown .*(EXIF orientation $o)" err.txt ||
+      die "orientation $o: no notice: $(cat err.txt)"
+    same_bytes "out$o.jpg" ref.jpg
+  done
+  grep -q "64x48 pixels are turned to 48x64" err.txt || die "notice lacks the sizes: $(cat err.txt)"
+  # --no-autorotate: the pixels as stored.
+  "$CJPEG" -quality 100 -sample 1x1 -outfile asis.jpg dec.ppm || die "cjpeg failed"
+  expect_ok encode o6.jpg -o kept.jpg -q 100 -s 444 --no-autorotate
+  same_bytes kept.jpg asis.jpg
+  # A TIFF's own Orientation tag (written here: uncompressed RGB, little-endian).
+  command -v python3 >/dev/null || skip "python3 not found (TIFF case)"
+  python3 - dec.ppm o6.tif <<'PY' || die "cannot write the TIFF"
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+parts = data.split(b"\n", 3)
+w, h = map(int, parts[1].split()); pix = parts[3]
+tags = [(256, 3, 1, w), (257, 3, 1, h), (258, 3, 3, None), (259, 3, 1, 1), (262, 3, 1, 2),
+        (273, 4, 1, None), (274, 3, 1, 6), (277, 3, 1, 3), (278, 3, 1, h), (279, 4, 1, len(pix))]
+ifd = 8; bps = ifd + 2 + 12 * len(tags) + 4; strip = bps + 6
+out = b"II*\0" + struct.pack("<I", ifd) + struct.pack("<H", len(tags))
+for tag, typ, n, v in tags:
+    if tag == 258: v = bps
+    if tag == 273: v = strip
+    out += struct.pack("<HHI", tag, typ, n) + (struct.pack("<HH", v, 0) if typ == 3 and n == 1 else struct.pack("<I", v))
+out += struct.pack("<I", 0) + struct.pack("<HHH", 8, 8, 8) + pix
+open(sys.argv[2], "wb").write(out)
+PY
+  ffmpeg -nostdin -v error -i dec.ppm -vf transpose=clock -pix_fmt rgb24 -y ref.ppm &&
+    "$CJPEG" -quality 100 -sample 1x1 -outfile ref.jpg ref.ppm || die "reference failed"
+  expect_ok encode o6.tif -o tif.jpg -q 100 -s 444
+  grep -q "note: 'o6.tif' is shown rotated by 90 degrees clockwise (EXIF orientation 6)" err.txt ||
+    die "TIFF: no notice: $(cat err.txt)"
+  same_bytes tif.jpg ref.jpg
+  "$CJPEG" -quality 100 -sample 1x1 -outfile asis.jpg dec.ppm || die "cjpeg failed"
+  expect_ok encode o6.tif -o tifkept.jpg -q 100 -s 444 --no-autorotate
+  same_bytes tifkept.jpg asis.jpg
+}
