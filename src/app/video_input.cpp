@@ -15,7 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "image_sequence.hpp"
 #include "interrupt.hpp"
+#include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
 #if MJPEG_HAVE_LIBAV
 #include "libav_source.hpp"
@@ -49,7 +51,8 @@ InputKind input_kind(const std::string& path) {
   if (path == "-") return InputKind::y4m;
   const std::string ext = lower_extension(path);
   if (ext == ".y4m") return InputKind::y4m;
-  if (path.find('%') != std::string::npos) return InputKind::image_sequence;
+  if (path.find('%') != std::string::npos && io::is_sequence_pattern(path))
+    return InputKind::image_sequence;
   for (const char* still : {".ppm", ".pgm", ".pnm", ".png", ".jpg", ".jpeg", ".bmp", ".tif",
                             ".tiff", ".webp"})
     if (ext == still) return InputKind::image;
@@ -283,15 +286,13 @@ VideoInput open_opencv(const std::string& path, InputKind kind, const InputOptio
 
 VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options) {
   if (kind == InputKind::y4m) return open_y4m(path, options);
+  if (kind == InputKind::image_sequence) return open_image_sequence(path, options);
 #if MJPEG_HAVE_LIBAV
   if (kind == InputKind::video) return open_libav(path, options);
 #endif
 #if MJPEG_HAVE_OPENCV
   return open_opencv(path, kind, options);
 #else
-  if (kind == InputKind::image_sequence)
-    throw Error(fmt::format("cannot read '{}': this build has no OpenCV, so image sequences "
-                            "are not supported (convert them to Y4M with ffmpeg)", path));
   throw Error(fmt::format("cannot read '{}': this build has neither FFmpeg's libraries nor "
                           "OpenCV, so video input must be Y4M (e.g. ffmpeg -i {} -f "
                           "yuv4mpegpipe - | mjpeg encode - ...)",

@@ -5,6 +5,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/avi_writer.hpp"
+#include "io/sequence_pattern.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::io {
@@ -19,40 +20,11 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-/// Splits "prefix%[0][width]dsuffix" (with "%%" as a literal '%'); false unless there is
-/// exactly one integer conversion and no other conversion.
-bool split_pattern(const std::string& pattern, std::string& prefix, std::string& suffix,
-                   int& width, bool& zero_pad) {
-  std::string* out = &prefix;
-  int conversions = 0;
-  prefix.clear();
-  suffix.clear();
-  width = 0;
-  zero_pad = false;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '%') { out->push_back(pattern[i]); continue; }
-    if (i + 1 < pattern.size() && pattern[i + 1] == '%') { out->push_back('%'); ++i; continue; }
-    std::size_t j = i + 1;
-    if (j < pattern.size() && pattern[j] == '0') { zero_pad = true; ++j; }
-    int w = 0;
-    while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j])) && w < 100)
-      w = w * 10 + (pattern[j++] - '0');
-    if (j >= pattern.size() || pattern[j] != 'd' || w >= 100) return false;
-    width = w;
-    ++conversions;
-    out = &suffix;
-    i = j;
-  }
-  return conversions == 1;
-}
-
 }  // namespace
 
 bool is_sequence_pattern(const std::string& path) {
-  std::string p, s;
-  int w;
-  bool z;
-  return split_pattern(path, p, s, w, z);
+  SequencePattern p;
+  return SequencePattern::parse(path, p);
 }
 
 OutputKind output_kind(const std::string& path) {
@@ -122,21 +94,18 @@ void MjpegStreamWriter::close() {
 ImageSequenceWriter::ImageSequenceWriter(const std::string& pattern, int first_number,
                                          bool replace_existing)
     : first_number_(first_number), replace_existing_(replace_existing) {
-  if (!split_pattern(pattern, prefix_, suffix_, width_, zero_pad_))
+  if (!SequencePattern::parse(pattern, pattern_))
     throw UsageError(pattern + ": an image-sequence output needs exactly one integer "
                                "conversion such as %05d");
   if (first_number < 0) throw UsageError(pattern + ": negative first frame number");
 }
 
 std::string ImageSequenceWriter::file_name(std::int64_t n) const {
-  std::string digits = std::to_string(n);
-  if (int(digits.size()) < width_)
-    digits.insert(0, std::size_t(width_) - digits.size(), zero_pad_ ? '0' : ' ');
-  return prefix_ + digits + suffix_;
+  return pattern_.name(n);
 }
 
 void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
-  if (jpeg == nullptr || size == 0) throw UsageError(prefix_ + "...: empty frame");
+  if (jpeg == nullptr || size == 0) throw UsageError(pattern_.prefix + "...: empty frame");
   // Payloads of 4 KiB and more bypass the small buffer.
   AtomicFile file(file_name(first_number_ + frames_), replace_existing_, 4096);
   file.write(jpeg, size);

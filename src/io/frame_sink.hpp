@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "io/sequence_pattern.hpp"
+
 namespace mjpeg::io {
 
 /// Receives complete JPEG frames (SOI..EOI) in display order.
@@ -73,9 +75,7 @@ class ImageSequenceWriter final : public FrameSink {
   std::string file_name(std::int64_t n) const;
 
  private:
-  std::string prefix_, suffix_;
-  int width_ = 0;
-  bool zero_pad_ = false;
+  SequencePattern pattern_;
   int first_number_ = 1;
   bool replace_existing_ = true;
   std::int64_t frames_ = 0;

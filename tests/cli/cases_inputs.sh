@@ -196,3 +196,45 @@ PY
   expect_ok encode o6.tif -o tifkept.jpg -q 100 -s 444 --no-autorotate
   same_bytes tifkept.jpg asis.jpg
 }
+
+case_image_sequence_gap_is_an_error() {
+  need_ffmpeg
+  mkdir frames
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=64x48:rate=25 -frames:v 10 frames/%05d.png ||
+    die "ffmpeg cannot write PNGs"
+  rm frames/00006.png
+  expect_fail 1 encode frames/%05d.png -o out.avi --quiet
+  grep -q "'frames/00006.png' is missing from the image sequence 'frames/%05d.png' (00001..00005 are there, then it goes on at 00007)" \
+    err.txt || die "unclear error: $(cat err.txt)"
+  [[ ! -e out.avi ]] || die "out.avi created"
+  # --keep-going skips the gap (with a notice); --frames 5 never reaches it.
+  expect_ok encode frames/%05d.png -o kept.avi --keep-going
+  grep -q "^mjpeg: note: --keep-going: 1 number of the image sequence 'frames/%05d.png' is missing (the first: 'frames/00006.png') and skipped" \
+    err.txt || die "no --keep-going notice: $(cat err.txt)"
+  [[ $(probe_counts kept.avi) == "mjpeg 64 48 25/1 9 9" ]] || die "ffprobe: $(probe_counts kept.avi)"
+  expect_ok encode frames/%05d.png -o five.avi --frames 5 --quiet
+  [[ $(probe_counts five.avi) == "mjpeg 64 48 25/1 5 5" ]] || die "ffprobe: $(probe_counts five.avi)"
+}
+case_image_sequence_start_number() {
+  need_ffmpeg
+  need_cjpeg
+  mkdir zero hundred
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=64x48:rate=25 -frames:v 4 -start_number 0 \
+    zero/f%d.ppm && ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=64x48:rate=25 -frames:v 6 \
+    -start_number 100 hundred/%04d.ppm || die "ffmpeg cannot write PPMs"
+  # A sequence starts at its lowest number (0 here, 100 there), or at --start-number.
+  mkdir out
+  expect_ok encode zero/f%d.ppm -o out/%d.jpg --quiet
+  [[ $(ls out | sort -n | tr '\n' ' ') == "1.jpg 2.jpg 3.jpg 4.jpg " ]] || die "files: $(ls out)"
+  "$CJPEG" -quality 90 -outfile ref.jpg zero/f0.ppm && same_bytes out/1.jpg ref.jpg
+  expect_ok encode hundred/%04d.ppm -o h.avi --quiet
+  [[ $(probe_counts h.avi) == "mjpeg 64 48 25/1 6 6" ]] || die "ffprobe: $(probe_counts h.avi)"
+  expect_ok encode hundred/%04d.ppm -o h3.mjpeg --start-number 103 --quiet
+  "$CJPEG" -quality 90 -outfile ref.jpg hundred/0103.ppm || die "cjpeg failed"
+  head -c "$(stat -c %s ref.jpg)" h3.mjpeg | cmp -s - ref.jpg || die "the first frame is not 0103"
+  expect_fail 1 encode hundred/%04d.ppm -o x.avi --start-number 99 --quiet
+  grep -q "'hundred/0099.ppm' is missing.*its files begin at 'hundred/0100.ppm'" err.txt ||
+    die "unclear error: $(cat err.txt)"
+  expect_fail 1 encode hundred/%05d.ppm -o x.avi --quiet
+  grep -q "no file matches the image sequence 'hundred/%05d.ppm'" err.txt || die "unclear: $(cat err.txt)"
+}
