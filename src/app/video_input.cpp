@@ -115,6 +115,60 @@ bool is_fifo(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
+/// Y4M carries no colour matrix (ffmpeg writes only XCOLORRANGE): --colorspace and --range
+/// state the source's, and a notice says what is assumed when neither the header nor an
+/// option does.
+void y4m_colour(io::Y4mReader& reader, const std::string& name, const InputOptions& options,
+                std::vector<std::string>& notices) {
+  const io::Y4mInfo& info = reader.info();
+  const auto matrix_text = [](io::ColorMatrix m) {
+    return m == io::ColorMatrix::bt709 ? "BT.709" : m == io::ColorMatrix::bt2020 ? "BT.2020" : "BT.601";
+  };
+  if (!options.colorspace.empty()) {
+    const io::ColorMatrix stated = options.colorspace == "bt709"    ? io::ColorMatrix::bt709
+                                   : options.colorspace == "bt2020" ? io::ColorMatrix::bt2020
+                                                                    : io::ColorMatrix::bt601;
+    if (info.matrix_tagged && stated != info.matrix)
+      notices.push_back(fmt::format("--colorspace {}: {} says {}, decoded as {} as stated",
+                                    options.colorspace, name, matrix_text(info.matrix),
+                                    matrix_text(stated)));
+    reader.set_matrix(stated);
+  }
+  if (!options.range.empty()) {
+    const io::ColorRange stated =
+        options.range == "full" ? io::ColorRange::full : io::ColorRange::limited;
+    if (info.range_tagged && stated != info.range)
+      notices.push_back(fmt::format("--range {}: {} says XCOLORRANGE={}, decoded as {} range as "
+                                    "stated",
+                                    options.range, name,
+                                    info.range == io::ColorRange::full ? "FULL" : "LIMITED",
+                                    options.range));
+    reader.set_range(stated);
+  }
+  // One notice for what is assumed.
+  const bool matrix_assumed = !info.matrix_tagged, range_assumed = !info.range_tagged;
+  if (matrix_assumed || range_assumed) {
+    const bool hd = info.width >= 1280 || info.height >= 720;
+    notices.push_back(fmt::format(
+        "{}: the Y4M header does not say which {} its YCbCr uses; {} assumed{} ({} state{} the "
+        "source's)",
+        name,
+        matrix_assumed && range_assumed ? "colour matrix and range"
+        : matrix_assumed                ? "colour matrix"
+                                        : "range",
+        matrix_assumed && range_assumed ? "BT.601 and limited range (16..235) are"
+        : matrix_assumed                ? "BT.601 is"
+                                        : "limited range (16..235) is",
+        matrix_assumed && hd && info.matrix == io::ColorMatrix::bt601
+            ? fmt::format(", but {}x{} is HD, which is usually BT.709", info.width, info.height)
+            : std::string(),
+        matrix_assumed && range_assumed ? "--colorspace bt601|bt709|bt2020 and --range limited|full"
+        : matrix_assumed                ? "--colorspace bt601|bt709|bt2020"
+                                        : "--range limited|full",
+        matrix_assumed && range_assumed ? "" : "s"));
+  }
+}
+
 VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   const std::int64_t max_frames = options.max_frames;
   VideoInput in;
@@ -132,10 +186,11 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   } else {
     in.owned->y4m = std::make_unique<io::Y4mReader>(path);
   }
+  in.notices = in.owned->y4m->info().notices;
+  y4m_colour(*in.owned->y4m, path == "-" ? "standard input" : path, options, in.notices);
   const io::Y4mInfo& info = in.owned->y4m->info();
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
-  in.notices = info.notices;
   in.description = fmt::format("{} (Y4M)", info.describe());
   in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
   return in;

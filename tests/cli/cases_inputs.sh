@@ -238,3 +238,50 @@ case_image_sequence_start_number() {
   expect_fail 1 encode hundred/%05d.ppm -o x.avi --quiet
   grep -q "no file matches the image sequence 'hundred/%05d.ppm'" err.txt || die "unclear: $(cat err.txt)"
 }
+
+case_y4m_colour_matrix_and_range_stated() {
+  need_ffmpeg
+  # HD BT.709 through a Y4M pipe: Y4M carries no matrix, so BT.601 is assumed (with a notice
+  # that says so, and that HD is usually BT.709); --colorspace bt709 states it.
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=1280x720:rate=25 -frames:v 2 \
+    -vf scale=out_color_matrix=bt709 -colorspace bt709 -color_primaries bt709 -color_trc bt709 \
+    -pix_fmt yuv420p -c:v ffv1 hd709.mkv || die "ffmpeg cannot make the clip"
+  ffmpeg -nostdin -v error -i hd709.mkv -f yuv4mpegpipe hd709.y4m || die "ffmpeg cannot write Y4M"
+  "$MJPEG" encode - -o assumed.avi -q 100 -s 444 --mode cpu <hd709.y4m 2>err.txt ||
+    die "encode failed: $(cat err.txt)"
+  grep -q "^mjpeg: note: standard input: the Y4M header does not say which colour matrix its YCbCr uses; BT.601 is assumed, but 1280x720 is HD, which is usually BT.709 (--colorspace" \
+    err.txt || die "no notice of the assumed matrix: $(cat err.txt)"
+  "$MJPEG" encode - -o stated.avi -q 100 -s 444 --mode cpu --colorspace bt709 <hd709.y4m \
+    2>err.txt || die "encode failed: $(cat err.txt)"
+  ! grep -q 'assumed' err.txt || die "a notice of an assumed matrix despite --colorspace: $(cat err.txt)"
+  grep -q 'BT.709' err.txt || die "the input line does not say BT.709: $(cat err.txt)"
+  local wrong right
+  wrong=$(psnr_vs_ffmpeg assumed.avi hd709.mkv)
+  right=$(psnr_vs_ffmpeg stated.avi hd709.mkv)
+  awk -v w="$wrong" -v r="$right" 'BEGIN { exit !(r >= 40 && r - w >= 3) }' ||
+    die "BT.709 stated: $right dB, assumed BT.601: $wrong dB against ffmpeg's RGB"
+  echo "BT.709: $right dB stated, $wrong dB assumed"
+  # A video file's own tag can be overridden too (here wrongly, to see that it takes effect).
+  need_libav hd709.mkv
+  expect_ok encode hd709.mkv -o over.avi -q 100 -s 444 --colorspace bt601
+  grep -q "(BT.601 limited range as stated)" err.txt || die "no 'as stated': $(cat err.txt)"
+  local over
+  over=$(psnr_vs_ffmpeg over.avi hd709.mkv)
+  awk -v o="$over" -v w="$wrong" 'BEGIN { exit !(o - w < 1 && w - o < 1) }' ||
+    die "--colorspace bt601 on the file: $over dB, through Y4M as BT.601 $wrong dB"
+  # Full range without the XCOLORRANGE tag: limited is assumed (and said); --range full fixes it.
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=320x180:rate=25 -frames:v 2 \
+    -vf scale=out_range=full -color_range pc -pix_fmt yuv420p -c:v ffv1 full.mkv &&
+    ffmpeg -nostdin -v error -i full.mkv -f yuv4mpegpipe -strict -1 full.y4m || die "ffmpeg failed"
+  head -1 full.y4m | grep -q 'XCOLORRANGE=FULL' || die "ffmpeg wrote no XCOLORRANGE=FULL"
+  LC_ALL=C sed '1s/ XCOLORRANGE=FULL//' full.y4m >untagged.y4m
+  expect_ok encode untagged.y4m -o limited.avi -q 100 -s 444
+  grep -q "untagged.y4m: the Y4M header does not say which colour matrix and range its YCbCr uses; BT.601 and limited range (16..235) are assumed" \
+    err.txt || die "no notice of the assumed range: $(cat err.txt)"
+  expect_ok encode untagged.y4m -o fullr.avi -q 100 -s 444 --range full
+  wrong=$(psnr_vs_ffmpeg limited.avi full.mkv)
+  right=$(psnr_vs_ffmpeg fullr.avi full.mkv)
+  awk -v w="$wrong" -v r="$right" 'BEGIN { exit !(r >= 40 && r - w >= 3) }' ||
+    die "full range stated: $right dB, assumed limited: $wrong dB against ffmpeg's RGB"
+  echo "full range: $right dB stated, $wrong dB assumed"
+}
