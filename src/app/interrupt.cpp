@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "io/temp_registry.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::app {
@@ -37,6 +38,9 @@ extern "C" void on_interrupt(int) {
     errno = saved_errno;
     return;
   }
+  // Ending at once: the temporary outputs go first (their paths were registered in advance;
+  // removing them is async-signal-safe), so nothing is left behind.
+  io::remove_registered_temps();
   say(first ? "mjpeg: error: interrupted; nothing written\n"
             : "mjpeg: error: interrupted again; stopped at once, nothing written\n");
   ::_exit(130);

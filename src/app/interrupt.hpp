@@ -7,8 +7,9 @@
 //  - Anywhere else (start-up, a single picture, quality, compare, bench): the signal ends the
 //    process at once.
 //
-// Ending at once means: one line "mjpeg: error: interrupted..." on stderr, exit status 130.
-// Everything in the handler is async-signal-safe (atomics, write, _exit).
+// Ending at once means: the registered temporary outputs are removed (io/temp_registry.hpp),
+// one line "mjpeg: error: interrupted..." on stderr, exit status 130. Everything in the handler
+// is async-signal-safe (atomics, unlink, write, _exit).
 #pragma once
 
 #include <atomic>

@@ -34,3 +34,70 @@ case_psnr_and_quality_agree_on_every_output_kind() {
     echo "$out: --psnr $psnr, quality $qual, ffmpeg $ref"
   done
 }
+
+case_failed_pattern_output_leaves_nothing() {
+  make_y4m in.y4m 20 64x48
+  mkdir fr
+  # A truncated input: the frames before the damage are not left behind.
+  head -c $(( $(stat -c %s in.y4m) - 3000 )) in.y4m >cut.y4m
+  expect_fail 1 encode cut.y4m -o fr/%04d.jpg --quiet
+  [[ -z $(ls -A fr) ]] || die "left in fr/ after a truncated input: $(ls -A fr)"
+  # A write that fails part-way (file-size limit: the first frames are small, the later ones
+  # noise at q100, too big).
+  ffmpeg -nostdin -v error -filter_complex \
+    "color=black:s=320x180:r=25:d=0.12[a];testsrc2=s=320x180:r=25:d=0.08,noise=alls=100:allf=t[b];[a][b]concat=n=2" \
+    -pix_fmt yuv420p -f yuv4mpegpipe grow.y4m || die "ffmpeg cannot make the clip"
+  local rc=0
+  (ulimit -f 20; exec "$MJPEG" encode grow.y4m -o fr/%04d.jpg -q 100 -s 444 --quiet) \
+    >out.txt 2>err.txt || rc=$?
+  [[ $rc -eq 1 ]] && grep -q 'File too large' err.txt || die "rc $rc: $(cat err.txt)"
+  [[ -z $(ls -A fr) ]] || die "left in fr/ after a failed write: $(ls -A fr)"
+  # A later name that exists, without -y: none of the earlier frames appear either.
+  printf 'precious' >fr/0004.jpg
+  expect_fail 1 encode in.y4m -o fr/%04d.jpg --quiet
+  [[ $(ls -A fr) == 0004.jpg && $(cat fr/0004.jpg) == precious ]] || die "fr/ changed: $(ls -A fr)"
+  # Success leaves all of them (-y replaces 0004.jpg).
+  expect_ok encode in.y4m -o fr/%04d.jpg --quiet -y
+  [[ $(ls -A fr | wc -l) -eq 20 ]] && ! grep -q precious fr/0004.jpg || die "fr/: $(ls -A fr)"
+}
+
+# big_y4m FILE: 12 frames of 1920x1080, slow enough to encode (q100 4:4:4, one thread) that a
+# second signal arrives while the first one's stop is still finishing the frames in flight.
+big_y4m() { make_y4m "$1" 12 1920x1080; }
+case_second_interrupt_removes_temporary_files() {
+  need_ffmpeg
+  big_y4m in.y4m
+  local out pid
+  mkdir fr
+  for out in out.avi fr/%03d.jpg; do
+    "$MJPEG" encode in.y4m -o "$out" -q 100 -s 444 --mode cpu --producers 1 \
+      --entropy-threads 1 --progress 2>err.txt &
+    pid=$!
+    bg $pid
+    wait_until 120 "mjpeg's first frame" progress_shown
+    kill -INT $pid
+    kill -TERM $pid  # another signal: it cannot merge with the first
+    wait_exit $pid
+    [[ $RC -eq 130 ]] || die "$out: exit code $RC after two signals, expected 130: $(cat err.txt)"
+    grep '^mjpeg: error: ' err.txt >errors.txt
+    [[ $(wc -l <errors.txt) -eq 1 ]] &&
+      grep -q '^mjpeg: error: interrupted again; stopped at once, nothing written' errors.txt ||
+      die "$out: expected one 'interrupted again' line: $(cat err.txt)"
+    [[ ! -e out.avi && -z $(ls -A fr) ]] || die "$out: output left: $(ls -A . fr)"
+    no_temp_files .
+  done
+}
+case_long_output_names() {
+  make_y4m in.y4m 3 64x48
+  local long
+  long=$(printf 'n%.0s' {1..246})  # + ".avi" = 250 bytes, + ".jpg", the limit is 255
+  expect_ok encode in.y4m -o "$long.avi" --quiet
+  [[ $(probe_counts "$long.avi") == "mjpeg 64 48 25/1 3 3" ]] || die "ffprobe: $(probe_counts "$long.avi")"
+  expect_ok encode "$SAMPLE" -o "${long}xxxxx.jpg" --quiet  # 255 bytes
+  [[ -s ${long}xxxxx.jpg ]] || die "the 255-byte JPEG name is missing"
+  mkdir fr
+  expect_ok encode in.y4m -o "fr/${long}%03d.jpg" --quiet
+  [[ $(ls fr | wc -l) -eq 3 ]] || die "fr/: $(ls fr)"
+  no_temp_files .
+  no_temp_files fr
+}
