@@ -1,16 +1,13 @@
 #include "interrupt.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <string>
 
 #include "io/temp_registry.hpp"
-#include "mjpeg/error.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -67,21 +64,6 @@ void install_interrupt_handlers() {
 const std::atomic<bool>& interrupt_flag() { return g_stop; }
 
 int interrupt_wake_fd() { return g_wake[0]; }
-
-bool wait_readable_or_interrupt(int fd) {
-  for (;;) {
-    if (g_stop.load()) return false;
-    pollfd fds[2] = {{fd, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
-    // Without a wake pipe (handlers not installed: unit tests), look at the flag now and then.
-    const int n = ::poll(fds, g_wake[0] >= 0 ? 2 : 1, g_wake[0] >= 0 ? -1 : 100);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(std::string("waiting for input: ") + std::strerror(errno));
-    }
-    if (g_stop.load()) return false;
-    if (n > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) != 0) return true;
-  }
-}
 
 GracefulStop::GracefulStop() { g_graceful.fetch_add(1); }
 GracefulStop::~GracefulStop() { g_graceful.fetch_sub(1); }

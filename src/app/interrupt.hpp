@@ -29,10 +29,6 @@ inline bool interrupted() { return interrupt_flag().load(); }
 /// install_interrupt_handlers).
 int interrupt_wake_fd();
 
-/// Waits until `fd` is readable or hung up. Returns false, at once, when a stop was asked for
-/// (or is asked for while waiting). Throws Error when poll fails.
-bool wait_readable_or_interrupt(int fd);
-
 /// While one exists, the first signal asks for a clean stop instead of ending the process.
 class GracefulStop {
  public:

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "image_sequence.hpp"
+#include "input_relay.hpp"
 #include "interrupt.hpp"
 #include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
@@ -38,7 +39,9 @@ struct VideoInput::Owned {
   struct FileCloser {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
-  std::unique_ptr<std::FILE, FileCloser> file;  ///< a FIFO opened here (outlives the reader)
+  // Destroyed in reverse order: the reader, the relay (its thread stopped), then the file.
+  std::unique_ptr<std::FILE, FileCloser> file;  ///< a FIFO opened here
+  std::unique_ptr<InputRelay> relay;            ///< for inputs that may wait (pipes, FIFOs)
   std::unique_ptr<io::Y4mReader> y4m;
 };
 
@@ -82,14 +85,8 @@ void check_frame_size(const std::string& name, std::int64_t index, int width, in
 }
 #endif
 
-/// Throws the error that a stop asked for while waiting for input turns into.
-[[noreturn]] void throw_interrupted(const std::string& name) {
-  throw Error(fmt::format("{}: interrupted while waiting for input", name));
-}
-
 /// A named FIFO, opened without waiting for its writer (a plain open would block until one
-/// comes, deaf to Ctrl-C); then the first data (or the writer's end) is awaited in a poll that a
-/// signal wakes. The descriptor is blocking again afterwards.
+/// comes, deaf to Ctrl-C); the relay then waits for its data where a signal is heard.
 std::FILE* open_fifo(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -97,15 +94,6 @@ std::FILE* open_fifo(const std::string& path) {
   if (f == nullptr) {
     ::close(fd);
     throw std::bad_alloc();
-  }
-  try {
-    if (!wait_readable_or_interrupt(fd)) throw_interrupted(path);
-    const int flags = ::fcntl(fd, F_GETFL);
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-      throw Error(fmt::format("{}: {}", path, std::strerror(errno)));
-  } catch (...) {
-    std::fclose(f);
-    throw;
   }
   return f;
 }
@@ -173,18 +161,28 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   const std::int64_t max_frames = options.max_frames;
   VideoInput in;
   in.owned = std::make_unique<VideoInput::Owned>();
-  if (path == "-") {
-    // A pipe that has not delivered yet: wait where a signal is heard.
-    struct stat st;
-    if (::fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode) &&
-        !wait_readable_or_interrupt(STDIN_FILENO))
-      throw_interrupted("standard input");
-    in.owned->y4m = std::make_unique<io::Y4mReader>(stdin, "standard input");
-  } else if (is_fifo(path)) {
+  // A pipe, a terminal or a FIFO may wait for data indefinitely: relayed (input_relay.hpp),
+  // so that Ctrl-C ends such a wait at once.
+  const std::string name = path == "-" ? "standard input" : path;
+  if (path == "-" && InputRelay::needed(STDIN_FILENO)) {
+    in.owned->relay = std::make_unique<InputRelay>(STDIN_FILENO, name);
+  } else if (path != "-" && is_fifo(path)) {
     in.owned->file.reset(open_fifo(path));
-    in.owned->y4m = std::make_unique<io::Y4mReader>(in.owned->file.get(), path);
+    in.owned->relay = std::make_unique<InputRelay>(::fileno(in.owned->file.get()), name);
+  }
+  if (in.owned->relay) {
+    try {
+      in.owned->y4m = std::make_unique<io::Y4mReader>(in.owned->relay->stream(), name);
+    } catch (const Error&) {
+      if (in.owned->relay->cut()) throw Error(name + ": interrupted while waiting for input");
+      if (in.owned->relay->error() != 0)
+        throw Error(fmt::format("{}: read error: {}", name,
+                                std::strerror(in.owned->relay->error())));
+      throw;
+    }
   } else {
-    in.owned->y4m = std::make_unique<io::Y4mReader>(path);
+    in.owned->y4m = path == "-" ? std::make_unique<io::Y4mReader>(stdin, name)
+                                : std::make_unique<io::Y4mReader>(path);
   }
   in.notices = in.owned->y4m->info().notices;
   y4m_colour(*in.owned->y4m, path == "-" ? "standard input" : path, options, in.notices);
@@ -193,6 +191,8 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   in.fps_den = info.fps_den;
   in.description = fmt::format("{} (Y4M)", info.describe());
   in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
+  if (in.owned->relay)
+    in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
   return in;
 }
 

@@ -663,16 +663,17 @@ has_open() {
   done
   return 1
 }
-# wait_exit PID: waits (up to 60 s, then kills it and fails) for PID to end; sets RC.
+# wait_exit PID [SECONDS]: waits (up to SECONDS, default 60, then kills it and fails) for PID to
+# end; sets RC.
 wait_exit() {
   local i
-  for ((i = 0; i < 1200; i++)); do
+  for ((i = 0; i < ${2:-60} * 20; i++)); do
     kill -0 "$1" 2>/dev/null || break
     sleep 0.05
   done
   if kill -0 "$1" 2>/dev/null; then
     kill -KILL "$1"
-    die "mjpeg did not end within 60 s of the signal: $(cat err.txt 2>/dev/null)"
+    die "mjpeg did not end within ${2:-60} s of the signal: $(cat err.txt 2>/dev/null)"
   fi
   RC=0
   wait "$1" || RC=$?
@@ -750,6 +751,42 @@ case_signal_during_start_up_exit_130() {
     expect_interrupted_nothing_written
     echo "SIG$sig at start-up: $(cat err.txt)"
   done
+}
+case_interrupt_while_a_read_waits_exit_130_at_once() {
+  make_y4m in.y4m 10 64x48
+  mkfifo feed || skip "cannot make a FIFO"
+  # The test holds the FIFO's write end (opened read-write: never blocks) and writes nothing, or
+  # only the first frames: mjpeg's read waits. Ctrl-C must end it at once (not when the writer
+  # closes; the limit of 20 s is far above what it takes and far below the writer's patience).
+  exec 3<>feed
+  "$MJPEG" encode - -o out.avi --quiet <feed >out.txt 2>err.txt &
+  local pid=$!
+  bg $pid
+  wait_until 60 "mjpeg's signal handlers" handlers_installed $pid
+  kill -INT $pid
+  wait_exit $pid 20
+  expect_interrupted_nothing_written
+  echo "Ctrl-C while standard input is idle: $(cat err.txt)"
+  # A producer stalled after 5 frames: they are encoded, the AVI finalised, exit 130.
+  local header frame
+  header=$(head -1 in.y4m | wc -c)
+  frame=$(( ($(stat -c %s in.y4m) - header) / 10 ))
+  "$MJPEG" encode - -o out.avi --progress <feed >out.txt 2>err.txt &
+  pid=$!
+  bg $pid
+  head -c $((header + 5 * frame)) in.y4m >&3
+  wait_until 60 "mjpeg's first frame" progress_shown
+  kill -INT $pid
+  wait_exit $pid 20
+  exec 3>&-
+  [[ $RC -eq 130 ]] || die "exit code $RC after Ctrl-C with a stalled producer: $(cat err.txt)"
+  local got codec w h rate nb nread
+  got=$(probe_counts out.avi)
+  read -r codec w h rate nb nread <<<"$got"
+  [[ $codec == mjpeg && $nb == "$nread" && $nb -ge 1 && $nb -le 5 ]] || die "ffprobe: $got"
+  grep -q "^mjpeg: wrote out.avi: $nb frames (interrupted)" err.txt || die "summary: $(cat err.txt)"
+  no_temp_files .
+  echo "stalled after 5 frames: $nb written"
 }
 case_sigkill_leaves_no_output() {
   interrupted_encode KILL
