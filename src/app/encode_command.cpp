@@ -44,6 +44,10 @@ int run_encode(const EncodeArgs& args) {
   std::unique_ptr<WrittenQuality> written_quality;  // --psnr (checked before any work)
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   const io::Image image = read_input_image(args.input, notice, args.input_options.autorotate);
+  check_optimize_size(image.width, image.height,
+                      image.format == PixelFormat::gray8 ? Subsampling::gray
+                                                         : args.options.subsampling,
+                      args.options.optimize);
 
   const auto t_encode = Clock::now();
   const std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options);

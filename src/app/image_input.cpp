@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "io/pnm.hpp"
+#include "jpeg/geometry.hpp"
 #include "mjpeg/error.hpp"
 
 #if MJPEG_HAVE_OPENCV
@@ -87,6 +89,27 @@ int tiff_orientation(const std::uint8_t* t, std::size_t n, int* width = nullptr,
 }
 
 }  // namespace
+
+void check_jpeg_size(const std::string& name, long long width, long long height) {
+  if (width > kMaxDimension || height > kMaxDimension)
+    throw Error(fmt::format("'{}' is {}x{} pixels, above JPEG's limit of {}x{}", name, width,
+                            height, kMaxDimension, kMaxDimension));
+}
+
+void check_optimize_size(int width, int height, Subsampling sampling, bool optimize) {
+  if (!optimize) return;
+  const FrameGeometry g = make_geometry(width, height, sampling);
+  // Blocks per Huffman table: luma alone, the two chroma components share one.
+  std::uint64_t worst = static_cast<std::uint64_t>(g.comp[0].blocks_w) * g.comp[0].blocks_h;
+  if (g.num_components == 3)
+    worst = std::max<std::uint64_t>(
+        worst, 2 * static_cast<std::uint64_t>(g.comp[1].blocks_w) * g.comp[1].blocks_h);
+  if (worst * 63 > 0xFFFFFFFFull)
+    throw UsageError(fmt::format("--optimize: a {}x{} frame at {} can hold more of one Huffman "
+                                 "symbol than its 32-bit counts allow; encode it without "
+                                 "--optimize, or at 4:2:0",
+                                 width, height, to_string(sampling)));
+}
 
 int exif_orientation(const std::string& path, bool* tiff, int* width, int* height) {
   if (tiff != nullptr) *tiff = false;
@@ -167,6 +190,13 @@ const char* orientation_words(int o) {
 }
 
 io::Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool autorotate) {
+  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; JPEG allows 65535x65535
+  // (memory permitting). Read by OpenCV once, at its first decode.
+  static const bool limit_set = [] {
+    ::setenv("OPENCV_IO_MAX_IMAGE_PIXELS", "4294836225", /*overwrite=*/0);
+    return true;
+  }();
+  static_cast<void>(limit_set);
   cv::Mat m;
   try {
     m = cv::imread(path, cv::IMREAD_UNCHANGED);
@@ -178,6 +208,7 @@ io::Image read_with_opencv(const std::string& path, const NoticeSink& notice, bo
                             path, supported_input_formats()));
   if (m.dims != 2 || m.cols <= 0 || m.rows <= 0)
     throw Error(fmt::format("input '{}' has no 2-D image", path));
+  check_jpeg_size(path, m.cols, m.rows);
 
   // IMREAD_UNCHANGED keeps 16 bits and alpha, and with them a JPEG's orientation as stored:
   // its EXIF Orientation is applied here. A TIFF comes out of OpenCV's reader (libtiff)

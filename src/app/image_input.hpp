@@ -28,6 +28,15 @@ std::string supported_input_formats();
 io::Image read_input_image(const std::string& path, const NoticeSink& notice,
                            bool autorotate = true);
 
+/// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what a
+/// JPEG can hold (kMaxDimension, 65535, per side), naming `name`.
+void check_jpeg_size(const std::string& name, long long width, long long height);
+
+/// Throws UsageError when --optimize's symbol counts (32 bits per symbol, as the coder keeps
+/// them) could overflow for a frame of this size and sampling (only near 65535x65535 at 4:4:4
+/// or 4:2:2).
+void check_optimize_size(int width, int height, Subsampling sampling, bool optimize);
+
 /// The EXIF Orientation (1..8) of a JPEG (APP1 "Exif") or TIFF file; 1 when it has none or it
 /// cannot be read. Reads only the file's first 64 KiB. For a TIFF file, sets `*tiff` and its
 /// stored ImageWidth x ImageLength (when the pointers are given).

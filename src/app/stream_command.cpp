@@ -10,11 +10,13 @@
 
 #include <fmt/format.h>
 
+#include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "image_input.hpp"
 #include "interrupt.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
+#include "jpeg/geometry.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 #include "pipeline/pipeline.hpp"
@@ -58,11 +60,41 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
   return pipeline::Mode::cpu;
 }
 
-pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode) {
+/// sok/aok keep every slot's pixels and coefficients in device memory: a frame of hundreds of
+/// megapixels may not fit. Asked for (--mode), that is an error before any work; chosen
+/// automatically, the CPU encodes instead, with a notice. Returns the mode to run.
+pipeline::Mode fit_device_memory(const EncodeArgs& args, pipeline::Mode mode, int slots,
+                                 const pipeline::SourceFormat& f) {
+  if (mode == pipeline::Mode::cpu) return mode;
+  const FrameGeometry g = make_geometry(
+      f.width, f.height, f.format == PixelFormat::gray8 ? Subsampling::gray : args.options.subsampling);
+  const double per_slot = static_cast<double>(f.row_bytes()) * f.height +
+                          static_cast<double>(g.coefficient_count()) * sizeof(std::int16_t);
+  std::string reason;
+  double device_bytes = 0;
+  for (const gpu::DeviceInfo& d : gpu::list_devices(&reason))
+    if (d.index == args.device) device_bytes = static_cast<double>(d.memory_bytes);
+  if (device_bytes <= 0 || per_slot * slots <= 0.9 * device_bytes) return mode;
+  const std::string need = fmt::format(
+      "a {}x{} frame needs {:.1f} GiB of device memory for {} slots (pixels and coefficients), "
+      "device {} has {:.1f} GiB",
+      f.width, f.height, per_slot * slots / (1 << 30), slots, args.device,
+      device_bytes / (1 << 30));
+  if (!args.mode.empty())
+    throw Error(fmt::format("--mode {}: {}; use fewer --slots or --mode cpu", args.mode, need));
+  notice(args, need + "; encoding on the CPU");
+  return pipeline::Mode::cpu;
+}
+
+/// `frames`: how many the input has (-1 unknown): a short input (a still picture) needs no more
+/// slots than frames, which matters for a picture of hundreds of megapixels.
+pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode,
+                                           std::int64_t frames = -1) {
   pipeline::PipelineOptions o;
   o.mode = mode;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   pipeline::apply_default_counts(o, cores, args.producers, args.entropy_threads, args.slots);
+  if (args.slots == 0 && frames > 0 && frames < o.slots) o.slots = static_cast<int>(frames);
   o.device = args.device;
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;
@@ -191,7 +223,26 @@ namespace {
 int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0) {
   using Clock = std::chrono::steady_clock;
   const pipeline::Mode mode = choose_mode(args);
-  pipeline::PipelineOptions popt = pipeline_options(args, mode);
+  pipeline_options(args, mode);  // usage errors (counts, variant) before the input is opened
+
+  const InputKind kind = input_kind(args.input);
+  std::vector<io::Image> stills;
+  std::vector<ImageView> views;
+  VideoInput in = open_input(args, kind, stills, views);
+  for (const std::string& n : in.notices) notice(args, n);
+  const pipeline::SourceFormat fmt_in = in.source->format();
+  check_jpeg_size(args.input, fmt_in.width, fmt_in.height);
+  check_optimize_size(fmt_in.width, fmt_in.height,
+                      fmt_in.format == PixelFormat::gray8 ? Subsampling::gray
+                                                          : args.options.subsampling,
+                      args.options.optimize);
+  if (!args.quiet)
+    std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
+
+  pipeline::PipelineOptions popt = pipeline_options(args, mode, in.frame_count);
+  const pipeline::Mode fitted = fit_device_memory(args, mode, popt.slots, fmt_in);
+  if (fitted != mode) popt = pipeline_options(args, fitted, in.frame_count);
+  const pipeline::Mode run_mode = popt.mode;
   // --psnr: each written frame is decoded and compared with its source pixels in the workers.
   std::unique_ptr<WrittenQuality> written_quality;
   if (args.psnr) {
@@ -201,15 +252,6 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
       q->add(index, pixels, jpeg);
     };
   }
-
-  const InputKind kind = input_kind(args.input);
-  std::vector<io::Image> stills;
-  std::vector<ImageView> views;
-  VideoInput in = open_input(args, kind, stills, views);
-  for (const std::string& n : in.notices) notice(args, n);
-  const pipeline::SourceFormat fmt_in = in.source->format();
-  if (!args.quiet)
-    std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
   std::unique_ptr<io::FrameSink> sink =
       io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
@@ -240,7 +282,7 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                              "{:.2f} bits/pixel, {:.2f} s",
                              args.output, stats.frames, was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
-                             pipeline::to_string(mode), sink->bytes_written() / 1e6,
+                             pipeline::to_string(run_mode), sink->bytes_written() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
                      .c_str());
   }

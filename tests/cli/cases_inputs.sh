@@ -285,3 +285,37 @@ case_y4m_colour_matrix_and_range_stated() {
     die "full range stated: $right dB, assumed limited: $wrong dB against ffmpeg's RGB"
   echo "full range: $right dB stated, $wrong dB assumed"
 }
+
+case_big_pictures_up_to_jpeg_limit() {
+  need_ffmpeg
+  need_cjpeg
+  # Wider and taller than the old 16384 limit (JPEG allows 65535 per side), as PPM and PNG:
+  # each equals cjpeg's JPEG.
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=20000x40 -frames:v 1 wide.ppm &&
+    ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=40x20000 -frames:v 1 tall.ppm ||
+    die "ffmpeg cannot make the pictures"
+  against_cjpeg "$PWD/wide.ppm" "-q 80" "-quality 80 -sample 2x2"
+  against_cjpeg "$PWD/tall.ppm" "-s 444 --optimize" "-quality 90 -sample 1x1 -optimize"
+  if have_opencv; then
+    ffmpeg -nostdin -v error -i wide.ppm wide.png || die "ffmpeg cannot write a PNG"
+    expect_ok encode wide.png -o png.jpg -q 80
+    "$CJPEG" -quality 80 -outfile ref.jpg wide.ppm && same_bytes png.jpg ref.jpg
+  fi
+  # A stream of such frames.
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=20000x16:rate=25 -frames:v 2 \
+    -pix_fmt yuv420p -f yuv4mpegpipe wide.y4m || die "ffmpeg cannot write the Y4M"
+  expect_ok encode wide.y4m -o wide.avi --quiet
+  [[ $(probe_counts wide.avi) == "mjpeg 20000 16 25/1 2 2" ]] || die "ffprobe: $(probe_counts wide.avi)"
+  # Beyond 65535: exit 1 and the same message whatever the reader (the PNG was exit 2 before).
+  ffmpeg -nostdin -v error -f lavfi -i color=gray:size=70000x8 -frames:v 1 huge.ppm ||
+    die "ffmpeg cannot make the 70000x8 picture"
+  expect_fail 1 encode huge.ppm -o out.jpg --quiet
+  grep -q "70000x8 is above JPEG's limit of 65535x65535" err.txt || die "unclear: $(cat err.txt)"
+  if have_opencv; then
+    ffmpeg -nostdin -v error -i huge.ppm huge.png || die "ffmpeg cannot write the PNG"
+    expect_fail 1 encode huge.png -o out.jpg --quiet
+    grep -q "'huge.png' is 70000x8 pixels, above JPEG's limit of 65535x65535" err.txt ||
+      die "unclear: $(cat err.txt)"
+  fi
+  [[ ! -e out.jpg ]] || die "out.jpg created"
+}

@@ -27,6 +27,9 @@
 #             CPU (env MJPEG_MEDIA_DIR for the Kodak images)
 #   bench     `mjpeg bench` sweeps on the same picture (CSV; plots are drawn elsewhere with
 #             `mjpeg bench --from bench.csv --plots DIR`)
+#   big       pictures beyond the old 16384 limit (20000x3000, 65535x64, 64x65535; random
+#             pixels, 4:2:0 and 4:4:4) as one-frame AVIs in sok and aok: byte-identical to cpu
+#             mode, and a frame too big for device memory refused with one clear line
 # The tables of the parts that ran are printed last. Logs go to $LOG_DIR (default: $OUT or
 # ./gpu-check-logs).
 set -u
@@ -44,7 +47,7 @@ tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench},"
+parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,big},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -161,6 +164,33 @@ if want bench; then
   timeout 600 "$bin/mjpeg" bench "$picture" --frames 120 --repeat 3 --csv "$logs/bench_sweep.csv" \
     >"$logs/bench_sweep.log" 2>&1
   note "mjpeg bench sweeps: rc=$? (csv in $logs/bench_sweep.csv)"
+fi
+
+if want big; then
+  # random_ppm W H FILE: a P6 of random pixels (the worst case for the entropy coder).
+  random_ppm() { { printf 'P6\n%d %d\n255\n' "$1" "$2"; head -c $(($1 * $2 * 3)) /dev/urandom; } >"$3"; }
+  big_rc=0
+  for size in 20000x3000 65535x64 64x65535; do
+    random_ppm "${size%x*}" "${size#*x}" "$logs/big.ppm"
+    for s in 420 444; do
+      "$bin/mjpeg" encode "$logs/big.ppm" -o "$logs/big_cpu.avi" -y --quiet --mode cpu -s $s -q 95 ||
+        big_rc=1
+      for m in sok aok; do
+        "$bin/mjpeg" encode "$logs/big.ppm" -o "$logs/big_$m.avi" -y --quiet --mode $m -s $s -q 95           2>>"$logs/big.log" && cmp -s "$logs/big_cpu.avi" "$logs/big_$m.avi" ||
+          { big_rc=1; echo "big $size $s $m: differs or failed" >>"$logs/big.log"; }
+      done
+    done
+  done
+  # Far more slots than device memory holds: one line, exit 1, nothing written.
+  random_ppm 16000 16000 "$logs/big.ppm"
+  "$bin/mjpeg" encode "$logs/big.ppm" -o "$logs/big_many.avi" --mode aok --slots 128 -y \
+    >"$logs/big_many.out" 2>&1
+  many_rc=$?
+  [[ $many_rc -eq 1 && $(wc -l <"$logs/big_many.out") -eq 1 && ! -e $logs/big_many.avi ]] &&
+    grep -q 'device memory' "$logs/big_many.out" || big_rc=1
+  cat "$logs/big_many.out" >>"$logs/big.log"
+  rm -f "$logs"/big*.ppm "$logs"/big_*.avi
+  note "big pictures (20000x3000, 65535x64, 64x65535; sok/aok == cpu; too big refused): rc=$big_rc (see $logs/big.log)"
 fi
 
 echo
