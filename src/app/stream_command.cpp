@@ -140,6 +140,9 @@ class ProgressLine {
 
 VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Image>& stills,
                       std::vector<ImageView>& views) {
+  if (args.input_options.stream > 0 && kind != InputKind::video)
+    throw Error(fmt::format("--stream {}: '{}' has one video stream (0)",
+                            args.input_options.stream, args.input));
   if (kind != InputKind::image) {
     InputOptions options = args.input_options;
     options.max_frames = args.frames;

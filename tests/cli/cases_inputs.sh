@@ -319,3 +319,39 @@ case_big_pictures_up_to_jpeg_limit() {
   fi
   [[ ! -e out.jpg ]] || die "out.jpg created"
 }
+
+case_video_notices_interlaced_vfr_extra_streams() {
+  need_ffmpeg
+  # Interlaced (MPEG-2, top field first).
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=320x240:rate=25 -frames:v 4 -vf setfield=tff \
+    -flags +ilme+ildct -top 1 -c:v mpeg2video -q:v 4 i.mpg || skip "ffmpeg cannot write MPEG-2"
+  need_libav i.mpg
+  expect_ok encode i.mpg -o i.avi
+  grep -q "^mjpeg: note: 'i.mpg' is interlaced video (top field first): the two fields of each frame are encoded together" \
+    err.txt || die "no interlace notice: $(cat err.txt)"
+  make_h264 p.mp4 4 160x90
+  expect_ok encode p.mp4 -o p.avi
+  ! grep -q 'interlaced\|variable frame rate\|video streams' err.txt || die "false notice: $(cat err.txt)"
+  # Variable frame rate: 5 frames 40 ms apart, a 240 ms gap, 4 more; written at the average.
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 10 \
+    -vf "setpts='(N+gte(N\,5)*5)/25/TB'" -fps_mode vfr -c:v libx264 vfr.mp4 ||
+    die "ffmpeg cannot make a VFR clip"
+  expect_ok encode vfr.mp4 -o vfr.avi
+  grep -q "^mjpeg: note: 'vfr.mp4' has a variable frame rate (frames 40.0 to 240.0 ms apart): written at a constant 50/3 fps, which moves frames by up to 100 ms" \
+    err.txt || die "no VFR notice: $(cat err.txt)"
+  [[ $(probe_counts vfr.avi) == "mjpeg 160 90 50/3 10 10" ]] || die "ffprobe: $(probe_counts vfr.avi)"
+  # Two video streams: the note names both; --stream 1 picks the second, --stream 2 is none.
+  make_h264 b.mp4 3 320x180
+  ffmpeg -nostdin -v error -i p.mp4 -i b.mp4 -map 0 -map 1 -c copy two.mkv || die "ffmpeg cannot mux"
+  expect_ok encode two.mkv -o t0.avi
+  grep -q "^mjpeg: note: 'two.mkv' has 2 video streams (0: h264 160x90, 1: h264 320x180): stream 0 is encoded" \
+    err.txt || die "no note of the second stream: $(cat err.txt)"
+  [[ $(probe_counts t0.avi) == "mjpeg 160 90 25/1 4 4" ]] || die "ffprobe: $(probe_counts t0.avi)"
+  expect_ok encode two.mkv -o t1.avi --stream 1
+  [[ $(probe_counts t1.avi) == "mjpeg 320 180 25/1 3 3" ]] || die "ffprobe: $(probe_counts t1.avi)"
+  expect_fail 1 encode two.mkv -o t2.avi --stream 2 --quiet
+  grep -q -- "--stream 2: 'two.mkv' has 2 video streams (0..1)" err.txt || die "unclear: $(cat err.txt)"
+  make_y4m in.y4m 2 64x48
+  expect_fail 1 encode in.y4m -o y.avi --stream 1 --quiet
+  [[ ! -e t2.avi && ! -e y.avi ]] || die "an output was created"
+}
