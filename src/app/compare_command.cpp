@@ -22,6 +22,7 @@
 #include "io/frame_sink.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "wording.hpp"
 #include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
 #include "pipeline/analysis.hpp"
@@ -81,7 +82,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
                  fmt::format("libjpeg-t.").c_str(), fps,
                  sok_fps > 0 ? fmt::format("{:.2f}", fps / sok_fps).c_str() : "-",
                  fps > 0 ? 1e3 / fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
-                 fmt::format("{} threads", turbo_threads).c_str());
+                 count_of(turbo_threads, "thread", "threads").c_str());
   }
   if (nvjpeg.available) {
     const double fps = nvjpeg.wall_s > 0 ? frames / nvjpeg.wall_s : 0;
@@ -266,13 +267,15 @@ int run_compare(CompareArgs& args) {
   std::vector<ModeResult> results;
   for (const ModeSpec& m : modes) {
     if (!args.quiet)
-      std::fprintf(stderr, "mjpeg: compare: %s, %d runs of %zu frames...\n", m.name.c_str(),
-                   args.repeat, store.frames.size());
+      std::fprintf(stderr, "mjpeg: compare: %s, %s of %s...\n", m.name.c_str(),
+                   count_of(args.repeat, "run", "runs").c_str(),
+                   count_of(static_cast<std::int64_t>(store.frames.size()), "frame", "frames").c_str());
     results.push_back(run_mode(m, base, store.views(), args.options, args.repeat, reference));
   }
   const int turbo_threads = base.producers + base.entropy_threads;
   if (!args.quiet)
-    std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %d threads...\n", turbo_threads);
+    std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %s...\n",
+                 count_of(turbo_threads, "thread", "threads").c_str());
   const PeerResult turbo =
       run_turbojpeg_median(store.views(), args.options, turbo_threads, reference, args.repeat);
   if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
@@ -293,17 +296,20 @@ int run_compare(CompareArgs& args) {
     if (r.spec.name == "sok") sok_fps = r.analysis.fps;
 
   const ImageView first = store.frames[0].view();
-  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {} producers, "
-                                "{} entropy threads, {} slots, {} cores, median of {} runs (fps "
-                                "over the stages' time, allocation excluded)\n",
+  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {}, {}, {}, {}, {}, "
+                                "median of {} (fps over the stages' time, allocation excluded)\n",
                                 store.description, first.width, first.height,
                                 args.options.quality, to_string(args.options.subsampling),
                                 args.options.restart_interval
                                     ? fmt::format(" r{}", args.options.restart_interval)
                                     : "",
-                                args.options.optimize ? " optimize" : "", store.frames.size(),
-                                base.producers, base.entropy_threads, base.slots, cores,
-                                args.repeat)
+                                args.options.optimize ? " optimize" : "",
+                                count_of(static_cast<std::int64_t>(store.frames.size()), "frame", "frames"),
+                                count_of(base.producers, "producer", "producers"),
+                                count_of(base.entropy_threads, "entropy thread", "entropy threads"),
+                                count_of(base.slots, "slot", "slots"),
+                                count_of(cores, "core", "cores"),
+                                count_of(args.repeat, "run", "runs"))
                         .c_str());
   print_tables(stdout, results, turbo, turbo_threads, nvjpeg, store, sok_fps);
 

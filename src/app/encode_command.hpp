@@ -31,6 +31,7 @@ struct EncodeArgs {
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary
   bool progress = false;           ///< --progress: progress lines also off a terminal
+  bool first_frame_of_gif = false; ///< set by the stream path: a GIF's first frame to a .jpg
   InputOptions input_options;      ///< how the input is read (--keep-going, --stream, ...);
                                    ///< its max_frames is set from `frames`
 };

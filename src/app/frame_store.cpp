@@ -7,6 +7,7 @@
 
 #include "mjpeg/error.hpp"
 #include "video_input.hpp"
+#include "wording.hpp"
 
 namespace mjpeg::app {
 
@@ -89,7 +90,8 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
     store.frames.push_back(std::move(frame));
   }
   if (store.frames.empty()) throw Error(fmt::format("'{}' has no frames", input));
-  store.description = fmt::format("{} frames of {} ({})", store.frames.size(), input,
+  store.description = fmt::format("{} of {} ({})",
+                                  count_of(static_cast<std::int64_t>(store.frames.size()), "frame", "frames"), input,
                                   in.description);
   return store;
 }

@@ -13,6 +13,7 @@
 #include "image_input.hpp"
 #include "io/sequence_pattern.hpp"
 #include "mjpeg/error.hpp"
+#include "wording.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -160,8 +161,9 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
   in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
   in.fps_den = 1;
   in.frame_count = static_cast<std::int64_t>(numbers.size());
-  in.description = fmt::format("{}x{} image sequence, {} files ({}), {}/{} fps", first.width,
-                               first.height, numbers.size(),
+  in.description = fmt::format("{}x{} image sequence, {} ({}), {}/{} fps", first.width,
+                               first.height,
+                               count_of(static_cast<std::int64_t>(numbers.size()), "file", "files"),
                                number_range(p, numbers.front(), numbers.back()), in.fps_num,
                                in.fps_den);
   in.notices = std::move(notices);

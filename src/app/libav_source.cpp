@@ -845,9 +845,10 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
     in.frame_count = options.max_frames;
   const pipeline::SourceFormat f = src->format();
   in.description = fmt::format(
-      "{}x{} {}/{} fps, {} frames, {} {} ({}), decoded by FFmpeg's libraries to RGB", f.width,
+      "{}x{} {}/{} fps, {}, {} {} ({}), decoded by FFmpeg's libraries to RGB", f.width,
       f.height, in.fps_num, in.fps_den,
-      in.frame_count >= 0 ? std::to_string(in.frame_count) : "?", src->codec_name(),
+      in.frame_count >= 0 ? plural(in.frame_count, "frame", "frames") : "? frames",
+      src->codec_name(),
       src->pix_name(), src->colour());
   for (const std::string& n : src->open_notices()) in.notices.push_back(n);
   if (src->has_audio()) in.notices.push_back("the input's audio is ignored");

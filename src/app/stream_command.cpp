@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "pipeline/pipeline.hpp"
 #include "quality_hook.hpp"
 #include "video_input.hpp"
+#include "wording.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -31,7 +33,9 @@ void notice(const EncodeArgs& args, const std::string& text) {
 }
 
 /// The mode to run: as asked, or aok when a GPU is usable and cpu (with a notice) otherwise.
-pipeline::Mode choose_mode(const EncodeArgs& args) {
+/// `later`: a notice to print once the input is open (so that an input error stays the only
+/// line).
+pipeline::Mode choose_mode(const EncodeArgs& args, std::string& later) {
   if (!args.mode.empty()) {
     const pipeline::Mode mode = pipeline::parse_mode(args.mode);
     if (mode != pipeline::Mode::cpu) {
@@ -48,7 +52,7 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
   if (args.device_given) {
     const int count = gpu::device_count(&reason);
     if (args.device >= count) {
-      notice(args, fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
+      later = (fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
                                args.device,
                                count > 0 ? fmt::format("{} found", count)
                                          : (reason.empty() ? "none found" : reason)));
@@ -56,7 +60,9 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
     }
   }
   if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
-  notice(args, fmt::format("{}; encoding on the CPU", reason));
+  for (char& c : reason)
+    if (c == '\n') c = ' ';
+  later = fmt::format("{}; encoding on the CPU", reason);
   return pipeline::Mode::cpu;
 }
 
@@ -114,9 +120,10 @@ class ProgressLine {
     if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
     last_ = p.elapsed_s;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
-    std::string line = fmt::format("mjpeg: {}{} {}", terminal_ ? "" : "progress: ", p.frames,
-                                   p.frames == 1 && total_ <= 0 ? "frame" : "frames");
-    if (total_ > 0) line += fmt::format(" of {}", total_);
+    std::string line =
+        fmt::format("mjpeg: {}{}", terminal_ ? "" : "progress: ",
+                    total_ > 0 ? fmt::format("{} of {} frames", p.frames, total_)
+                               : count_of(p.frames, "frame", "frames"));
     line += fmt::format(", {:.1f} fps", fps);
     if (total_ > 0 && fps > 0)
       line += fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps));
@@ -177,31 +184,63 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
 
 }  // namespace
 
-bool is_stream_request(const EncodeArgs& args) {
-  const std::string ext = lower_extension(args.output);
-  const bool single_jpeg =
-      (ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos;
-  if (!single_jpeg) return true;
-  // One picture out: a stream input is refused by the stream path with a clear message;
-  // anything else (an image, or a file of unknown type) is read as an image.
-  const InputKind kind = input_kind(args.input);
-  return kind == InputKind::y4m || kind == InputKind::image_sequence || is_video_name(args.input);
+namespace {
+
+bool is_single_jpeg(const std::string& output) {
+  const std::string ext = lower_extension(output);
+  return (ext == ".jpg" || ext == ".jpeg") && output.find('%') == std::string::npos;
 }
 
-int run_encode_stream(const EncodeArgs& args) {
+/// A GIF (by name or signature): OpenCV reads none, FFmpeg reads them as videos.
+bool is_gif(const std::string& path) {
+  if (lower_extension(path) == ".gif") return true;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char head[4] = {};
+  const bool gif = std::fread(head, 1, 4, f) == 4 && std::memcmp(head, "GIF8", 4) == 0;
+  std::fclose(f);
+  return gif;
+}
+
+}  // namespace
+
+bool is_stream_request(const EncodeArgs& args) {
+  if (!is_single_jpeg(args.output)) return true;
+  // One picture out of a stream input (with --frames 1, or a GIF's first frame) goes through
+  // the stream path too, which refuses more frames with a clear message; anything else (an
+  // image, or a file of unknown type) is read as an image.
+  const InputKind kind = input_kind(args.input);
+  return kind == InputKind::y4m || kind == InputKind::image_sequence ||
+         is_video_name(args.input) || (kind != InputKind::image && is_gif(args.input));
+}
+
+int run_encode_stream(const EncodeArgs& args_in) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
+  EncodeArgs args = args_in;
   validate(args.options);
   if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
-  const std::string ext = lower_extension(args.output);
-  if ((ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos)
-    throw UsageError(fmt::format("'{}' holds one picture; for the frames of a stream use a "
-                                 "pattern such as out/%05d.jpg, or .avi / .mjpeg",
-                                 args.output));
-  const io::OutputKind out_kind = io::output_kind(args.output);  // UsageError if unknown
+  if (is_single_jpeg(args.output)) {
+    // One picture: the stream's first frame. A GIF is a still picture to most people.
+    if (args.frames != 1 && args.input != "-" && is_gif(args.input)) {
+      args.frames = 1;
+      args.first_frame_of_gif = true;  // said once the input is open
+    }
+    if (args.frames != 1)
+      throw UsageError(fmt::format("'{}' holds one picture: add --frames 1 for the first frame "
+                                   "of the stream, or use a pattern such as out/%05d.jpg, or "
+                                   ".avi / .mjpeg, for all of them",
+                                   args.output));
+  } else {
+    io::output_kind(args.output);  // UsageError if unknown
+  }
+  if (args.output == "-" && isatty(STDOUT_FILENO))
+    throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
+                     "redirect it to a file or a pipe");
   if (args.input != "-" && same_file(args.input, args.output))
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  if (out_kind == io::OutputKind::image_sequence)  // the first file; each later one at commit
+  if (!is_single_jpeg(args.output) &&
+      io::output_kind(args.output) == io::OutputKind::image_sequence)  // the first file
     io::check_output_allowed(io::ImageSequenceWriter(args.output).file_name(1), args.overwrite);
   else if (args.output != "-")
     io::check_output_allowed(args.output, args.overwrite);
@@ -225,13 +264,20 @@ namespace {
 
 int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0) {
   using Clock = std::chrono::steady_clock;
-  const pipeline::Mode mode = choose_mode(args);
+  const bool one_picture_of_gif = args.first_frame_of_gif;
+  std::string mode_notice;
+  const pipeline::Mode mode = choose_mode(args, mode_notice);
   pipeline_options(args, mode);  // usage errors (counts, variant) before the input is opened
 
   const InputKind kind = input_kind(args.input);
   std::vector<io::Image> stills;
   std::vector<ImageView> views;
   VideoInput in = open_input(args, kind, stills, views);
+  if (!mode_notice.empty()) notice(args, mode_notice);
+  if (one_picture_of_gif)
+    notice(args, fmt::format("'{}' holds one picture: the first frame of '{}' is encoded (a "
+                             "pattern, .avi or .mjpeg takes them all)",
+                             args.output, args.input));
   for (const std::string& n : in.notices) notice(args, n);
   const pipeline::SourceFormat fmt_in = in.source->format();
   check_jpeg_size(args.input, fmt_in.width, fmt_in.height);
@@ -257,8 +303,11 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   }
 
   std::unique_ptr<io::FrameSink> sink =
-      io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
-                          /*first_number=*/1, /*replace_existing=*/args.overwrite);
+      is_single_jpeg(args.output)
+          ? std::make_unique<io::SingleJpegWriter>(args.output, args.overwrite)
+          : io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num,
+                                in.fps_den, /*first_number=*/1,
+                                /*replace_existing=*/args.overwrite);
   const bool terminal = isatty(STDERR_FILENO) != 0;
   ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
   pipeline::Stats stats;
@@ -281,9 +330,10 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     const double pixels = static_cast<double>(fmt_in.width) * fmt_in.height * stats.frames;
     std::fprintf(stderr, "%s\n",
-                 fmt::format("mjpeg: wrote {}: {} frames{}, {:.1f} fps ({} mode), {:.1f} MB, "
+                 fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode), {:.1f} MB, "
                              "{:.2f} bits/pixel, {:.2f} s",
-                             args.output, stats.frames, was_interrupted ? " (interrupted)" : "",
+                             args.output, count_of(stats.frames, "frame", "frames"),
+                             was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
                              pipeline::to_string(run_mode), sink->bytes_written() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)

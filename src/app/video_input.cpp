@@ -18,6 +18,7 @@
 #include "image_sequence.hpp"
 #include "input_relay.hpp"
 #include "interrupt.hpp"
+#include "wording.hpp"
 #include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
 #if MJPEG_HAVE_LIBAV
@@ -189,7 +190,7 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   const io::Y4mInfo& info = in.owned->y4m->info();
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
-  in.description = fmt::format("{} (Y4M)", info.describe());
+  in.description = info.describe();  // "... fps Y4M 420jpeg, ..."
   in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
   if (in.owned->relay)
     in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
@@ -318,9 +319,10 @@ VideoInput open_opencv(const std::string& path, InputKind kind, const InputOptio
   if (count > 0) in.frame_count = static_cast<std::int64_t>(count);
   if (max_frames >= 0 && (in.frame_count < 0 || max_frames < in.frame_count))
     in.frame_count = max_frames;
-  in.description = fmt::format("{}x{} {}/{} fps, {} frames, decoded by OpenCV ({}) to RGB",
+  in.description = fmt::format("{}x{} {}/{} fps, {}, decoded by OpenCV ({}) to RGB",
                                width, height, in.fps_num, in.fps_den,
-                               in.frame_count >= 0 ? std::to_string(in.frame_count) : "?",
+                               in.frame_count >= 0 ? count_of(in.frame_count, "frame", "frames")
+                                                   : "? frames",
                                kind == InputKind::video ? "FFmpeg backend" : "image sequence");
   if (kind == InputKind::video)
     in.notices.push_back(

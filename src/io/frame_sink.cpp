@@ -99,6 +99,31 @@ void MjpegStreamWriter::close() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SingleJpegWriter
+// ---------------------------------------------------------------------------------------------
+
+struct SingleJpegWriter::Impl {
+  Impl(const std::string& path, bool replace) : file(path, replace) {}
+  AtomicFile file;
+};
+
+SingleJpegWriter::SingleJpegWriter(const std::string& path, bool replace_existing)
+    : impl_(std::make_unique<Impl>(path, replace_existing)) {}
+
+SingleJpegWriter::~SingleJpegWriter() = default;  // AtomicFile abandons if not committed
+
+void SingleJpegWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
+  if (jpeg == nullptr || size == 0) throw UsageError(impl_->file.path() + ": empty frame");
+  if (frames_ > 0)
+    throw Error(impl_->file.path() + ": holds one picture, and the stream has more frames");
+  impl_->file.write(jpeg, size);
+  ++frames_;
+  bytes_ += size;
+}
+
+void SingleJpegWriter::close() { impl_->file.commit(); }
+
+// ---------------------------------------------------------------------------------------------
 // ImageSequenceWriter
 // ---------------------------------------------------------------------------------------------
 

@@ -60,6 +60,24 @@ class MjpegStreamWriter final : public FrameSink {
   std::uint64_t bytes_ = 0;
 };
 
+/// One picture: the first (and only) frame of a stream as a .jpg file, written atomically.
+class SingleJpegWriter final : public FrameSink {
+ public:
+  SingleJpegWriter(const std::string& path, bool replace_existing);
+  ~SingleJpegWriter() override;
+  /// Throws Error on a second frame (the caller limits the stream to one).
+  void write_frame(const std::uint8_t* jpeg, std::size_t size) override;
+  void close() override;
+  std::int64_t frames_written() const override { return frames_; }
+  std::uint64_t bytes_written() const override { return bytes_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::int64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
 /// One JPEG file per frame, named by a printf-style pattern with exactly one integer
 /// conversion in the file name (%d, %5d or %05d; "%%" is a literal percent sign). The frames
 /// are written into a hidden temporary folder beside them (".<first name>.tmp-<pid>-<n>") and

@@ -101,3 +101,70 @@ case_long_output_names() {
   no_temp_files .
   no_temp_files fr
 }
+
+case_stdout_output_refused_on_a_terminal() {
+  make_y4m in.y4m 4 64x48
+  # -o -: the JPEGs back to back on standard output (as .mjpeg), for a pipe.
+  "$MJPEG" encode in.y4m -o - --quiet 2>err.txt >out.mjpeg || die "-o - failed: $(cat err.txt)"
+  [[ $(ffprobe -v error -f mjpeg -count_frames -show_entries stream=nb_read_frames -of csv=p=0 out.mjpeg) == 4 ]] ||
+    die "ffprobe does not read 4 frames from -o -"
+  "$MJPEG" encode in.y4m -o out2.mjpeg --quiet && same_bytes out.mjpeg out2.mjpeg
+  # ... and refused when standard output is a terminal (binary on the screen).
+  command -v script >/dev/null || skip "script (util-linux) not found"
+  script -qec "\"$MJPEG\" encode in.y4m -o - --quiet; echo rc=\$?" /dev/null >tty.txt 2>&1
+  grep -q 'mjpeg: error: -o - writes an M-JPEG stream to standard output, which is a terminal' tty.txt &&
+    grep -q 'rc=2' tty.txt || die "not refused on a terminal: $(cat -v tty.txt | head -5)"
+}
+case_one_frame_of_a_stream_to_jpg() {
+  need_ffmpeg
+  need_cjpeg
+  make_h264 clip.mp4 5 160x90
+  need_libav clip.mp4
+  ffmpeg -nostdin -v error -i clip.mp4 -frames:v 1 -pix_fmt rgb24 first.ppm || die "ffmpeg failed"
+  "$CJPEG" -quality 90 -outfile ref.jpg first.ppm || die "cjpeg failed"
+  # A video with --frames 1 to a .jpg: its first frame, as cjpeg encodes ffmpeg's RGB of it.
+  expect_ok encode clip.mp4 -o one.jpg --frames 1
+  same_bytes one.jpg ref.jpg
+  grep -q '^mjpeg: wrote one.jpg: 1 frame,' err.txt || die "summary: $(cat err.txt)"
+  expect_fail 2 encode clip.mp4 -o all.jpg --quiet  # without --frames 1: a usage error
+  grep -q -- "add --frames 1" err.txt || die "unclear: $(cat err.txt)"
+  # A GIF to a .jpg: its first frame (OpenCV reads no GIF; FFmpeg's libraries do).
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=160x90:rate=10 -frames:v 3 anim.gif &&
+    ffmpeg -nostdin -v error -i anim.gif -frames:v 1 -pix_fmt rgb24 gif1.ppm || die "ffmpeg: GIF"
+  "$CJPEG" -quality 90 -outfile gref.jpg gif1.ppm || die "cjpeg failed"
+  expect_ok encode anim.gif -o gif.jpg
+  grep -q "note: 'gif.jpg' holds one picture: the first frame of 'anim.gif' is encoded" err.txt ||
+    die "no note: $(cat err.txt)"
+  same_bytes gif.jpg gref.jpg
+  [[ ! -e all.jpg ]] || die "all.jpg created"
+  no_temp_files .
+}
+
+case_wording_of_messages() {
+  make_y4m in.y4m 1 64x48
+  expect_ok encode in.y4m -o one.avi
+  grep -q '^mjpeg: wrote one.avi: 1 frame,' err.txt || die "summary: $(cat err.txt)"
+  # A misspelt option is named as unknown (CLI11 said "not expected: 90 --qualty").
+  expect_fail 2 encode in.y4m -o x.avi --qualty 90
+  grep -qx 'mjpeg: error: unknown option --qualty (see mjpeg encode --help)' err.txt ||
+    die "misspelt option: $(cat err.txt)"
+  expect_fail 2 --bogus
+  grep -qx 'mjpeg: error: unknown option --bogus (see mjpeg --help)' err.txt || die "$(cat err.txt)"
+  # quality's usage line names its files.
+  expect_ok quality --help
+  grep -q '^Usage: mjpeg quality \[OPTIONS\] \[SOURCE ENCODED\]$' out.txt ||
+    die "usage line: $(grep Usage out.txt)"
+  # Counts of one.
+  expect_ok compare in.y4m --frames 1 --repeat 1 --producers 1 --entropy-threads 1 --slots 1 \
+    --modes cpu
+  grep -q ', 1 frame, 1 producer, 1 entropy thread, 1 slot, .*median of 1 run ' out.txt ||
+    die "compare's counts: $(head -3 out.txt)"
+  # One CUDA note without a GPU, and only when the mode was chosen automatically.
+  if "$MJPEG" info | grep -q '^CUDA devices: none'; then
+    expect_ok encode in.y4m -o a.avi
+    [[ $(grep -ci 'cuda' err.txt) -eq 1 && $(grep -c '^mjpeg: note: .*CUDA' err.txt) -eq 1 ]] ||
+      die "expected one CUDA note: $(cat err.txt)"
+    expect_ok encode in.y4m -o b.avi --mode cpu
+    ! grep -qi 'cuda' err.txt || die "a CUDA note with --mode cpu: $(cat err.txt)"
+  fi
+}
