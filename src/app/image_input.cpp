@@ -111,6 +111,27 @@ void check_optimize_size(int width, int height, Subsampling sampling, bool optim
                                  width, height, to_string(sampling)));
 }
 
+bool bmp_density(const std::string& path, int& x_dots_per_cm, int& y_dots_per_cm) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  std::uint8_t h[46] = {};
+  const bool whole = std::fread(h, 1, sizeof h, f) == sizeof h;
+  std::fclose(f);
+  if (!whole || h[0] != 'B' || h[1] != 'M') return false;
+  const auto le32 = [&](int at) {
+    return static_cast<std::int32_t>(std::uint32_t(h[at]) | std::uint32_t(h[at + 1]) << 8 |
+                                     std::uint32_t(h[at + 2]) << 16 |
+                                     std::uint32_t(h[at + 3]) << 24);
+  };
+  if (le32(14) < 40) return false;  // OS/2 1.x headers (12 bytes) have no resolution
+  const std::int32_t x = le32(38), y = le32(42);
+  if (x <= 0 || y <= 0) return false;
+  // cjpeg stores them as UINT16: the same truncation.
+  x_dots_per_cm = static_cast<std::uint16_t>(x / 100);
+  y_dots_per_cm = static_cast<std::uint16_t>(y / 100);
+  return true;
+}
+
 int exif_orientation(const std::string& path, bool* tiff, int* width, int* height) {
   if (tiff != nullptr) *tiff = false;
   std::FILE* f = std::fopen(path.c_str(), "rb");

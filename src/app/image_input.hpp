@@ -37,6 +37,11 @@ void check_jpeg_size(const std::string& name, long long width, long long height)
 /// or 4:2:2).
 void check_optimize_size(int width, int height, Subsampling sampling, bool optimize);
 
+/// The resolution of a BMP file (BITMAPINFOHEADER or later: biXPelsPerMeter,
+/// biYPelsPerMeter) as cjpeg carries it into the JFIF header: dots per cm, each the pixels per
+/// metre / 100. False when `path` is no such BMP or either value is not positive.
+bool bmp_density(const std::string& path, int& x_dots_per_cm, int& y_dots_per_cm);
+
 /// The EXIF Orientation (1..8) of a JPEG (APP1 "Exif") or TIFF file; 1 when it has none or it
 /// cannot be read. Reads only the file's first 64 KiB. For a TIFF file, sets `*tiff` and its
 /// stored ImageWidth x ImageLength (when the pointers are given).

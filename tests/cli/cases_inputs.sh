@@ -355,3 +355,25 @@ case_video_notices_interlaced_vfr_extra_streams() {
   expect_fail 1 encode in.y4m -o y.avi --stream 1 --quiet
   [[ ! -e t2.avi && ! -e y.avi ]] || die "an output was created"
 }
+
+case_bmp_density_carried_like_cjpeg() {
+  need_ffmpeg
+  need_cjpeg
+  have_opencv || skip "built without OpenCV (BMP input)"
+  # 24-bit and 8-bit (palette) BMPs with a resolution (2835 and 3780 pixels per metre: 72 and
+  # 96 dpi): cjpeg writes it into the JFIF header as dots per cm, and so must we; without one,
+  # both write 0 (no units) and 1x1.
+  ffmpeg -nostdin -v error -i "$SAMPLE" -vf crop=97:61:100:50 rgb.bmp &&
+    ffmpeg -nostdin -v error -i "$SAMPLE" -vf crop=97:61:100:50 -pix_fmt pal8 pal.bmp ||
+    die "ffmpeg cannot write BMPs"
+  local f
+  for f in rgb pal; do
+    cp $f.bmp ${f}_dpi.bmp
+    printf '\023\013\000\000\304\016\000\000' |  # 2835, 3780 (little-endian)
+      dd of=${f}_dpi.bmp bs=1 seek=38 conv=notrunc status=none
+    against_cjpeg "$PWD/${f}_dpi.bmp" "-q 75" "-quality 75"
+    [[ $(od -An -tu1 -j13 -N5 ours.jpg | tr -s ' ') == " 2 0 28 0 37" ]] ||
+      die "$f: JFIF density $(od -An -tu1 -j13 -N5 ours.jpg)"
+    against_cjpeg "$PWD/$f.bmp" "-q 75" "-quality 75"
+  done
+}
