@@ -54,7 +54,8 @@ io::Image read_picture(const std::string& path) {
         }
       }
       std::fclose(f);
-      if (jpeg) {
+      // A JPEG with an EXIF orientation is read turned, as `encode` reads it.
+      if (jpeg && exif_orientation(path) == 1) {
         thread_local std::unique_ptr<JpegDecoder> decoder;
         if (!decoder) decoder = std::make_unique<JpegDecoder>();
         io::Image out;

@@ -99,8 +99,8 @@ class ImageSequenceSource final : public pipeline::FrameSource {
 VideoInput open_image_sequence(const std::string& pattern, const InputOptions& options_in) {
   InputOptions options = options_in;
   if (!options.read_image)
-    options.read_image = [](const std::string& path) {
-      return read_input_image(path, [](const std::string&) {});
+    options.read_image = [autorotate = options.autorotate](const std::string& path) {
+      return read_input_image(path, [](const std::string&) {}, autorotate);
     };
   io::SequencePattern p;
   if (!io::SequencePattern::parse(pattern, p))
