@@ -61,6 +61,10 @@ class RelaySource final : public pipeline::FrameSource {
       : inner_(std::move(inner)), relay_(relay) {}
   pipeline::SourceFormat format() const override { return inner_->format(); }
   void prepare(int producers) override { inner_->prepare(producers); }
+  bool lends_frames() const override { return inner_->lends_frames(); }
+  bool lend(int producer, ImageView& frame, std::int64_t& index) override {
+    return inner_->lend(producer, frame, index);
+  }
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                  std::int64_t& index) override;
 
