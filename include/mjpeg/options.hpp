@@ -15,7 +15,8 @@ std::string to_string(Subsampling s);
 /// Parses "444", "422", "420" or "gray"; throws UsageError otherwise.
 Subsampling parse_subsampling(const std::string& text);
 
-inline constexpr int kMaxDimension = 16384;  ///< largest width or height accepted
+/// Largest width or height accepted: JPEG's own limit (16-bit fields of the SOF marker).
+inline constexpr int kMaxDimension = 65535;
 inline constexpr int kMaxRestartInterval = 65535;
 
 struct EncodeOptions {
