@@ -32,7 +32,8 @@ Tune parse_tune(const std::string& text);
 using QuantTableValues = std::array<std::uint32_t, 64>;
 inline constexpr int kMaxQuantTables = 4;  ///< table slots 0..3, as in libjpeg
 
-inline constexpr int kMaxDimension = 16384;  ///< largest width or height accepted
+/// Largest width or height accepted: JPEG's own limit (16-bit fields of the SOF marker).
+inline constexpr int kMaxDimension = 65535;
 inline constexpr int kMaxRestartInterval = 65535;
 
 struct EncodeOptions {

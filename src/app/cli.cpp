@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -61,6 +62,44 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
                 "After writing, print the PSNR (RGB, Y, Cb, Cr) and SSIM (Y) of the written "
                 "frames against the input on stderr (see `mjpeg quality`)");
 
+  const char* input = "Input options";
+  InputOptions& in = args.input_options;
+  cmd->add_flag("--keep-going", in.keep_going,
+                "A truncated or damaged input: encode the frames that decode and say what was "
+                "lost (default: an error, nothing written); an image sequence skips its gaps")
+      ->group(input);
+  cmd->add_flag("--no-autorotate", [&in](std::int64_t) { in.autorotate = false; },
+                "Keep frames as stored: do not turn them as a video's display matrix or a "
+                "picture's EXIF orientation says")
+      ->group(input);
+  cmd->add_option("--stream", in.stream, "Encode the N-th video stream of the input (0-based)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("N")
+      ->group(input);
+  cmd->add_option("--start-number", in.start_number,
+                  "Image sequence: the number of its first file (default: the lowest present)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
+      ->type_name("N")
+      ->group(input);
+  cmd->add_option("--colorspace", in.colorspace,
+                  "The source's YCbCr matrix (Y4M carries none; a video's tag is overridden)")
+      ->check(CLI::IsMember({"bt601", "bt709", "bt2020"}).description(""))
+      ->type_name("bt601|bt709|bt2020")
+      ->group(input);
+  cmd->add_option("--range", in.range, "The source's YCbCr range: limited (16..235) or full")
+      ->check(CLI::IsMember({"limited", "full"}).description(""))
+      ->type_name("limited|full")
+      ->group(input);
+  cmd->add_option("--rgb-decode", args.rgb_decode,
+                  "Videos decoded by FFmpeg's libraries: planar (default: the decoder's planes "
+                  "go to the encoder, which converts them as libswscale does) or swscale "
+                  "(libswscale converts each frame to RGB on the CPU)")
+      ->check(CLI::IsMember({"planar", "swscale"}).description(""))
+      ->type_name("planar|swscale")
+      ->group(input);
+
   const char* stream = "Video (stream) options";
   cmd->add_option("--mode", args.mode,
                   "cpu, sok (synchronous GPU offload) or aok (asynchronous); default: aok when "
@@ -78,17 +117,52 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
       ->group(stream);
   add_gpu_output_option(cmd, stream, args.gpu_output);
-  cmd->add_option("--rgb-decode", args.rgb_decode,
-                  "Videos decoded by FFmpeg's libraries: planar (default: the decoder's planes "
-                  "go to the encoder, which converts them as libswscale does) or swscale "
-                  "(libswscale converts each frame to RGB on the CPU)")
-      ->check(CLI::IsMember({"planar", "swscale"}).description(""))
-      ->type_name("planar|swscale")
+  cmd->add_flag("--progress", args.progress,
+                "A progress line every quarter second also when stderr is not a terminal "
+                "(one line each; on a terminal it is shown anyway, updated in place)")
       ->group(stream);
   cmd->add_flag("--stats", args.stats,
                 "After the summary, each stage's busy time and the cores it kept busy")
       ->group(stream);
   return cmd;
+}
+
+/// CLI11's help, with a positional that takes a fixed number of values shown by its type name
+/// ("[SOURCE ENCODED]") instead of "[files(0x)]".
+class Formatter final : public CLI::Formatter {
+ public:
+  std::string make_option_usage(const CLI::Option* opt) const override {
+    const int max = opt->get_expected_max();
+    if (max > 1 && max < CLI::detail::expected_max_vector_size && !opt->get_type_name().empty()) {
+      const std::string usage = opt->get_type_name();
+      return opt->get_required() ? usage : "[" + usage + "]";
+    }
+    return CLI::Formatter::make_option_usage(opt);
+  }
+};
+
+/// CLI11's "The following argument(s) were not expected: 90 --qualty" as it is meant: an
+/// unknown option (the first argument that looks like one), or an unexpected argument.
+std::string extras_message(const std::string& what, const std::string& command) {
+  const auto colon = what.find(": ");
+  std::vector<std::string> words;
+  if (colon != std::string::npos) {
+    std::string rest = what.substr(colon + 2);
+    std::size_t at = 0;
+    while (at < rest.size()) {
+      const std::size_t end = rest.find(' ', at);
+      words.push_back(rest.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+  const std::string help = command.empty() ? "mjpeg --help" : "mjpeg " + command + " --help";
+  for (const std::string& w : words)
+    if (w.size() > 1 && w[0] == '-')
+      return fmt::format("unknown option {} (see {})", w, help);
+  if (!words.empty())
+    return fmt::format("unexpected argument '{}' (see {})", words.front(), help);
+  return what;
 }
 
 /// A subcommand and its action (returns the exit code; exceptions go to run_cli's mapping).
@@ -100,7 +174,11 @@ struct Command {
 /// Names a missing or unknown command word clearly (CLI11 would say "A subcommand is
 /// required" for both).
 void check_command_word(const CLI::App& app, int argc, char** argv) {
-  if (argc >= 2 && argv[1][0] == '-') return;  // options such as --help, --version
+  if (argc >= 2 && argv[1][0] == '-') {  // options such as --help, --version
+    const std::string a = argv[1];
+    if (a == "--help" || a == "-h" || a == "--version" || a == "--help-all") return;
+    throw UsageError(fmt::format("unknown option {} (see mjpeg --help)", a));
+  }
   std::string known;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (argc >= 2 && sub->check_name(argv[1])) return;
@@ -119,6 +197,7 @@ namespace {
 /// run_cli's body: parses, then (when `run_command`) runs the chosen command.
 int cli_main(int argc, char** argv, bool run_command) {
   CLI::App app("mjpeg: CUDA-accelerated Motion-JPEG encoder", "mjpeg");
+  app.formatter(std::make_shared<Formatter>());
   app.set_version_flag("--version", std::string("mjpeg ") + version());
   app.require_subcommand(1);
 
@@ -153,6 +232,21 @@ int cli_main(int argc, char** argv, bool run_command) {
   try {
     check_command_word(app, argc, argv);
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    std::string command;
+    for (const Command& c : commands)
+      if (c.app->parsed()) command = c.app->get_name();
+    if (command.empty() && argc >= 2 && argv[1][0] != '-') command = argv[1];
+    print_error(extras_message(e.what(), command));
+    return kExitUsage;
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string what = e.what();
+    if (what.rfind("files:", 0) == 0)  // `quality` with other than two files
+      print_error("quality compares two files, SOURCE ENCODED (or --sweep INPUT): " +
+                  what.substr(what.find(':') + 2));
+    else
+      print_error(what);
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
       return app.exit(e);  // --help, --version: printed on stdout

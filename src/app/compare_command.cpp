@@ -22,6 +22,7 @@
 #include "io/frame_sink.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "wording.hpp"
 #include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
 #include "pipeline/analysis.hpp"
@@ -82,7 +83,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
                  fmt::format("libjpeg-t.").c_str(), fps,
                  sok_fps > 0 ? fmt::format("{:.2f}", fps / sok_fps).c_str() : "-",
                  fps > 0 ? 1e3 / fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
-                 fmt::format("{} threads", turbo_threads).c_str());
+                 count_of(turbo_threads, "thread", "threads").c_str());
   }
   if (nvjpeg.available) {
     const double fps = nvjpeg.wall_s > 0 ? frames / nvjpeg.wall_s : 0;
@@ -279,13 +280,15 @@ int run_compare(CompareArgs& args) {
   std::vector<ModeResult> results;
   for (const ModeSpec& m : modes) {
     if (!args.quiet)
-      std::fprintf(stderr, "mjpeg: compare: %s, %d runs of %zu frames...\n", m.name.c_str(),
-                   args.repeat, store.count());
+      std::fprintf(stderr, "mjpeg: compare: %s, %s of %s...\n", m.name.c_str(),
+                   count_of(args.repeat, "run", "runs").c_str(),
+                   count_of(static_cast<std::int64_t>(store.count()), "frame", "frames").c_str());
     results.push_back(run_mode(m, base, store, args.options, args.repeat, reference));
   }
   const int turbo_threads = base.producers + base.entropy_threads;
   if (!args.quiet)
-    std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %d threads...\n", turbo_threads);
+    std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %s...\n",
+                 count_of(turbo_threads, "thread", "threads").c_str());
   // libjpeg-turbo compresses pixels: planar frames go to it as the RGB we encode (converted
   // here, outside its timing).
   PeerResult turbo;
@@ -317,18 +320,20 @@ int run_compare(CompareArgs& args) {
       base.balance_threads > 0
           ? fmt::format("a self-balancing split of {} producer + entropy threads (from {} + {})",
                         base.balance_threads, base.producers, base.entropy_threads)
-          : fmt::format("{} producers, {} entropy threads", base.producers, base.entropy_threads);
-  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {} frames, {}, {} slots, "
-                                "{} cores, median of {} runs (fps over the stages' time, "
-                                "allocation excluded)\n",
+          : fmt::format("{}, {}", count_of(base.producers, "producer", "producers"),
+                        count_of(base.entropy_threads, "entropy thread", "entropy threads"));
+  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {}, {}, {}, {}, "
+                                "median of {} (fps over the stages' time, allocation excluded)\n",
                                 store.description, first_width, first_height,
                                 args.options.quality, to_string(args.options.subsampling),
                                 args.options.restart_interval
                                     ? fmt::format(" r{}", args.options.restart_interval)
                                     : "",
-                                args.options.optimize ? " optimize" : "", store.count(), split,
-                                base.slots, cores,
-                                args.repeat)
+                                args.options.optimize ? " optimize" : "",
+                                count_of(static_cast<std::int64_t>(store.count()), "frame", "frames"),
+                                split, count_of(base.slots, "slot", "slots"),
+                                count_of(cores, "core", "cores"),
+                                count_of(args.repeat, "run", "runs"))
                         .c_str());
   print_tables(stdout, results, turbo, turbo_threads, nvjpeg, store, sok_fps);
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mjpeg/options.hpp"
+#include "video_input.hpp"
 
 namespace mjpeg::app {
 
@@ -31,6 +32,11 @@ struct EncodeArgs {
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary
   std::string rgb_decode = "planar";  ///< --rgb-decode: planar or swscale (video_input.hpp)
+  bool progress = false;           ///< --progress: progress lines also off a terminal
+  bool first_frame_of_gif = false; ///< set by the stream path: a GIF's first frame to a .jpg
+  InputOptions input_options;      ///< how the input is read (--keep-going, --stream, ...);
+                                   ///< its max_frames and rgb_swscale are set from `frames` and
+                                   ///< `rgb_decode`
 };
 
 /// Checks the request (output extension, output == input, existing output), reads the input,

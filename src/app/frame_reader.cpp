@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <memory>
+#include <vector>
+
 #include "image_input.hpp"
+#include "jpeg_decoder.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::app {
@@ -25,11 +30,54 @@ io::Image to_rgb(const ImageView& image) {
   return out;
 }
 
+namespace {
+
+/// One picture for the quality figures. A JPEG file is decoded by JpegDecoder, exactly as the
+/// frames of an M-JPEG AVI or .mjpeg stream are (and as `encode --psnr` decodes what it
+/// writes), so that every kind of output gets the same figures for the same JPEG bytes; other
+/// files through read_input_image.
+io::Image read_picture(const std::string& path) {
+  if (JpegDecoder::available()) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f != nullptr) {
+      unsigned char head[3] = {};
+      const bool jpeg = std::fread(head, 1, 3, f) == 3 && head[0] == 0xFF && head[1] == 0xD8 &&
+                        head[2] == 0xFF;
+      std::vector<std::uint8_t> bytes;
+      if (jpeg) {
+        std::fseek(f, 0, SEEK_END);
+        const long size = std::ftell(f);
+        std::fseek(f, 0, SEEK_SET);
+        if (size > 0) {
+          bytes.resize(static_cast<std::size_t>(size));
+          bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+        }
+      }
+      std::fclose(f);
+      // A JPEG with an EXIF orientation is read turned, as `encode` reads it.
+      if (jpeg && exif_orientation(path) == 1) {
+        thread_local std::unique_ptr<JpegDecoder> decoder;
+        if (!decoder) decoder = std::make_unique<JpegDecoder>();
+        io::Image out;
+        try {
+          decoder->decode(bytes, out);
+        } catch (const Error& e) {
+          throw Error(fmt::format("'{}': {}", path, e.what()));
+        }
+        return out;
+      }
+    }
+  }
+  return read_input_image(path, [](const std::string&) {});
+}
+
+}  // namespace
+
 FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
     : path_(path), max_frames_(max_frames) {
   const InputKind kind = input_kind(path);
   if (kind == InputKind::image) {
-    const io::Image image = read_input_image(path, [](const std::string&) {});
+    const io::Image image = read_picture(path);
     still_ = to_rgb(image.view());
     is_still_ = true;
     width_ = still_.width;
@@ -38,7 +86,10 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
     description_ = fmt::format("{}x{} still image", width_, height_);
     return;
   }
-  video_ = open_video_input(path, kind, max_frames);
+  InputOptions options;
+  options.max_frames = max_frames;
+  options.read_image = read_picture;
+  video_ = open_video_input(path, kind, options);
   const pipeline::SourceFormat f = video_.source->format();
   width_ = f.width;
   height_ = f.height;

@@ -8,6 +8,7 @@
 
 #include "mjpeg/error.hpp"
 #include "video_input.hpp"
+#include "wording.hpp"
 
 namespace mjpeg::app {
 
@@ -135,7 +136,9 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
     }
   }
   if (store.count() == 0) throw Error(fmt::format("'{}' has no frames", input));
-  store.description = fmt::format("{} frames of {} ({})", store.count(), input, in.description);
+  store.description = fmt::format("{} of {} ({})",
+                                  count_of(static_cast<std::int64_t>(store.count()), "frame", "frames"),
+                                  input, in.description);
   return store;
 }
 

@@ -4,13 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "io/pnm.hpp"
+#include "jpeg/geometry.hpp"
 #include "mjpeg/error.hpp"
 
 #if MJPEG_HAVE_OPENCV
@@ -51,6 +56,117 @@ bool has_pnm_extension(const std::string& path) {
   return false;
 }
 
+/// Reads a TIFF structure (header at `t`, `n` bytes) for IFD0's Orientation tag (0x0112) and,
+/// when asked, its ImageWidth and ImageLength.
+int tiff_orientation(const std::uint8_t* t, std::size_t n, int* width = nullptr,
+                     int* height = nullptr) {
+  if (n < 8) return 1;
+  const bool le = t[0] == 'I' && t[1] == 'I';
+  if (!le && !(t[0] == 'M' && t[1] == 'M')) return 1;
+  const auto u16 = [&](std::size_t at) -> unsigned {
+    return le ? t[at] | (t[at + 1] << 8) : (t[at] << 8) | t[at + 1];
+  };
+  const auto u32 = [&](std::size_t at) -> std::uint32_t {
+    return le ? t[at] | (t[at + 1] << 8) | (t[at + 2] << 16) | (std::uint32_t(t[at + 3]) << 24)
+              : (std::uint32_t(t[at]) << 24) | (t[at + 1] << 16) | (t[at + 2] << 8) | t[at + 3];
+  };
+  if (u16(2) != 42) return 1;
+  const std::uint32_t ifd = u32(4);
+  if (ifd < 8 || ifd + 2 > n) return 1;
+  const unsigned entries = u16(ifd);
+  int orientation = 1;
+  for (unsigned i = 0; i < entries; ++i) {
+    const std::size_t e = ifd + 2 + 12 * std::size_t(i);
+    if (e + 12 > n) break;
+    const unsigned tag = u16(e), type = u16(e + 2);
+    if (u32(e + 4) != 1) continue;
+    const std::uint32_t v = type == 3 ? u16(e + 8) : type == 4 ? u32(e + 8) : 0;
+    if (tag == 0x0112 && type == 3 && v >= 1 && v <= 8) orientation = int(v);
+    if (tag == 0x0100 && width != nullptr) *width = int(v);
+    if (tag == 0x0101 && height != nullptr) *height = int(v);
+  }
+  return orientation;
+}
+
+}  // namespace
+
+void check_jpeg_size(const std::string& name, long long width, long long height) {
+  if (width > kMaxDimension || height > kMaxDimension)
+    throw Error(fmt::format("'{}' is {}x{} pixels, above JPEG's limit of {}x{}", name, width,
+                            height, kMaxDimension, kMaxDimension));
+}
+
+void check_optimize_size(int width, int height, Subsampling sampling, bool optimize) {
+  if (!optimize) return;
+  const FrameGeometry g = make_geometry(width, height, sampling);
+  // Blocks per Huffman table: luma alone, the two chroma components share one.
+  std::uint64_t worst = static_cast<std::uint64_t>(g.comp[0].blocks_w) * g.comp[0].blocks_h;
+  if (g.num_components == 3)
+    worst = std::max<std::uint64_t>(
+        worst, 2 * static_cast<std::uint64_t>(g.comp[1].blocks_w) * g.comp[1].blocks_h);
+  if (worst * 63 > 0xFFFFFFFFull)
+    throw UsageError(fmt::format("--optimize: a {}x{} frame at {} can hold more of one Huffman "
+                                 "symbol than its 32-bit counts allow; encode it without "
+                                 "--optimize, or at 4:2:0",
+                                 width, height, to_string(sampling)));
+}
+
+bool bmp_density(const std::string& path, int& x_dots_per_cm, int& y_dots_per_cm) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  std::uint8_t h[46] = {};
+  const bool whole = std::fread(h, 1, sizeof h, f) == sizeof h;
+  std::fclose(f);
+  if (!whole || h[0] != 'B' || h[1] != 'M') return false;
+  const auto le32 = [&](int at) {
+    return static_cast<std::int32_t>(std::uint32_t(h[at]) | std::uint32_t(h[at + 1]) << 8 |
+                                     std::uint32_t(h[at + 2]) << 16 |
+                                     std::uint32_t(h[at + 3]) << 24);
+  };
+  if (le32(14) < 40) return false;  // OS/2 1.x headers (12 bytes) have no resolution
+  const std::int32_t x = le32(38), y = le32(42);
+  if (x <= 0 || y <= 0) return false;
+  // cjpeg stores them as UINT16: the same truncation.
+  x_dots_per_cm = static_cast<std::uint16_t>(x / 100);
+  y_dots_per_cm = static_cast<std::uint16_t>(y / 100);
+  return true;
+}
+
+int exif_orientation(const std::string& path, bool* tiff, int* width, int* height) {
+  if (tiff != nullptr) *tiff = false;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return 1;
+  std::vector<std::uint8_t> b(65536);
+  b.resize(std::fread(b.data(), 1, b.size(), f));
+  std::fclose(f);
+  const std::size_t n = b.size();
+  if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
+                 (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42))) {
+    if (tiff != nullptr) *tiff = true;
+    return tiff_orientation(b.data(), n, width, height);
+  }
+  if (n < 4 || b[0] != 0xFF || b[1] != 0xD8) return 1;
+  // JPEG: the marker segments before the first scan, looking for APP1 "Exif\0\0".
+  std::size_t at = 2;
+  while (at + 4 <= n && b[at] == 0xFF) {
+    const unsigned marker = b[at + 1];
+    if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01 || marker == 0xFF) {
+      at += marker == 0xFF ? 1 : 2;
+      continue;
+    }
+    if (marker == 0xDA || marker == 0xD9) break;  // start of scan / end of image
+    const std::size_t len = (std::size_t(b[at + 2]) << 8) | b[at + 3];
+    if (len < 2) break;
+    if (marker == 0xE1 && len >= 8 && at + 4 + 6 <= n &&
+        std::memcmp(&b[at + 4], "Exif\0\0", 6) == 0)
+      return tiff_orientation(&b[at + 10], std::min(n, at + 2 + len) - (at + 10));
+    at += 2 + len;
+  }
+  return 1;
+}
+
+namespace {
+
 #if MJPEG_HAVE_OPENCV
 
 /// 16-bit to 8-bit with cjpeg's rounding for a 16-bit PPM (maxval 65535).
@@ -65,7 +181,43 @@ cv::Mat to_8bit(const cv::Mat& m16) {
   return out;
 }
 
-io::Image read_with_opencv(const std::string& path, const NoticeSink& notice) {
+/// EXIF orientation `o` (2..8) applied to `m`: the picture as viewers show it.
+cv::Mat orient(const cv::Mat& m, int o) {
+  cv::Mat out;
+  switch (o) {
+    case 2: cv::flip(m, out, 1); break;                             // mirrored left to right
+    case 3: cv::rotate(m, out, cv::ROTATE_180); break;
+    case 4: cv::flip(m, out, 0); break;                             // upside down
+    case 5: cv::transpose(m, out); break;                           // mirrored about the diagonal
+    case 6: cv::rotate(m, out, cv::ROTATE_90_CLOCKWISE); break;
+    case 7: cv::transpose(m, out); cv::rotate(out, out, cv::ROTATE_180); break;
+    case 8: cv::rotate(m, out, cv::ROTATE_90_COUNTERCLOCKWISE); break;
+    default: out = m;
+  }
+  return out;
+}
+
+const char* orientation_words(int o) {
+  switch (o) {
+    case 2: return "mirrored left to right";
+    case 3: return "rotated by 180 degrees";
+    case 4: return "flipped upside down";
+    case 5: return "mirrored about its main diagonal";
+    case 6: return "rotated by 90 degrees clockwise";
+    case 7: return "mirrored about its other diagonal";
+    case 8: return "rotated by 90 degrees counterclockwise";
+    default: return "as stored";
+  }
+}
+
+io::Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool autorotate) {
+  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; JPEG allows 65535x65535
+  // (memory permitting). Read by OpenCV once, at its first decode.
+  static const bool limit_set = [] {
+    ::setenv("OPENCV_IO_MAX_IMAGE_PIXELS", "4294836225", /*overwrite=*/0);
+    return true;
+  }();
+  static_cast<void>(limit_set);
   cv::Mat m;
   try {
     m = cv::imread(path, cv::IMREAD_UNCHANGED);
@@ -77,6 +229,34 @@ io::Image read_with_opencv(const std::string& path, const NoticeSink& notice) {
                             path, supported_input_formats()));
   if (m.dims != 2 || m.cols <= 0 || m.rows <= 0)
     throw Error(fmt::format("input '{}' has no 2-D image", path));
+  check_jpeg_size(path, m.cols, m.rows);
+
+  // IMREAD_UNCHANGED keeps 16 bits and alpha, and with them a JPEG's orientation as stored:
+  // its EXIF Orientation is applied here. A TIFF comes out of OpenCV's reader (libtiff)
+  // already turned by its Orientation tag: --no-autorotate turns it back.
+  bool tiff = false;
+  int stored_w = 0, stored_h = 0;
+  const int o = exif_orientation(path, &tiff, &stored_w, &stored_h);
+  if (o != 1) {
+    const bool swaps = o >= 5;
+    // (Unless its size shows otherwise: a turn that swaps the axes visibly did not happen.)
+    const bool turned_already =
+        tiff && !(swaps && m.cols == stored_w && m.rows == stored_h && stored_w != stored_h);
+    const int w = turned_already && swaps ? m.rows : m.cols;
+    const int h = turned_already && swaps ? m.cols : m.rows;
+    if (autorotate) {
+      if (!turned_already) m = orient(m, o);
+      notice(fmt::format("'{}' is shown {} (EXIF orientation {}): its {}x{} pixels are turned{} "
+                         "as viewers show them (--no-autorotate keeps them as stored)",
+                         path, orientation_words(o), o, w, h,
+                         m.cols != w ? fmt::format(" to {}x{}", m.cols, m.rows) : ""));
+    } else {
+      if (turned_already) m = orient(m, o == 6 ? 8 : o == 8 ? 6 : o);  // the inverse turn
+      notice(fmt::format("'{}' is shown {} (EXIF orientation {}); --no-autorotate keeps its "
+                         "{}x{} pixels as stored",
+                         path, orientation_words(o), o, w, h));
+    }
+  }
 
   if (m.depth() == CV_16U) {
     notice(fmt::format("'{}' has 16-bit samples; converted to 8 bits", path));
@@ -117,16 +297,18 @@ std::string supported_input_formats() {
 #endif
 }
 
-io::Image read_input_image(const std::string& path, const NoticeSink& notice) {
+io::Image read_input_image(const std::string& path, const NoticeSink& notice,
+                           bool autorotate) {
   const std::string head = probe_input(path);
   const bool pnm = io::looks_like_pnm(reinterpret_cast<const std::uint8_t*>(head.data()),
                                       head.size());
   // A .ppm/.pgm name always goes to our reader, so that a mislabelled file gets its errors.
   if (pnm || has_pnm_extension(path)) return io::read_pnm(path);
 #if MJPEG_HAVE_OPENCV
-  return read_with_opencv(path, notice);
+  return read_with_opencv(path, notice, autorotate);
 #else
   static_cast<void>(notice);
+  static_cast<void>(autorotate);
   throw Error(fmt::format("cannot read input '{}': not a PPM/PGM file, and this build "
                           "reads PPM/PGM only (built without OpenCV)", path));
 #endif

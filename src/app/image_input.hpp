@@ -20,10 +20,32 @@ std::string supported_input_formats();
 /// - Otherwise, with OpenCV: cv::imread(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray,
 ///   alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
 ///   (v * 255 + 32767) / 65535, each reported once through `notice`.
-///   EXIF orientation is not applied (pixels are encoded as stored).
+///   The EXIF orientation of a JPEG or TIFF file is applied (the picture is turned as viewers
+///   show it, with a notice) unless `autorotate` is false.
 /// - Without OpenCV, any other file is refused with an error naming the supported formats.
 /// Throws mjpeg::Error naming the file when it is missing, empty, a directory, unreadable or
 /// cannot be decoded.
-io::Image read_input_image(const std::string& path, const NoticeSink& notice);
+io::Image read_input_image(const std::string& path, const NoticeSink& notice,
+                           bool autorotate = true);
+
+/// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what a
+/// JPEG can hold (kMaxDimension, 65535, per side), naming `name`.
+void check_jpeg_size(const std::string& name, long long width, long long height);
+
+/// Throws UsageError when --optimize's symbol counts (32 bits per symbol, as the coder keeps
+/// them) could overflow for a frame of this size and sampling (only near 65535x65535 at 4:4:4
+/// or 4:2:2).
+void check_optimize_size(int width, int height, Subsampling sampling, bool optimize);
+
+/// The resolution of a BMP file (BITMAPINFOHEADER or later: biXPelsPerMeter,
+/// biYPelsPerMeter) as cjpeg carries it into the JFIF header: dots per cm, each the pixels per
+/// metre / 100. False when `path` is no such BMP or either value is not positive.
+bool bmp_density(const std::string& path, int& x_dots_per_cm, int& y_dots_per_cm);
+
+/// The EXIF Orientation (1..8) of a JPEG (APP1 "Exif") or TIFF file; 1 when it has none or it
+/// cannot be read. Reads only the file's first 64 KiB. For a TIFF file, sets `*tiff` and its
+/// stored ImageWidth x ImageLength (when the pointers are given).
+int exif_orientation(const std::string& path, bool* tiff = nullptr, int* width = nullptr,
+                     int* height = nullptr);
 
 }  // namespace mjpeg::app

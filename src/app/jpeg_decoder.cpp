@@ -14,6 +14,8 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 #include <new>
+
+#include "libav_rgb.hpp"
 #elif MJPEG_HAVE_TURBOJPEG
 #include <turbojpeg.h>
 #endif
@@ -29,6 +31,7 @@ struct JpegDecoder::Impl {
   SwsContext* sws = nullptr;
   int sws_w = 0, sws_h = 0, sws_fmt = -1;
   std::vector<std::uint8_t> padded;  // input bytes + AV_INPUT_BUFFER_PADDING_SIZE zeros
+  std::vector<std::uint8_t> rgb;     // swscale's padded output (libav_rgb.hpp)
 
   Impl() {
     av_log_set_level(AV_LOG_FATAL);
@@ -85,9 +88,10 @@ struct JpegDecoder::Impl {
     if (out.width != frame->width || out.height != frame->height ||
         out.format != PixelFormat::rgb24)
       out = io::Image(frame->width, frame->height, PixelFormat::rgb24);
-    std::uint8_t* planes[4] = {out.pixels.data(), nullptr, nullptr, nullptr};
-    int strides[4] = {static_cast<int>(out.stride()), 0, 0, 0};
-    sws_scale(scaler(*frame), frame->data, frame->linesize, 0, frame->height, planes, strides);
+    const std::size_t need = padded_rgb_bytes(frame->width, frame->height);
+    if (rgb.size() < need) rgb.resize(need);
+    sws_to_rgb24(scaler(*frame), *frame, frame->width, frame->height, rgb, out.pixels.data(),
+                 out.stride());
     av_frame_unref(frame);
   }
 };

@@ -1,12 +1,10 @@
 // mjpeg command-line tool. Everything lives in cli.cpp and the command modules.
-#include <signal.h>
-
 #include "cli.hpp"
+#include "interrupt.hpp"
 
 int main(int argc, char** argv) {
-  // Past a file-size limit (ulimit -f) the kernel sends SIGXFSZ, whose default action kills
-  // the process without a word. Ignored, the write fails with EFBIG instead, which surfaces
-  // as a one-line error and leaves no partial output (see io::AtomicFile).
-  ::signal(SIGXFSZ, SIG_IGN);
+  // First of all: from here on Ctrl-C and SIGTERM are handled as documented (exit 130, one
+  // line, nothing left under an output name), however early they arrive.
+  mjpeg::app::install_interrupt_handlers();
   return mjpeg::app::run_cli(argc, argv);
 }

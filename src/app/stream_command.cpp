@@ -1,9 +1,9 @@
 #include "stream_command.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -11,60 +11,33 @@
 
 #include <fmt/format.h>
 
+#include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "image_input.hpp"
 #include "input_dump.hpp"
+#include "interrupt.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
+#include "jpeg/geometry.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 #include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
 #include "quality_hook.hpp"
 #include "video_input.hpp"
+#include "wording.hpp"
 
 namespace mjpeg::app {
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Ctrl-C / SIGTERM: the first one asks the pipeline to stop reading and finish the frames in
-// flight (the output is finalised and playable); a second one ends the process at once.
-// ---------------------------------------------------------------------------------------------
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
-
-extern "C" void on_interrupt(int) {
-  if (g_stop.exchange(true)) _exit(130);
-}
-
-class InterruptGuard {
- public:
-  InterruptGuard() {
-    g_stop = false;
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    sa.sa_flags = SA_RESTART;  // a blocking read (e.g. of a pipe) goes on, it does not fail
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~InterruptGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
 
 void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
 }
 
 /// The mode to run: as asked, or aok when a GPU is usable and cpu (with a notice) otherwise.
-pipeline::Mode choose_mode(const EncodeArgs& args) {
+/// `later`: a notice to print once the input is open (so that an input error stays the only
+/// line).
+pipeline::Mode choose_mode(const EncodeArgs& args, std::string& later) {
   if (!args.mode.empty()) {
     const pipeline::Mode mode = pipeline::parse_mode(args.mode);
     if (mode != pipeline::Mode::cpu) {
@@ -81,7 +54,7 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
   if (args.device_given) {
     const int count = gpu::device_count(&reason);
     if (args.device >= count) {
-      notice(args, fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
+      later = (fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
                                args.device,
                                count > 0 ? fmt::format("{} found", count)
                                          : (reason.empty() ? "none found" : reason)));
@@ -89,15 +62,47 @@ pipeline::Mode choose_mode(const EncodeArgs& args) {
     }
   }
   if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
-  notice(args, fmt::format("{}; encoding on the CPU", reason));
+  for (char& c : reason)
+    if (c == '\n') c = ' ';
+  later = fmt::format("{}; encoding on the CPU", reason);
   return pipeline::Mode::cpu;
 }
 
-pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode) {
+/// sok/aok keep every slot's pixels and coefficients in device memory: a frame of hundreds of
+/// megapixels may not fit. Asked for (--mode), that is an error before any work; chosen
+/// automatically, the CPU encodes instead, with a notice. Returns the mode to run.
+pipeline::Mode fit_device_memory(const EncodeArgs& args, pipeline::Mode mode, int slots,
+                                 const pipeline::SourceFormat& f) {
+  if (mode == pipeline::Mode::cpu) return mode;
+  const FrameGeometry g = make_geometry(
+      f.width, f.height, f.format == PixelFormat::gray8 ? Subsampling::gray : args.options.subsampling);
+  const double per_slot = static_cast<double>(f.frame_bytes()) +
+                          static_cast<double>(g.coefficient_count()) * sizeof(std::int16_t);
+  std::string reason;
+  double device_bytes = 0;
+  for (const gpu::DeviceInfo& d : gpu::list_devices(&reason))
+    if (d.index == args.device) device_bytes = static_cast<double>(d.memory_bytes);
+  if (device_bytes <= 0 || per_slot * slots <= 0.9 * device_bytes) return mode;
+  const std::string need = fmt::format(
+      "a {}x{} frame needs {:.1f} GiB of device memory for {} slots (pixels and coefficients), "
+      "device {} has {:.1f} GiB",
+      f.width, f.height, per_slot * slots / (1 << 30), slots, args.device,
+      device_bytes / (1 << 30));
+  if (!args.mode.empty())
+    throw Error(fmt::format("--mode {}: {}; use fewer --slots or --mode cpu", args.mode, need));
+  notice(args, need + "; encoding on the CPU");
+  return pipeline::Mode::cpu;
+}
+
+/// `frames`: how many the input has (-1 unknown): a short input (a still picture) needs no more
+/// slots than frames, which matters for a picture of hundreds of megapixels.
+pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode,
+                                           std::int64_t frames = -1) {
   pipeline::PipelineOptions o;
   o.mode = mode;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   pipeline::apply_default_counts(o, cores, args.producers, args.entropy_threads, args.slots);
+  if (args.slots == 0 && frames > 0 && frames < o.slots) o.slots = static_cast<int>(frames);
   o.device = args.device;
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;
@@ -107,28 +112,36 @@ pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mod
   return o;
 }
 
-/// "\r"-updated progress on a terminal: frames, fps, ETA when the length is known.
+/// Progress: frames, fps, ETA when the length is known. On a terminal one line updated in
+/// place ("\r"); elsewhere (--progress) one line each, so a script can follow it.
 class ProgressLine {
  public:
-  ProgressLine(bool enabled, std::int64_t total) : enabled_(enabled), total_(total) {}
+  ProgressLine(bool enabled, bool terminal, std::int64_t total)
+      : enabled_(enabled), terminal_(terminal), total_(total) {}
   void update(const pipeline::Progress& p) {
     if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
     last_ = p.elapsed_s;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
-    std::string line = fmt::format("mjpeg: {} frames", p.frames);
-    if (total_ > 0) line += fmt::format(" of {}", total_);
+    std::string line =
+        fmt::format("mjpeg: {}{}", terminal_ ? "" : "progress: ",
+                    total_ > 0 ? fmt::format("{} of {} frames", p.frames, total_)
+                               : count_of(p.frames, "frame", "frames"));
     line += fmt::format(", {:.1f} fps", fps);
     if (total_ > 0 && fps > 0)
       line += fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps));
-    std::fprintf(stderr, "\r%-70s", line.c_str());
-    shown_ = true;
+    if (terminal_) {
+      std::fprintf(stderr, "\r%-70s", line.c_str());
+      shown_ = true;
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
   void finish() {
     if (shown_) std::fprintf(stderr, "\r%-70s\r", "");
   }
 
  private:
-  bool enabled_;
+  bool enabled_, terminal_;
   std::int64_t total_;
   double last_ = -1;
   bool shown_ = false;
@@ -136,13 +149,18 @@ class ProgressLine {
 
 VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Image>& stills,
                       std::vector<ImageView>& views) {
+  if (args.input_options.stream > 0 && kind != InputKind::video)
+    throw Error(fmt::format("--stream {}: '{}' has one video stream (0)",
+                            args.input_options.stream, args.input));
   if (kind != InputKind::image) {
-    VideoOptions vo;
-    vo.rgb_swscale = args.rgb_decode == "swscale";
-    return open_video_input(args.input, kind, args.frames, vo);
+    InputOptions options = args.input_options;
+    options.max_frames = args.frames;
+    options.rgb_swscale = args.rgb_decode == "swscale";
+    return open_video_input(args.input, kind, options);
   }
   // One still image as a one-frame stream.
-  stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
+  stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
+                                    args.input_options.autorotate));
   views.push_back(stills.back().view());
   VideoInput in;
   in.source = std::make_unique<pipeline::MemoryFrameSource>(views);
@@ -166,9 +184,9 @@ void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions
     if (busy > 0) std::fprintf(stderr, "  %-32s %8.3f  %5.2f\n", name, busy, busy / wall);
   const pipeline::RunAnalysis a = pipeline::analyse(s, o);
   std::fprintf(stderr, "%s\n",
-               fmt::format("mjpeg: {} producers + {} entropy threads{}; bound by {} ({:.1f} fps "
-                           "alone){}",
-                           s.producers, s.entropy_threads,
+               fmt::format("mjpeg: {} + {}{}; bound by {} ({:.1f} fps alone){}",
+                           count_of(s.producers, "producer", "producers"),
+                           count_of(s.entropy_threads, "entropy thread", "entropy threads"),
                            o.balance_threads > 0
                                ? fmt::format(" (self-balancing, {} change{})", s.rebalances,
                                              s.rebalances == 1 ? "" : "s")
@@ -181,43 +199,118 @@ void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions
                    .c_str());
 }
 
+int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0);
+
+}  // namespace
+
+namespace {
+
+bool is_single_jpeg(const std::string& output) {
+  const std::string ext = lower_extension(output);
+  return (ext == ".jpg" || ext == ".jpeg") && output.find('%') == std::string::npos;
+}
+
+/// A GIF (by name or signature): OpenCV reads none, FFmpeg reads them as videos.
+bool is_gif(const std::string& path) {
+  if (lower_extension(path) == ".gif") return true;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char head[4] = {};
+  const bool gif = std::fread(head, 1, 4, f) == 4 && std::memcmp(head, "GIF8", 4) == 0;
+  std::fclose(f);
+  return gif;
+}
+
 }  // namespace
 
 bool is_stream_request(const EncodeArgs& args) {
-  const std::string ext = lower_extension(args.output);
-  const bool single_jpeg =
-      (ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos;
-  if (!single_jpeg) return true;
-  // One picture out: a stream input is refused by the stream path with a clear message;
-  // anything else (an image, or a file of unknown type) is read as an image.
+  if (!is_single_jpeg(args.output)) return true;
+  // One picture out of a stream input (with --frames 1, or a GIF's first frame) goes through
+  // the stream path too, which refuses more frames with a clear message; anything else (an
+  // image, or a file of unknown type) is read as an image.
   const InputKind kind = input_kind(args.input);
-  return kind == InputKind::y4m || kind == InputKind::image_sequence || is_video_name(args.input);
+  return kind == InputKind::y4m || kind == InputKind::image_sequence ||
+         is_video_name(args.input) || (kind != InputKind::image && is_gif(args.input));
 }
 
-int run_encode_stream(const EncodeArgs& args) {
+int run_encode_stream(const EncodeArgs& args_in) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
+  EncodeArgs args = args_in;
   validate(args.options);
   if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
-  const std::string ext = lower_extension(args.output);
-  if ((ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos)
-    throw UsageError(fmt::format("'{}' holds one picture; for the frames of a stream use a "
-                                 "pattern such as out/%05d.jpg, or .avi / .mjpeg",
-                                 args.output));
-  const io::OutputKind out_kind = io::output_kind(args.output);  // UsageError if unknown
+  if (is_single_jpeg(args.output)) {
+    // One picture: the stream's first frame. A GIF is a still picture to most people.
+    if (args.frames != 1 && args.input != "-" && is_gif(args.input)) {
+      args.frames = 1;
+      args.first_frame_of_gif = true;  // said once the input is open
+    }
+    if (args.frames != 1)
+      throw UsageError(fmt::format("'{}' holds one picture: add --frames 1 for the first frame "
+                                   "of the stream, or use a pattern such as out/%05d.jpg, or "
+                                   ".avi / .mjpeg, for all of them",
+                                   args.output));
+  } else {
+    io::output_kind(args.output);  // UsageError if unknown
+  }
+  if (args.output == "-" && isatty(STDOUT_FILENO))
+    throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
+                     "redirect it to a file or a pipe");
   if (args.input != "-" && same_file(args.input, args.output))
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  if (out_kind == io::OutputKind::image_sequence)  // the first file; each later one at commit
+  if (!is_single_jpeg(args.output) &&
+      io::output_kind(args.output) == io::OutputKind::image_sequence)  // the first file
     io::check_output_allowed(io::ImageSequenceWriter(args.output).file_name(1), args.overwrite);
   else if (args.output != "-")
     io::check_output_allowed(args.output, args.overwrite);
 
   // From here to the end (device probing, opening the input, encoding, finalising the
-  // output), Ctrl-C / SIGTERM stop the encode cleanly: the default action would kill the
-  // process mid-way, and a background job of a script even starts with SIGINT ignored.
-  InterruptGuard guard;
-  const pipeline::Mode mode = choose_mode(args);
-  pipeline::PipelineOptions popt = pipeline_options(args, mode);
+  // output), the first Ctrl-C / SIGTERM stops the encode cleanly instead of ending the process
+  // (the handlers themselves are installed first thing in main).
+  GracefulStop graceful;
+  try {
+    return encode_stream_stoppable(args, t0);
+  } catch (const std::exception&) {
+    // An interrupted wait (a pipe that never delivers, a FIFO closed by the signalling script)
+    // fails as a consequence of the stop that was asked for: that is what is reported.
+    if (!interrupted()) throw;
+    std::fprintf(stderr, "mjpeg: error: interrupted; nothing written\n");
+    return 130;
+  }
+}
+
+namespace {
+
+int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0) {
+  using Clock = std::chrono::steady_clock;
+  const bool one_picture_of_gif = args.first_frame_of_gif;
+  std::string mode_notice;
+  const pipeline::Mode mode = choose_mode(args, mode_notice);
+  pipeline_options(args, mode);  // usage errors (counts, variant) before the input is opened
+
+  const InputKind kind = input_kind(args.input);
+  std::vector<io::Image> stills;
+  std::vector<ImageView> views;
+  VideoInput in = open_input(args, kind, stills, views);
+  if (!mode_notice.empty()) notice(args, mode_notice);
+  if (one_picture_of_gif)
+    notice(args, fmt::format("'{}' holds one picture: the first frame of '{}' is encoded (a "
+                             "pattern, .avi or .mjpeg takes them all)",
+                             args.output, args.input));
+  for (const std::string& n : in.notices) notice(args, n);
+  const pipeline::SourceFormat fmt_in = in.source->format();
+  check_jpeg_size(args.input, fmt_in.width, fmt_in.height);
+  check_optimize_size(fmt_in.width, fmt_in.height,
+                      fmt_in.format == PixelFormat::gray8 ? Subsampling::gray
+                                                          : args.options.subsampling,
+                      args.options.optimize);
+  if (!args.quiet)
+    std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
+
+  pipeline::PipelineOptions popt = pipeline_options(args, mode, in.frame_count);
+  const pipeline::Mode fitted = fit_device_memory(args, mode, popt.slots, fmt_in);
+  if (fitted != mode) popt = pipeline_options(args, fitted, in.frame_count);
+  const pipeline::Mode run_mode = popt.mode;
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
   // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
@@ -233,26 +326,23 @@ int run_encode_stream(const EncodeArgs& args) {
     };
   }
 
-  const InputKind kind = input_kind(args.input);
-  std::vector<io::Image> stills;
-  std::vector<ImageView> views;
-  VideoInput in = open_input(args, kind, stills, views);
-  for (const std::string& n : in.notices) notice(args, n);
-  const pipeline::SourceFormat fmt_in = in.source->format();
-  if (!args.quiet)
-    std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
-
   std::unique_ptr<io::FrameSink> sink =
-      io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num, in.fps_den,
-                          /*first_number=*/1, /*replace_existing=*/args.overwrite);
-  ProgressLine progress(!args.quiet && isatty(STDERR_FILENO), in.frame_count);
+      is_single_jpeg(args.output)
+          ? std::make_unique<io::SingleJpegWriter>(args.output, args.overwrite)
+          : io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num,
+                                in.fps_den, /*first_number=*/1,
+                                /*replace_existing=*/args.overwrite);
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
   pipeline::Stats stats;
   stats = pipeline::encode_stream(
       *in.source, args.options, *sink, popt,
-      [&](const pipeline::Progress& p) { progress.update(p); }, &g_stop);
+      [&](const pipeline::Progress& p) { progress.update(p); }, &interrupt_flag());
   progress.finish();
-  const bool interrupted = g_stop.load();
-  if (stats.frames == 0 && interrupted) {  // the sink is abandoned: nothing is published
+  const bool was_interrupted = interrupted();
+  if (!was_interrupted && in.final_notices)
+    for (const std::string& n : in.final_notices()) notice(args, n);
+  if (stats.frames == 0 && was_interrupted) {  // the sink is abandoned: nothing is published
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
@@ -264,17 +354,20 @@ int run_encode_stream(const EncodeArgs& args) {
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     const double pixels = static_cast<double>(fmt_in.width) * fmt_in.height * stats.frames;
     std::fprintf(stderr, "%s\n",
-                 fmt::format("mjpeg: wrote {}: {} frames{}, {:.1f} fps ({} mode), {:.1f} MB, "
+                 fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode), {:.1f} MB, "
                              "{:.2f} bits/pixel, {:.2f} s",
-                             args.output, stats.frames, interrupted ? " (interrupted)" : "",
+                             args.output, count_of(stats.frames, "frame", "frames"),
+                             was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
-                             pipeline::to_string(mode), sink->bytes_written() / 1e6,
+                             pipeline::to_string(run_mode), sink->bytes_written() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
                      .c_str());
   }
   if (args.stats) print_stage_stats(stats, popt);
   if (written_quality) written_quality->print(stderr, args.output);
-  return interrupted ? 130 : 0;
+  return was_interrupted ? 130 : 0;
 }
+
+}  // namespace
 
 }  // namespace mjpeg::app

@@ -1,30 +1,32 @@
 #include "video_input.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <sys/stat.h>
+#include <new>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "image_sequence.hpp"
+#include "input_relay.hpp"
+#include "interrupt.hpp"
+#include "wording.hpp"
+#include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
-#include "jpeg/planar.hpp"
+#if MJPEG_HAVE_LIBAV
+#include "libav_source.hpp"
+#endif
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 
-#if MJPEG_HAVE_LIBAV
-extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/error.h>
-#include <libavutil/pixdesc.h>
-#include <libavutil/rational.h>
-#include <libswscale/swscale.h>
-}
-#include <new>
-#endif
 
 #if MJPEG_HAVE_OPENCV
 #include <opencv2/core/utils/logger.hpp>
@@ -35,6 +37,12 @@ extern "C" {
 namespace mjpeg::app {
 
 struct VideoInput::Owned {
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  // Destroyed in reverse order: the reader, the relay (its thread stopped), then the file.
+  std::unique_ptr<std::FILE, FileCloser> file;  ///< a FIFO opened here
+  std::unique_ptr<InputRelay> relay;            ///< for inputs that may wait (pipes, FIFOs)
   std::unique_ptr<io::Y4mReader> y4m;
 };
 
@@ -47,7 +55,8 @@ InputKind input_kind(const std::string& path) {
   if (path == "-") return InputKind::y4m;
   const std::string ext = lower_extension(path);
   if (ext == ".y4m") return InputKind::y4m;
-  if (path.find('%') != std::string::npos) return InputKind::image_sequence;
+  if (path.find('%') != std::string::npos && io::is_sequence_pattern(path))
+    return InputKind::image_sequence;
   for (const char* still : {".ppm", ".pgm", ".pnm", ".png", ".jpg", ".jpeg", ".bmp", ".tif",
                             ".tiff", ".webp"})
     if (ext == still) return InputKind::image;
@@ -64,7 +73,7 @@ bool is_video_name(const std::string& path) {
 
 namespace {
 
-#if MJPEG_HAVE_OPENCV || MJPEG_HAVE_LIBAV
+#if MJPEG_HAVE_OPENCV
 /// Throws when frame `index` (0-based) is not the stream's size: resolution changes mid-stream
 /// are not supported (every buffer is sized once for the stream's geometry). Used by the
 /// OpenCV and FFmpeg readers only.
@@ -77,17 +86,114 @@ void check_frame_size(const std::string& name, std::int64_t index, int width, in
 }
 #endif
 
-VideoInput open_y4m(const std::string& path, std::int64_t max_frames) {
+/// A named FIFO, opened without waiting for its writer (a plain open would block until one
+/// comes, deaf to Ctrl-C); the relay then waits for its data where a signal is heard.
+std::FILE* open_fifo(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (f == nullptr) {
+    ::close(fd);
+    throw std::bad_alloc();
+  }
+  return f;
+}
+
+bool is_fifo(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/// Y4M carries no colour matrix (ffmpeg writes only XCOLORRANGE): --colorspace and --range
+/// state the source's, and a notice says what is assumed when neither the header nor an
+/// option does.
+void y4m_colour(io::Y4mReader& reader, const std::string& name, const InputOptions& options,
+                std::vector<std::string>& notices) {
+  const io::Y4mInfo& info = reader.info();
+  const auto matrix_text = [](io::ColorMatrix m) {
+    return m == io::ColorMatrix::bt709 ? "BT.709" : m == io::ColorMatrix::bt2020 ? "BT.2020" : "BT.601";
+  };
+  if (!options.colorspace.empty()) {
+    const io::ColorMatrix stated = options.colorspace == "bt709"    ? io::ColorMatrix::bt709
+                                   : options.colorspace == "bt2020" ? io::ColorMatrix::bt2020
+                                                                    : io::ColorMatrix::bt601;
+    if (info.matrix_tagged && stated != info.matrix)
+      notices.push_back(fmt::format("--colorspace {}: {} says {}, decoded as {} as stated",
+                                    options.colorspace, name, matrix_text(info.matrix),
+                                    matrix_text(stated)));
+    reader.set_matrix(stated);
+  }
+  if (!options.range.empty()) {
+    const io::ColorRange stated =
+        options.range == "full" ? io::ColorRange::full : io::ColorRange::limited;
+    if (info.range_tagged && stated != info.range)
+      notices.push_back(fmt::format("--range {}: {} says XCOLORRANGE={}, decoded as {} range as "
+                                    "stated",
+                                    options.range, name,
+                                    info.range == io::ColorRange::full ? "FULL" : "LIMITED",
+                                    options.range));
+    reader.set_range(stated);
+  }
+  // One notice for what is assumed.
+  const bool matrix_assumed = !info.matrix_tagged, range_assumed = !info.range_tagged;
+  if (matrix_assumed || range_assumed) {
+    const bool hd = info.width >= 1280 || info.height >= 720;
+    notices.push_back(fmt::format(
+        "{}: the Y4M header does not say which {} its YCbCr uses; {} assumed{} ({} state{} the "
+        "source's)",
+        name,
+        matrix_assumed && range_assumed ? "colour matrix and range"
+        : matrix_assumed                ? "colour matrix"
+                                        : "range",
+        matrix_assumed && range_assumed ? "BT.601 and limited range (16..235) are"
+        : matrix_assumed                ? "BT.601 is"
+                                        : "limited range (16..235) is",
+        matrix_assumed && hd && info.matrix == io::ColorMatrix::bt601
+            ? fmt::format(", but {}x{} is HD, which is usually BT.709", info.width, info.height)
+            : std::string(),
+        matrix_assumed && range_assumed ? "--colorspace bt601|bt709|bt2020 and --range limited|full"
+        : matrix_assumed                ? "--colorspace bt601|bt709|bt2020"
+                                        : "--range limited|full",
+        matrix_assumed && range_assumed ? "" : "s"));
+  }
+}
+
+VideoInput open_y4m(const std::string& path, const InputOptions& options) {
+  const std::int64_t max_frames = options.max_frames;
   VideoInput in;
   in.owned = std::make_unique<VideoInput::Owned>();
-  in.owned->y4m = path == "-" ? std::make_unique<io::Y4mReader>(stdin, "standard input")
-                              : std::make_unique<io::Y4mReader>(path);
+  // A pipe, a terminal or a FIFO may wait for data indefinitely: relayed (input_relay.hpp),
+  // so that Ctrl-C ends such a wait at once.
+  const std::string name = path == "-" ? "standard input" : path;
+  if (path == "-" && InputRelay::needed(STDIN_FILENO)) {
+    in.owned->relay = std::make_unique<InputRelay>(STDIN_FILENO, name);
+  } else if (path != "-" && is_fifo(path)) {
+    in.owned->file.reset(open_fifo(path));
+    in.owned->relay = std::make_unique<InputRelay>(::fileno(in.owned->file.get()), name);
+  }
+  if (in.owned->relay) {
+    try {
+      in.owned->y4m = std::make_unique<io::Y4mReader>(in.owned->relay->stream(), name);
+    } catch (const Error&) {
+      if (in.owned->relay->cut()) throw Error(name + ": interrupted while waiting for input");
+      if (in.owned->relay->error() != 0)
+        throw Error(fmt::format("{}: read error: {}", name,
+                                std::strerror(in.owned->relay->error())));
+      throw;
+    }
+  } else {
+    in.owned->y4m = path == "-" ? std::make_unique<io::Y4mReader>(stdin, name)
+                                : std::make_unique<io::Y4mReader>(path);
+  }
+  in.notices = in.owned->y4m->info().notices;
+  y4m_colour(*in.owned->y4m, path == "-" ? "standard input" : path, options, in.notices);
   const io::Y4mInfo& info = in.owned->y4m->info();
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
-  in.notices = info.notices;
-  in.description = fmt::format("{} (Y4M)", info.describe());
+  in.description = info.describe();  // "... fps Y4M 420jpeg, ..."
   in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
+  if (in.owned->relay)
+    in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
   return in;
 }
 
@@ -120,10 +226,17 @@ void rational_fps(double fps, int& num, int& den) {
 /// writes straight into the slot outside the lock.
 class OpenCvSource final : public pipeline::FrameSource {
  public:
+  /// `announced`: the frames the container announces (< 0: unknown), checked at the end.
   OpenCvSource(cv::VideoCapture capture, std::string name, int width, int height,
-               std::int64_t max_frames)
-      : capture_(std::move(capture)), name_(std::move(name)), max_frames_(max_frames) {
+               std::int64_t max_frames, std::int64_t announced, bool keep_going)
+      : capture_(std::move(capture)), name_(std::move(name)), max_frames_(max_frames),
+        announced_(announced), keep_going_(keep_going) {
     format_ = {width, height, PixelFormat::rgb24};
+  }
+  /// --keep-going: what the end of the stream lacked ("" when nothing).
+  std::vector<std::string> final_notices() const {
+    if (lost_.empty()) return {};
+    return {lost_};
   }
   pipeline::SourceFormat format() const override { return format_; }
   void prepare(int producers) override { scratch_.resize(static_cast<std::size_t>(producers)); }
@@ -135,6 +248,19 @@ class OpenCvSource final : public pipeline::FrameSource {
       if (ended_ || (max_frames_ >= 0 && next_ >= max_frames_)) return false;
       if (!capture_.read(bgr) || bgr.empty()) {
         ended_ = true;
+        // OpenCV's count is exact for MP4 and an estimate from the duration for others: a
+        // shortfall of more than a frame or two (or 1%) means the file ends early.
+        if (announced_ > 0 &&
+            next_ < announced_ - std::max<std::int64_t>(2, announced_ / 100)) {
+          if (!keep_going_)
+            throw Error(fmt::format("'{}' ends early: its container announces {} frames, {} "
+                                    "decoded; nothing written (--keep-going encodes the frames "
+                                    "that decode)",
+                                    name_, announced_, next_));
+          lost_ = fmt::format("--keep-going: '{}' ends early: {} of the {} frames its container "
+                              "announces encoded",
+                              name_, next_, announced_);
+        }
         return false;
       }
       index = next_++;
@@ -154,6 +280,9 @@ class OpenCvSource final : public pipeline::FrameSource {
   cv::VideoCapture capture_;
   std::string name_;
   std::int64_t max_frames_;
+  std::int64_t announced_;
+  bool keep_going_;
+  std::string lost_;
   pipeline::SourceFormat format_;
   std::mutex mutex_;
   std::int64_t next_ = 0;
@@ -161,7 +290,8 @@ class OpenCvSource final : public pipeline::FrameSource {
   std::vector<cv::Mat> scratch_;
 };
 
-VideoInput open_opencv(const std::string& path, InputKind kind, std::int64_t max_frames) {
+VideoInput open_opencv(const std::string& path, InputKind kind, const InputOptions& options) {
+  const std::int64_t max_frames = options.max_frames;
   if (kind == InputKind::video) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) throw Error(fmt::format("cannot open '{}': no such file", path));
@@ -189,426 +319,21 @@ VideoInput open_opencv(const std::string& path, InputKind kind, std::int64_t max
   if (count > 0) in.frame_count = static_cast<std::int64_t>(count);
   if (max_frames >= 0 && (in.frame_count < 0 || max_frames < in.frame_count))
     in.frame_count = max_frames;
-  in.description = fmt::format("{}x{} {}/{} fps, {} frames, decoded by OpenCV ({}) to RGB",
+  in.description = fmt::format("{}x{} {}/{} fps, {}, decoded by OpenCV ({}) to RGB",
                                width, height, in.fps_num, in.fps_den,
-                               in.frame_count >= 0 ? std::to_string(in.frame_count) : "?",
+                               in.frame_count >= 0 ? count_of(in.frame_count, "frame", "frames")
+                                                   : "? frames",
                                kind == InputKind::video ? "FFmpeg backend" : "image sequence");
   if (kind == InputKind::video)
     in.notices.push_back(
         "audio, if any, is ignored; colour is converted by OpenCV as BT.601 (for BT.709 "
         "sources pipe Y4M from ffmpeg instead)");
-  in.source = std::make_unique<OpenCvSource>(std::move(capture), path, width, height, max_frames);
-  return in;
-}
-#endif
-
-#if MJPEG_HAVE_LIBAV
-/// The FFmpeg error text for an AVERROR code.
-std::string av_error_text(int err) {
-  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(err, buf, sizeof buf);
-  return buf;
-}
-
-/// The swscale coefficient table for a stream's colour matrix, as ffmpeg's own scale filter
-/// picks it (its in_color_matrix=auto): BT.709, FCC, SMPTE 240M and BT.2020 by their tags;
-/// everything else, untagged sources of any size included, BT.601.
-int sws_colorspace(AVColorSpace spc) {
-  switch (spc) {
-    case AVCOL_SPC_BT709: return SWS_CS_ITU709;
-    case AVCOL_SPC_FCC: return SWS_CS_FCC;
-    case AVCOL_SPC_SMPTE240M: return SWS_CS_SMPTE240M;
-    case AVCOL_SPC_BT2020_NCL:
-    case AVCOL_SPC_BT2020_CL: return SWS_CS_BT2020;
-    default: return SWS_CS_ITU601;
-  }
-}
-
-const char* matrix_name(AVColorSpace spc) {
-  switch (spc) {
-    case AVCOL_SPC_BT709: return "BT.709";
-    case AVCOL_SPC_BT470BG:
-    case AVCOL_SPC_SMPTE170M: return "BT.601";
-    case AVCOL_SPC_FCC: return "FCC";
-    case AVCOL_SPC_SMPTE240M: return "SMPTE 240M";
-    case AVCOL_SPC_BT2020_NCL:
-    case AVCOL_SPC_BT2020_CL: return "BT.2020";
-    case AVCOL_SPC_RGB: return "RGB";
-    case AVCOL_SPC_UNSPECIFIED: return "untagged, as BT.601";
-    default: return "other, as BT.601";
-  }
-}
-
-bool is_full_range(const AVFrame& f) {
-  if (f.color_range == AVCOL_RANGE_JPEG) return true;
-  // The deprecated yuvj* formats mean full range even when the tag is missing.
-  const auto fmt = static_cast<AVPixelFormat>(f.format);
-  return fmt == AV_PIX_FMT_YUVJ420P || fmt == AV_PIX_FMT_YUVJ422P ||
-         fmt == AV_PIX_FMT_YUVJ444P || fmt == AV_PIX_FMT_YUVJ440P ||
-         fmt == AV_PIX_FMT_YUVJ411P;
-}
-
-/// Luma weights Kr, Kb of a matrix (the rounded conversion's coefficients derive from them).
-void luma_weights(AVColorSpace spc, double& kr, double& kb) {
-  switch (spc) {
-    case AVCOL_SPC_BT709: kr = 0.2126; kb = 0.0722; return;
-    case AVCOL_SPC_FCC: kr = 0.30; kb = 0.11; return;
-    case AVCOL_SPC_SMPTE240M: kr = 0.212; kb = 0.087; return;
-    case AVCOL_SPC_BT2020_NCL:
-    case AVCOL_SPC_BT2020_CL: kr = 0.2627; kb = 0.0593; return;
-    default: kr = 0.299; kb = 0.114; return;  // BT.601, untagged: as sws_colorspace
-  }
-}
-
-/// The planar format the encoder reads a decoded frame's planes in (chroma none: not one we take
-/// as planes; such frames go through libswscale). 4:2:0 / 4:2:2 frames of even height are
-/// converted as libswscale's unscaled x86 converter does them (truncated form, libswscale's own
-/// coefficient table), so the RGB is ffmpeg's; the others (4:4:4, nv12, gray, odd heights),
-/// which libswscale runs through its general scaler, with the rounded form.
-PlanarFormat planar_format_of(const AVFrame& f) {
-  PlanarFormat pf;
-  switch (static_cast<AVPixelFormat>(f.format)) {
-    case AV_PIX_FMT_YUV420P:
-    case AV_PIX_FMT_YUVJ420P:
-    case AV_PIX_FMT_NV12: pf.chroma = PlanarChroma::c420; break;
-    case AV_PIX_FMT_YUV422P:
-    case AV_PIX_FMT_YUVJ422P: pf.chroma = PlanarChroma::c422; break;
-    case AV_PIX_FMT_YUV444P:
-    case AV_PIX_FMT_YUVJ444P: pf.chroma = PlanarChroma::c444; break;
-    case AV_PIX_FMT_GRAY8: pf.chroma = PlanarChroma::mono; break;
-    default: return pf;
-  }
-  if (f.colorspace == AVCOL_SPC_RGB) return PlanarFormat{};  // GBR stored as planes: not YCbCr
-  const bool limited = !is_full_range(f);
-  const bool swscale_simd = (pf.chroma == PlanarChroma::c420 || pf.chroma == PlanarChroma::c422) &&
-                            f.format != AV_PIX_FMT_NV12 && f.height % 2 == 0;
-  if (swscale_simd) {
-    pf.ycc = math::make_truncated_ycc(sws_getCoefficients(sws_colorspace(f.colorspace)), limited);
-  } else {
-    double kr = 0, kb = 0;
-    luma_weights(f.colorspace, kr, kb);
-    pf.ycc = math::make_rounded_ycc(kr, kb, limited);
-  }
-  return pf;
-}
-
-struct FormatCloser {
-  void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
-};
-struct CodecFreer {
-  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
-struct FrameFreer {
-  void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketFreer {
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-struct SwsFreer {
-  void operator()(SwsContext* c) const { sws_freeContext(c); }
-};
-using FramePtr = std::unique_ptr<AVFrame, FrameFreer>;
-
-FramePtr new_frame() {
-  FramePtr f(av_frame_alloc());
-  if (!f) throw std::bad_alloc();
-  return f;
-}
-
-/// Frames decoded by FFmpeg's own libraries (libavformat + libavcodec) and turned into RGB by
-/// libswscale with the source's colour matrix and range, as `ffmpeg -i X -pix_fmt rgb24` does.
-/// Demuxing and decoding are sequential (under a lock, into the producer's own AVFrame); the
-/// conversion writes straight into the slot outside the lock, with one SwsContext per producer.
-class LibavSource final : public pipeline::FrameSource {
- public:
-  /// Opens `path`, decodes its first frame (so that size, pixel format and colour tags are the
-  /// decoder's, not the container's guess). Throws Error naming the file.
-  LibavSource(const std::string& path, std::int64_t max_frames, bool rgb_swscale)
-      : name_(path), max_frames_(max_frames) {
-    av_log_set_level(AV_LOG_FATAL);
-    AVFormatContext* raw = nullptr;
-    int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-    if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_error_text(err)));
-    fmtctx_.reset(raw);
-    err = avformat_find_stream_info(raw, nullptr);
-    if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_error_text(err)));
-    const AVCodec* codec = nullptr;
-    stream_ = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-    if (stream_ == AVERROR_STREAM_NOT_FOUND)
-      throw Error(fmt::format("'{}' has no video stream", path));
-    const AVStream* st = raw->streams[stream_ < 0 ? 0 : stream_];
-    if (stream_ < 0 || !codec)
-      throw Error(fmt::format("'{}': this FFmpeg has no decoder for its {} video", path,
-                              stream_ < 0 ? "" : avcodec_get_name(st->codecpar->codec_id)));
-    for (unsigned i = 0; i < raw->nb_streams; ++i) {
-      raw->streams[i]->discard = static_cast<int>(i) == stream_ ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
-      if (raw->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) has_audio_ = true;
-    }
-    codec_name_ = codec->name;
-    dec_.reset(avcodec_alloc_context3(codec));
-    if (!dec_) throw std::bad_alloc();
-    err = avcodec_parameters_to_context(dec_.get(), st->codecpar);
-    if (err >= 0) {
-      dec_->thread_count = 0;  // as many as there are cores: decoding is the serial part
-      dec_->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-      dec_->pkt_timebase = st->time_base;
-      err = avcodec_open2(dec_.get(), codec, nullptr);
-    }
-    if (err < 0)
-      throw Error(fmt::format("'{}': cannot open the {} decoder: {}", path, codec_name_,
-                              av_error_text(err)));
-    packet_.reset(av_packet_alloc());
-    if (!packet_) throw std::bad_alloc();
-
-    AVRational rate = st->avg_frame_rate;
-    if (rate.num <= 0 || rate.den <= 0) rate = st->r_frame_rate;
-    if (rate.num > 0 && rate.den > 0) {
-      av_reduce(&fps_num_, &fps_den_, rate.num, rate.den, 1 << 30);
-    }
-    if (st->nb_frames > 0) frame_count_ = st->nb_frames;
-
-    first_ = new_frame();
-    if (!decode(*first_))
-      throw Error(fmt::format("'{}' has no decodable video frames", path));
-    if (first_->width <= 0 || first_->height <= 0)
-      throw Error(fmt::format("'{}': the decoder gave a {}x{} frame", path, first_->width,
-                              first_->height));
-    format_ = {first_->width, first_->height, PixelFormat::rgb24};
-    if (!rgb_swscale) format_.planar = planar_format_of(*first_);
-    const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(first_->format));
-    pix_name_ = pix ? pix : "?";
-    pix_format_ = first_->format;
-    const bool rgb_source = first_->colorspace == AVCOL_SPC_RGB ||
-                            (av_pix_fmt_desc_get(static_cast<AVPixelFormat>(first_->format)) &&
-                             (av_pix_fmt_desc_get(static_cast<AVPixelFormat>(first_->format))
-                                  ->flags & AV_PIX_FMT_FLAG_RGB));
-    colour_ = rgb_source ? std::string("RGB")
-                         : fmt::format("{} {} range", matrix_name(first_->colorspace),
-                                       is_full_range(*first_) ? "full" : "limited");
-  }
-
-  pipeline::SourceFormat format() const override { return format_; }
-  /// Decoding is sequential (FFmpeg's own frame threads decode ahead); a producer only copies
-  /// planes outside the lock, so two keep the decoder busy. libswscale's conversion runs
-  /// outside the lock on any number of producers.
-  int max_useful_producers() const override { return format_.is_planar() ? 2 : 0; }
-  int fps_num() const { return fps_num_; }
-  int fps_den() const { return fps_den_; }
-  std::int64_t frame_count() const { return frame_count_; }
-  bool has_audio() const { return has_audio_; }
-  const std::string& codec_name() const { return codec_name_; }
-  const std::string& pix_name() const { return pix_name_; }
-  const std::string& colour() const { return colour_; }
-
-  /// What the conversion to 8-bit RGB drops, one line each: samples of more than 8 bits
-  /// (rounded to 8 by libswscale, as `ffmpeg -pix_fmt rgb24` does) and an alpha channel.
-  std::vector<std::string> conversion_notices() const {
-    std::vector<std::string> notices;
-    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pix_format_));
-    if (!d) return notices;
-    if (d->comp[0].depth > 8)
-      notices.push_back(fmt::format("the source has {}-bit samples ({}); they are converted "
-                                    "to 8-bit RGB",
-                                    d->comp[0].depth, pix_name_));
-    if (d->flags & AV_PIX_FMT_FLAG_ALPHA)
-      notices.push_back(fmt::format("the source's alpha channel ({}) is ignored", pix_name_));
-    return notices;
-  }
-
-  void prepare(int producers) override {
-    producers_.clear();
-    for (int i = 0; i < producers; ++i) producers_.push_back(Producer{new_frame(), {}, -1, -1, -1});
-  }
-
-  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
-                 std::int64_t& index) override {
-    Producer& p = producers_.at(static_cast<std::size_t>(producer));
-    AVFrame& frame = *p.frame;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (ended_ || (max_frames_ >= 0 && next_ >= max_frames_)) return false;
-      av_frame_unref(&frame);
-      if (first_) {
-        av_frame_move_ref(&frame, first_.get());
-        first_.reset();
-      } else if (!decode(frame)) {
-        ended_ = true;
-        return false;
-      }
-      index = next_++;
-      // Under the lock, ending the stream first (see OpenCvSource::read_into).
-      if (frame.width != format_.width || frame.height != format_.height) ended_ = true;
-      check_frame_size(name_, index, frame.width, frame.height, format_);
-      if (format_.is_planar() && frame.format != pix_format_) {
-        ended_ = true;
-        throw Error(fmt::format("{}: frame {} changes the pixel format from {} to {} (try "
-                                "--rgb-decode swscale)",
-                                name_, index + 1, pix_name_,
-                                av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame.format))));
-      }
-    }
-    if (format_.is_planar())
-      copy_planes(frame, dst);
-    else
-      convert(p, frame, dst, stride);
-    av_frame_unref(&frame);
-    return true;
-  }
-
- private:
-  struct Producer {
-    FramePtr frame;
-    std::unique_ptr<SwsContext, SwsFreer> sws;
-    int pix = -1, matrix = -1, full = -1;
-  };
-
-  /// The next decoded frame into `out` (caller holds the lock, or the constructor runs).
-  /// False at the end of the stream.
-  bool decode(AVFrame& out) {
-    for (;;) {
-      int err = avcodec_receive_frame(dec_.get(), &out);
-      if (err == 0) {
-        if (out.decode_error_flags != 0 || (out.flags & AV_FRAME_FLAG_CORRUPT) != 0)
-          throw Error(fmt::format("{}: damaged video data in frame {} (the decoder could only "
-                                  "conceal it)",
-                                  name_, next_ + 1));
-        return true;
-      }
-      if (err == AVERROR_EOF) return false;
-      if (err != AVERROR(EAGAIN))
-        throw Error(fmt::format("{}: {} after frame {}: {}", name_,
-                                err == AVERROR_INVALIDDATA ? "damaged video data"
-                                                           : "decoding failed",
-                                next_, av_error_text(err)));
-      if (draining_) return false;
-      err = av_read_frame(fmtctx_.get(), packet_.get());
-      if (err == AVERROR_EOF) {
-        draining_ = true;
-        avcodec_send_packet(dec_.get(), nullptr);
-        continue;
-      }
-      if (err < 0) throw Error(fmt::format("{}: reading failed: {}", name_, av_error_text(err)));
-      if (packet_->stream_index == stream_) {
-        err = avcodec_send_packet(dec_.get(), packet_.get());
-        // Damaged data is an error, not a silently dropped or concealed frame: the output
-        // would lack frames (or show decoder guesses) without the user knowing.
-        if (err < 0 && err != AVERROR(EAGAIN)) {
-          av_packet_unref(packet_.get());
-          throw Error(fmt::format("{}: {} after frame {}: {}", name_,
-                                  err == AVERROR_INVALIDDATA ? "damaged video data"
-                                                             : "decoding failed",
-                                  next_, av_error_text(err)));
-        }
-      }
-      av_packet_unref(packet_.get());
-    }
-  }
-
-  /// The frame to rgb24 at `dst`, outside the lock (each producer has its own SwsContext).
-  void convert(Producer& p, const AVFrame& frame, std::uint8_t* dst, std::size_t stride) {
-    const int matrix = sws_colorspace(frame.colorspace);
-    const int full = is_full_range(frame) ? 1 : 0;
-    if (!p.sws || p.pix != frame.format || p.matrix != matrix || p.full != full) {
-      // SWS_BICUBIC is what the ffmpeg command line uses for its automatic conversion; with it
-      // (and no other flags) our RGB is ffmpeg's `-pix_fmt rgb24` byte for byte.
-      p.sws.reset(sws_getContext(frame.width, frame.height,
-                                 static_cast<AVPixelFormat>(frame.format), format_.width,
-                                 format_.height, AV_PIX_FMT_RGB24, kSwsFlags, nullptr,
-                                 nullptr, nullptr));
-      if (!p.sws)
-        throw Error(fmt::format("{}: cannot convert its {} frames to RGB", name_,
-                                av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame.format))));
-      int* inv = nullptr;
-      int* tab = nullptr;
-      int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
-      sws_getColorspaceDetails(p.sws.get(), &inv, &src_range, &tab, &dst_range, &brightness,
-                               &contrast, &saturation);
-      sws_setColorspaceDetails(p.sws.get(), sws_getCoefficients(matrix), full, tab, dst_range,
-                               brightness, contrast, saturation);
-      p.pix = frame.format;
-      p.matrix = matrix;
-      p.full = full;
-    }
-    std::uint8_t* planes[4] = {dst, nullptr, nullptr, nullptr};
-    int strides[4] = {static_cast<int>(stride), 0, 0, 0};
-    sws_scale(p.sws.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
-  }
-
-  /// The frame's planes into `dst` in planar_layout's layout (nv12's interleaved chroma split
-  /// into Cb and Cr): the one copy between the decoder and the slot.
-  void copy_planes(const AVFrame& frame, std::uint8_t* dst) const {
-    const PlanarLayout l = planar_layout(format_.width, format_.height, format_.planar.chroma);
-    const std::size_t w = static_cast<std::size_t>(format_.width);
-    for (int y = 0; y < format_.height; ++y)
-      std::memcpy(dst + y * w, frame.data[0] + static_cast<std::ptrdiff_t>(y) * frame.linesize[0],
-                  w);
-    if (!format_.planar.has_chroma()) return;
-    const std::size_t cw = static_cast<std::size_t>(l.chroma_width);
-    std::uint8_t* cb = dst + l.offset[1];
-    std::uint8_t* cr = dst + l.offset[2];
-    const bool nv12 = frame.format == AV_PIX_FMT_NV12;
-    for (int y = 0; y < l.chroma_height; ++y, cb += cw, cr += cw) {
-      if (nv12) {
-        const std::uint8_t* uv = frame.data[1] + static_cast<std::ptrdiff_t>(y) * frame.linesize[1];
-        for (std::size_t x = 0; x < cw; ++x) {
-          cb[x] = uv[2 * x];
-          cr[x] = uv[2 * x + 1];
-        }
-      } else {
-        std::memcpy(cb, frame.data[1] + static_cast<std::ptrdiff_t>(y) * frame.linesize[1], cw);
-        std::memcpy(cr, frame.data[2] + static_cast<std::ptrdiff_t>(y) * frame.linesize[2], cw);
-      }
-    }
-  }
-
-  static constexpr int kSwsFlags = SWS_BICUBIC;
-
-  std::string name_;
-  std::int64_t max_frames_;
-  std::unique_ptr<AVFormatContext, FormatCloser> fmtctx_;
-  std::unique_ptr<AVCodecContext, CodecFreer> dec_;
-  std::unique_ptr<AVPacket, PacketFreer> packet_;
-  int stream_ = -1;
-  bool has_audio_ = false;
-  std::string codec_name_, pix_name_, colour_;
-  int pix_format_ = -1;
-  int fps_num_ = 25, fps_den_ = 1;
-  std::int64_t frame_count_ = -1;
-  pipeline::SourceFormat format_;
-  FramePtr first_;  ///< decoded at open, handed out as frame 0
-  std::mutex mutex_;
-  std::int64_t next_ = 0;
-  bool ended_ = false, draining_ = false;
-  std::vector<Producer> producers_;
-};
-
-void check_video_file(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw Error(fmt::format("cannot open '{}': no such file", path));
-  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a directory, not a video", path));
-  if (st.st_size == 0) throw Error(fmt::format("'{}' is empty", path));
-}
-
-VideoInput open_libav(const std::string& path, std::int64_t max_frames, bool rgb_swscale) {
-  check_video_file(path);
-  auto src = std::make_unique<LibavSource>(path, max_frames, rgb_swscale);
-  VideoInput in;
-  in.fps_num = src->fps_num();
-  in.fps_den = src->fps_den();
-  in.frame_count = src->frame_count();
-  if (max_frames >= 0 && (in.frame_count < 0 || max_frames < in.frame_count))
-    in.frame_count = max_frames;
-  const pipeline::SourceFormat f = src->format();
-  in.description = fmt::format(
-      "{}x{} {}/{} fps, {} frames, {} {} ({}), decoded by FFmpeg's libraries{}", f.width,
-      f.height, in.fps_num, in.fps_den,
-      in.frame_count >= 0 ? std::to_string(in.frame_count) : "?", src->codec_name(),
-      src->pix_name(), src->colour(),
-      f.is_planar() ? ", planes to the encoder" : " to RGB (libswscale)");
-  if (src->has_audio()) in.notices.push_back("the input's audio is ignored");
-  for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
+  auto src = std::make_unique<OpenCvSource>(
+      std::move(capture), path, width, height, max_frames,
+      kind == InputKind::video && count > 0 ? static_cast<std::int64_t>(count) : -1,
+      options.keep_going);
+  const OpenCvSource* raw = src.get();
+  in.final_notices = [raw] { return raw->final_notices(); };
   in.source = std::move(src);
   return in;
 }
@@ -616,19 +341,15 @@ VideoInput open_libav(const std::string& path, std::int64_t max_frames, bool rgb
 
 }  // namespace
 
-VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames,
-                            const VideoOptions& options) {
-  if (kind == InputKind::y4m) return open_y4m(path, max_frames);
+VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options) {
+  if (kind == InputKind::y4m) return open_y4m(path, options);
+  if (kind == InputKind::image_sequence) return open_image_sequence(path, options);
 #if MJPEG_HAVE_LIBAV
-  if (kind == InputKind::video) return open_libav(path, max_frames, options.rgb_swscale);
+  if (kind == InputKind::video) return open_libav(path, options);
 #endif
-  (void)options;
 #if MJPEG_HAVE_OPENCV
-  return open_opencv(path, kind, max_frames);
+  return open_opencv(path, kind, options);
 #else
-  if (kind == InputKind::image_sequence)
-    throw Error(fmt::format("cannot read '{}': this build has no OpenCV, so image sequences "
-                            "are not supported (convert them to Y4M with ffmpeg)", path));
   throw Error(fmt::format("cannot read '{}': this build has neither FFmpeg's libraries nor "
                           "OpenCV, so video input must be Y4M (e.g. ffmpeg -i {} -f "
                           "yuv4mpegpipe - | mjpeg encode - ...)",

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "io/image.hpp"
 #include "pipeline/frame_source.hpp"
 
 namespace mjpeg::app {
@@ -25,6 +27,31 @@ InputKind input_kind(const std::string& path);
 /// True for the extensions of common video containers (.mp4, .mkv, .webm, .avi, ...).
 bool is_video_name(const std::string& path);
 
+/// How a stream input is read (the command line's input options).
+struct InputOptions {
+  std::int64_t max_frames = -1;  ///< --frames: at most this many (-1 = all)
+  /// --keep-going: a truncated or damaged input encodes what can be decoded, with a notice of
+  /// what was lost, instead of failing; an image sequence skips its gaps.
+  bool keep_going = false;
+  bool autorotate = true;        ///< false: --no-autorotate (display matrix, EXIF orientation)
+  int stream = -1;               ///< --stream N: the N-th video stream (0-based); -1 = the best
+  std::int64_t start_number = -1;  ///< image sequences: the first number (-1: the lowest found)
+  std::string colorspace;        ///< --colorspace: "", "bt601", "bt709", "bt2020"
+  std::string range;             ///< --range: "", "limited", "full"
+  /// How decoded video reaches the encoder (--rgb-decode). false (default, planar): frames of
+  /// the common 8-bit YCbCr formats (yuv420p, yuvj420p, yuv422p, yuvj422p, nv12, gray) go to
+  /// the encoder as planes, converted to RGB by the transforms with the integer arithmetic of
+  /// jpeg_math.hpp (libswscale's own, truncated form for 4:2:0 / 4:2:2 of even height; the
+  /// rounded form otherwise) and the source's matrix and range (or --colorspace / --range); a
+  /// display matrix turns the planes. 4:4:4 and every other format go through libswscale (for
+  /// rgb24 it filters 4:4:4 chroma to half width: no per-pixel conversion gives its RGB).
+  /// true (swscale): libswscale converts every frame to rgb24 on the CPU (exactly
+  /// `ffmpeg -pix_fmt rgb24`). Y4M input is always planar.
+  bool rgb_swscale = false;
+  /// Reads one file of an image sequence (default: read_input_image, i.e. PPM/PGM or OpenCV).
+  std::function<io::Image(const std::string& path)> read_image;
+};
+
 /// An opened stream input: the pipeline's source plus what the user is told about it.
 struct VideoInput {
   std::unique_ptr<pipeline::FrameSource> source;
@@ -32,6 +59,9 @@ struct VideoInput {
   std::int64_t frame_count = -1;  ///< -1 when unknown (a pipe, a container without a count)
   std::string description;        ///< one line: size, rate, pixel format, reader
   std::vector<std::string> notices;
+  /// After the last frame was read (not after an interruption or --frames): what the user
+  /// should know about the whole stream (frames lost with --keep-going, timing evened out).
+  std::function<std::vector<std::string>()> final_notices;
 
   VideoInput();
   ~VideoInput();
@@ -42,20 +72,14 @@ struct VideoInput {
   std::unique_ptr<Owned> owned;
 };
 
-/// How decoded video reaches the encoder.
-struct VideoOptions {
-  /// false (default): frames of the common 8-bit YCbCr formats (yuv420p, yuvj420p, yuv422p,
-  /// yuvj422p, yuv444p, yuvj444p, nv12, gray) go to the encoder as planes, converted to RGB by
-  /// the transforms with the integer arithmetic of jpeg_math.hpp (libswscale's own, truncated
-  /// form for 4:2:0 / 4:2:2 of even height; the rounded form otherwise) and the source's
-  /// matrix and range. true: libswscale converts every frame to rgb24 on the CPU (exactly
-  /// `ffmpeg -pix_fmt rgb24`). Y4M input is always planar.
-  bool rgb_swscale = false;
-};
-
-/// Opens a Y4M, image-sequence or video input; `max_frames` < 0 reads everything.
-/// Throws Error (unreadable, zero frames, unsupported) or UsageError.
-VideoInput open_video_input(const std::string& path, InputKind kind, std::int64_t max_frames,
-                            const VideoOptions& options = {});
+/// Opens a Y4M, image-sequence or video input. Throws Error (unreadable, zero frames,
+/// unsupported) or UsageError.
+VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options);
+inline VideoInput open_video_input(const std::string& path, InputKind kind,
+                                   std::int64_t max_frames) {
+  InputOptions o;
+  o.max_frames = max_frames;
+  return open_video_input(path, kind, o);
+}
 
 }  // namespace mjpeg::app

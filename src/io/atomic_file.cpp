@@ -13,6 +13,7 @@
 #include <cstring>
 #include <random>
 
+#include "io/temp_registry.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::io {
@@ -34,17 +35,32 @@ std::string base_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+}  // namespace
+
+std::string temp_name_beside(const std::string& path, const std::string& tag) {
+  // ".<base>.tmp-<tag>", the base shortened (from its end) so that the name fits the file
+  // system's limit: a target name of 240 bytes must not fail for its temporary name's sake.
+  const std::string dir = directory_of(path);
+  long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0 || name_max > 4096) name_max = 255;
+  std::string base = base_of(path);
+  const std::size_t fixed = 1 + 5 + tag.size();  // "." + ".tmp-" + tag
+  if (fixed + base.size() > static_cast<std::size_t>(name_max))
+    base.resize(static_cast<std::size_t>(name_max) > fixed + 1 ? name_max - fixed : 1);
+  return dir + "/." + base + ".tmp-" + tag;
+}
+
+namespace {
+
 /// Creates ".<base>.tmp-<pid>-<n><random>" beside `path` with O_EXCL, so the mode follows
 /// the umask like any new file, and two writers never share a temporary file.
 int create_temp(const std::string& path, std::string& temp_path) {
   static std::atomic<unsigned> counter{0};
   std::random_device rd;
-  const std::string prefix =
-      directory_of(path) + "/." + base_of(path) + ".tmp-" + std::to_string(::getpid()) + "-";
   for (int attempt = 0; attempt < 100; ++attempt) {
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "%u%06x", counter++, rd() & 0xFFFFFFu);
-    temp_path = prefix + suffix;
+    temp_path = temp_name_beside(path, std::to_string(::getpid()) + "-" + suffix);
     const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return fd;
     if (errno != EEXIST) fail_errno(path, "cannot create output file", errno);
@@ -97,6 +113,7 @@ AtomicFile::AtomicFile(const std::string& path, bool replace_existing, std::size
     return;
   }
   fd_ = create_temp(path, temp_path_);
+  temp_slot_ = register_temp(temp_path_, /*directory=*/false);  // a signal handler removes it
 }
 
 AtomicFile::~AtomicFile() { abandon(); }
@@ -211,6 +228,8 @@ void AtomicFile::commit() {
         fail_errno(path_, "cannot rename temporary file into place", errno);
       }
       temp_path_.clear();
+      unregister_temp(temp_slot_);
+      temp_slot_ = -1;
     }
   } catch (...) {
     abandon();
@@ -225,6 +244,8 @@ void AtomicFile::abandon() noexcept {
     ::unlink(temp_path_.c_str());
     temp_path_.clear();
   }
+  unregister_temp(temp_slot_);
+  temp_slot_ = -1;
 }
 
 void write_file(const std::string& path, const void* data, std::size_t size,

@@ -30,6 +30,10 @@ inline void write_file(const std::string& path, const std::string& text,
   write_file(path, text.data(), text.size(), replace_existing);
 }
 
+/// The hidden temporary name ".<base>.tmp-<tag>" beside `path`, with <base> shortened when
+/// needed so that the name fits the directory's name length limit (NAME_MAX).
+std::string temp_name_beside(const std::string& path, const std::string& tag);
+
 class AtomicFile {
  public:
   static constexpr std::size_t kDefaultBuffer = std::size_t(4) << 20;
@@ -70,6 +74,7 @@ class AtomicFile {
   std::string path_;       // final name
   bool replace_existing_ = true;
   std::string temp_path_;  // empty when writing in place
+  int temp_slot_ = -1;     // its slot in the signal handler's registry (temp_registry.hpp)
   int fd_ = -1;
   bool owns_fd_ = true;
   std::unique_ptr<std::uint8_t[]> buffer_;  // not zero-filled: only written bytes are read

@@ -1,10 +1,22 @@
 // Output selection by name, the raw .mjpeg stream writer and the image-sequence writer.
 #include "io/frame_sink.hpp"
 
+#include <fcntl.h>
+#include <stdio.h>  // renameat2
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
 
 #include "io/atomic_file.hpp"
 #include "io/avi_writer.hpp"
+#include "io/sequence_pattern.hpp"
+#include "io/temp_registry.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::io {
@@ -19,40 +31,11 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-/// Splits "prefix%[0][width]dsuffix" (with "%%" as a literal '%'); false unless there is
-/// exactly one integer conversion and no other conversion.
-bool split_pattern(const std::string& pattern, std::string& prefix, std::string& suffix,
-                   int& width, bool& zero_pad) {
-  std::string* out = &prefix;
-  int conversions = 0;
-  prefix.clear();
-  suffix.clear();
-  width = 0;
-  zero_pad = false;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '%') { out->push_back(pattern[i]); continue; }
-    if (i + 1 < pattern.size() && pattern[i + 1] == '%') { out->push_back('%'); ++i; continue; }
-    std::size_t j = i + 1;
-    if (j < pattern.size() && pattern[j] == '0') { zero_pad = true; ++j; }
-    int w = 0;
-    while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j])) && w < 100)
-      w = w * 10 + (pattern[j++] - '0');
-    if (j >= pattern.size() || pattern[j] != 'd' || w >= 100) return false;
-    width = w;
-    ++conversions;
-    out = &suffix;
-    i = j;
-  }
-  return conversions == 1;
-}
-
 }  // namespace
 
 bool is_sequence_pattern(const std::string& path) {
-  std::string p, s;
-  int w;
-  bool z;
-  return split_pattern(path, p, s, w, z);
+  SequencePattern p;
+  return SequencePattern::parse(path, p);
 }
 
 OutputKind output_kind(const std::string& path) {
@@ -116,33 +99,182 @@ void MjpegStreamWriter::close() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SingleJpegWriter
+// ---------------------------------------------------------------------------------------------
+
+struct SingleJpegWriter::Impl {
+  Impl(const std::string& path, bool replace) : file(path, replace) {}
+  AtomicFile file;
+};
+
+SingleJpegWriter::SingleJpegWriter(const std::string& path, bool replace_existing)
+    : impl_(std::make_unique<Impl>(path, replace_existing)) {}
+
+SingleJpegWriter::~SingleJpegWriter() = default;  // AtomicFile abandons if not committed
+
+void SingleJpegWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
+  if (jpeg == nullptr || size == 0) throw UsageError(impl_->file.path() + ": empty frame");
+  if (frames_ > 0)
+    throw Error(impl_->file.path() + ": holds one picture, and the stream has more frames");
+  impl_->file.write(jpeg, size);
+  ++frames_;
+  bytes_ += size;
+}
+
+void SingleJpegWriter::close() { impl_->file.commit(); }
+
+// ---------------------------------------------------------------------------------------------
 // ImageSequenceWriter
 // ---------------------------------------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void fail_errno(const std::string& path, const std::string& what, int err) {
+  throw Error(path + ": " + what + ": " + std::strerror(err));
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// renameat2 with `flags` (RENAME_NOREPLACE, RENAME_EXCHANGE) where the file system has it;
+/// -1 with errno EINVAL/ENOSYS where it does not.
+int rename2(const std::string& from, const std::string& to, unsigned flags) {
+#ifdef RENAME_NOREPLACE
+  return ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), flags);
+#else
+  static_cast<void>(from);
+  static_cast<void>(to);
+  static_cast<void>(flags);
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
 
 ImageSequenceWriter::ImageSequenceWriter(const std::string& pattern, int first_number,
                                          bool replace_existing)
     : first_number_(first_number), replace_existing_(replace_existing) {
-  if (!split_pattern(pattern, prefix_, suffix_, width_, zero_pad_))
+  if (!SequencePattern::parse(pattern, pattern_))
     throw UsageError(pattern + ": an image-sequence output needs exactly one integer "
                                "conversion such as %05d");
+  if (!pattern_.number_in_file_name())
+    throw UsageError(pattern + ": the number of an image-sequence output must be in the file "
+                               "name, not in a directory");
   if (first_number < 0) throw UsageError(pattern + ": negative first frame number");
 }
 
-std::string ImageSequenceWriter::file_name(std::int64_t n) const {
-  std::string digits = std::to_string(n);
-  if (int(digits.size()) < width_)
-    digits.insert(0, std::size_t(width_) - digits.size(), zero_pad_ ? '0' : ' ');
-  return prefix_ + digits + suffix_;
+ImageSequenceWriter::~ImageSequenceWriter() { remove_folder(); }
+
+std::string ImageSequenceWriter::file_name(std::int64_t n) const { return pattern_.name(n); }
+
+std::string ImageSequenceWriter::staged(std::int64_t n) const {
+  return folder_ + "/" + base_name(file_name(n));
+}
+
+void ImageSequenceWriter::remove_folder() noexcept {
+  if (folder_.empty()) return;
+  for (std::int64_t i = 0; i < frames_; ++i) ::unlink(staged(first_number_ + i).c_str());
+  ::rmdir(folder_.c_str());
+  folder_.clear();
+  unregister_temp(folder_slot_);
+  folder_slot_ = -1;
 }
 
 void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
-  if (jpeg == nullptr || size == 0) throw UsageError(prefix_ + "...: empty frame");
-  // Payloads of 4 KiB and more bypass the small buffer.
-  AtomicFile file(file_name(first_number_ + frames_), replace_existing_, 4096);
-  file.write(jpeg, size);
-  file.commit();
-  ++frames_;
+  if (jpeg == nullptr || size == 0) throw UsageError(pattern_.prefix + "...: empty frame");
+  const std::string name = file_name(first_number_ + frames_);
+  if (!replace_existing_ && exists(name))
+    throw Error("output '" + name + "' already exists (use -y to overwrite)");
+  if (folder_.empty()) {  // created with the first frame
+    std::random_device rd;
+    char tag[48];
+    for (int attempt = 0;; ++attempt) {
+      std::snprintf(tag, sizeof tag, "%ld-%06x", static_cast<long>(::getpid()), rd() & 0xFFFFFFu);
+      folder_ = temp_name_beside(name, tag);
+      if (::mkdir(folder_.c_str(), 0777) == 0) break;
+      const int err = errno;
+      folder_.clear();
+      if (err != EEXIST || attempt >= 100) fail_errno(name, "cannot create output file", err);
+    }
+    folder_slot_ = register_temp(folder_, /*directory=*/true);  // a signal handler removes it
+  }
+  const std::string path = staged(first_number_ + frames_);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) fail_errno(name, "cannot create output file", errno);
+  ++frames_;  // from here the staged file is ours to remove
+  const std::uint8_t* p = jpeg;
+  std::size_t left = size;
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail_errno(name, "write failed", err);
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) fail_errno(name, "write failed", errno);
   bytes_ += size;
+}
+
+void ImageSequenceWriter::close() {
+  if (folder_.empty()) return;  // nothing written (or already published)
+  // Every frame to its name. What was there before (with -y) is exchanged into the folder and
+  // stays there until all are in place, so a failure can put everything back.
+  std::vector<bool> exchanged;
+  std::int64_t done = 0;
+  try {
+    for (; done < frames_; ++done) {
+      const std::string from = staged(first_number_ + done);
+      const std::string to = file_name(first_number_ + done);
+      bool swapped = false;
+      if (replace_existing_) {
+#ifdef RENAME_EXCHANGE
+        if (rename2(from, to, RENAME_EXCHANGE) == 0) swapped = true;
+        else if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
+          fail_errno(to, "cannot move the frame into place", errno);
+#endif
+        if (!swapped && ::rename(from.c_str(), to.c_str()) != 0)
+          fail_errno(to, "cannot move the frame into place", errno);
+      } else {
+        int moved = rename2(from, to, RENAME_NOREPLACE);
+        if (moved != 0 && (errno == EINVAL || errno == ENOSYS)) {
+          moved = ::link(from.c_str(), to.c_str());
+          if (moved == 0) ::unlink(from.c_str());
+        }
+        if (moved != 0) {
+          if (errno == EEXIST) throw Error("output '" + to + "' already exists (use -y to overwrite)");
+          fail_errno(to, "cannot move the frame into place", errno);
+        }
+      }
+      exchanged.push_back(swapped);
+    }
+  } catch (...) {
+    for (std::int64_t i = done - 1; i >= 0; --i) {  // back as it was
+      const std::string from = staged(first_number_ + i);
+      const std::string to = file_name(first_number_ + i);
+#ifdef RENAME_EXCHANGE
+      if (exchanged[static_cast<std::size_t>(i)]) {
+        rename2(from, to, RENAME_EXCHANGE);
+        continue;
+      }
+#endif
+      ::rename(to.c_str(), from.c_str());
+    }
+    remove_folder();
+    throw;
+  }
+  remove_folder();  // the files replaced, if any
 }
 
 }  // namespace mjpeg::io

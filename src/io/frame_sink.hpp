@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "io/sequence_pattern.hpp"
+
 namespace mjpeg::io {
 
 /// Receives complete JPEG frames (SOI..EOI) in display order.
@@ -58,26 +60,54 @@ class MjpegStreamWriter final : public FrameSink {
   std::uint64_t bytes_ = 0;
 };
 
+/// One picture: the first (and only) frame of a stream as a .jpg file, written atomically.
+class SingleJpegWriter final : public FrameSink {
+ public:
+  SingleJpegWriter(const std::string& path, bool replace_existing);
+  ~SingleJpegWriter() override;
+  /// Throws Error on a second frame (the caller limits the stream to one).
+  void write_frame(const std::uint8_t* jpeg, std::size_t size) override;
+  void close() override;
+  std::int64_t frames_written() const override { return frames_; }
+  std::uint64_t bytes_written() const override { return bytes_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::int64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
 /// One JPEG file per frame, named by a printf-style pattern with exactly one integer
-/// conversion (%d, %5d or %05d; "%%" is a literal percent sign). Each file is written
-/// atomically; files already completed stay when a later frame fails.
+/// conversion in the file name (%d, %5d or %05d; "%%" is a literal percent sign). The frames
+/// are written into a hidden temporary folder beside them (".<first name>.tmp-<pid>-<n>") and
+/// close() moves them all to their names: a failed or interrupted run leaves none of them, a
+/// successful one all. Without replace_existing a name that exists is refused (when its frame
+/// is written, and again when it is published); with it, a replaced file is kept until every
+/// frame is in place, so that a failure while publishing puts the old ones back.
 class ImageSequenceWriter final : public FrameSink {
  public:
   ImageSequenceWriter(const std::string& pattern, int first_number = 1,
                       bool replace_existing = true);
+  ~ImageSequenceWriter() override;  ///< without close(): removes the folder and its frames
+  ImageSequenceWriter(const ImageSequenceWriter&) = delete;
+  ImageSequenceWriter& operator=(const ImageSequenceWriter&) = delete;
   void write_frame(const std::uint8_t* jpeg, std::size_t size) override;
-  void close() override {}
+  void close() override;
   std::int64_t frames_written() const override { return frames_; }
   std::uint64_t bytes_written() const override { return bytes_; }
   /// The file name for frame number `n` (e.g. 7 -> "out/00007.jpg").
   std::string file_name(std::int64_t n) const;
 
  private:
-  std::string prefix_, suffix_;
-  int width_ = 0;
-  bool zero_pad_ = false;
+  std::string staged(std::int64_t n) const;  ///< frame n's file in the temporary folder
+  void remove_folder() noexcept;
+
+  SequencePattern pattern_;
   int first_number_ = 1;
   bool replace_existing_ = true;
+  std::string folder_;  ///< the temporary folder; empty once published or removed
+  int folder_slot_ = -1;
   std::int64_t frames_ = 0;
   std::uint64_t bytes_ = 0;
 };

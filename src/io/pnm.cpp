@@ -119,8 +119,9 @@ Header read_header(Cursor& in) {
     default: fail(name, std::string("not a PPM/PGM file (unknown type P") + h.type + ")");
   }
   in.advance(2);
-  h.width = in.read_number("width", kMaxMaxval, "truncated header");
-  h.height = in.read_number("height", kMaxMaxval, "truncated header");
+  // Up to 2^31 - 1 here, so that a size above JPEG's limit is named as such below.
+  h.width = in.read_number("width", 0x7FFFFFFFu, "truncated header");
+  h.height = in.read_number("height", 0x7FFFFFFFu, "truncated header");
   h.maxval = in.read_number("maxval", kMaxMaxval, "truncated header");
   return h;
 }
@@ -132,7 +133,7 @@ void check_dimensions(const std::string& name, const Header& h) {
   if (h.width > static_cast<unsigned>(kMaxDimension) ||
       h.height > static_cast<unsigned>(kMaxDimension))
     fail(name, "image size " + std::to_string(h.width) + "x" + std::to_string(h.height) +
-                   " is above the supported " + std::to_string(kMaxDimension) + "x" +
+                   " is above JPEG's limit of " + std::to_string(kMaxDimension) + "x" +
                    std::to_string(kMaxDimension));
   if (h.maxval == 0) fail(name, "maxval 0 is invalid (must be 1..65535)");
 }

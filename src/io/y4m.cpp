@@ -91,12 +91,18 @@ void parse_extension(const std::string& value, const std::string& name, Y4mInfo&
     else if (val == "LIMITED") info.range = ColorRange::limited;
     else fail(name, "invalid Y4M XCOLORRANGE value '" + value.substr(eq + 1) +
                     "' (expected FULL or LIMITED)");
+    info.range_tagged = true;
   } else if (key == "COLORMATRIX" || key == "MATRIX" || key == "COLORSPACE") {
     if (val == "BT709" || val == "BT.709" || val == "709") {
       info.matrix = ColorMatrix::bt709;
+      info.matrix_tagged = true;
     } else if (val == "BT601" || val == "BT.601" || val == "601" || val == "BT470BG" ||
                val == "SMPTE170M") {
       info.matrix = ColorMatrix::bt601;
+      info.matrix_tagged = true;
+    } else if (val == "BT2020" || val == "BT.2020" || val == "2020" || val == "BT2020NC") {
+      info.matrix = ColorMatrix::bt2020;
+      info.matrix_tagged = true;
     } else {
       info.notices.push_back("unknown Y4M matrix hint '" + value + "', using BT.601");
     }
@@ -137,7 +143,8 @@ std::string Y4mInfo::describe() const {
   std::ostringstream s;
   s << width << "x" << height << " " << ratio_string(fps_num, fps_den) << " fps Y4M "
     << chroma_tag << ", " << (range == ColorRange::full ? "full" : "limited") << " range, "
-    << (matrix == ColorMatrix::bt709 ? "BT.709" : "BT.601") << ", "
+    << (matrix == ColorMatrix::bt709 ? "BT.709" : matrix == ColorMatrix::bt2020 ? "BT.2020" : "BT.601")
+    << (matrix_tagged ? "" : " (assumed)") << ", "
     << (interlace == 'p' || interlace == '?' ? "progressive" : "interlaced");
   return s.str();
 }
@@ -385,8 +392,12 @@ namespace {
 
 /// Fixed-point coefficients for one (matrix, range) pair, from Kr, Kb of the matrix.
 math::YccToRgb coefficients(ColorMatrix matrix, ColorRange range) {
-  const double kr = matrix == ColorMatrix::bt709 ? 0.2126 : 0.299;
-  const double kb = matrix == ColorMatrix::bt709 ? 0.0722 : 0.114;
+  const double kr = matrix == ColorMatrix::bt709    ? 0.2126
+                    : matrix == ColorMatrix::bt2020 ? 0.2627
+                                                    : 0.299;
+  const double kb = matrix == ColorMatrix::bt709    ? 0.0722
+                    : matrix == ColorMatrix::bt2020 ? 0.0593
+                                                    : 0.114;
   return math::make_rounded_ycc(kr, kb, range == ColorRange::limited);
 }
 

@@ -30,7 +30,7 @@ namespace mjpeg::io {
 enum class Y4mChroma { c420, c422, c444, mono };
 
 enum class ColorRange { limited, full };    ///< limited: Y 16..235, C 16..240 ("TV")
-enum class ColorMatrix { bt601, bt709 };    ///< YCbCr <-> RGB coefficients
+enum class ColorMatrix { bt601, bt709, bt2020 };  ///< YCbCr <-> RGB coefficients (BT.2020: NCL)
 
 /// What the stream header says, after validation.
 struct Y4mInfo {
@@ -45,6 +45,9 @@ struct Y4mInfo {
   std::string chroma_tag = "420jpeg";  ///< the C tag as written (or the default)
   ColorRange range = ColorRange::limited;
   ColorMatrix matrix = ColorMatrix::bt601;
+  bool range_tagged = false;        ///< known: the header said (XCOLORRANGE) or set_colour
+  bool matrix_tagged = false;       ///< known: the header said (XCOLORMATRIX) or set_colour;
+                                    ///< else BT.601 is assumed
   /// Things a user should be told (e.g. "interlaced source ... encoded as progressive",
   /// "no frame rate in header, assuming 25/1"). One line each; the reader never prints.
   std::vector<std::string> notices;
@@ -91,6 +94,16 @@ class Y4mReader {
   Y4mReader& operator=(const Y4mReader&) = delete;
 
   const Y4mInfo& info() const { return info_; }
+  /// State the source's matrix or range (--colorspace, --range: Y4M itself carries no
+  /// matrix), overriding the header; before the first frame is read.
+  void set_matrix(ColorMatrix matrix) {
+    info_.matrix = matrix;
+    info_.matrix_tagged = true;  // known now
+  }
+  void set_range(ColorRange range) {
+    info_.range = range;
+    info_.range_tagged = true;
+  }
 
   /// Reads the next frame into `frame` (allocates only the first time). Returns false at a
   /// clean end of stream; throws Error on a truncated frame or a malformed FRAME header.

@@ -95,10 +95,11 @@ TEST(DecodedVideo, PlanesGiveLibswscalesRgbOnTheSharedClips) {
   for (const char* clip : {"flower.mp4", "friday.mp4", "bottle-detection.mp4",
                            "car-detection.mp4", "tears-of-steel-battle-clip-medium.webm"}) {
     const std::string path = dir + "/video/" + clip;
-    VideoOptions swscale;
+    InputOptions swscale;
+    swscale.max_frames = 12;
     swscale.rgb_swscale = true;
     VideoInput planes = open_video_input(path, InputKind::video, 12);
-    VideoInput rgb = open_video_input(path, InputKind::video, 12, swscale);
+    VideoInput rgb = open_video_input(path, InputKind::video, swscale);
     const pipeline::SourceFormat pf = planes.source->format();
     ASSERT_TRUE(pf.is_planar()) << clip << ": " << planes.description;
     ASSERT_FALSE(rgb.source->format().is_planar()) << clip;

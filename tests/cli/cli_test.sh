@@ -348,18 +348,6 @@ case_truncated_y4m_exit_1_no_output() {
   grep -q 'truncated' err.txt || die "error does not say truncated: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
 }
-# wait_for_encoding LOG: waits (up to 60 s) until mjpeg's stderr LOG shows the input line
-# (printed once the input is open, as encoding starts), then 1 s more so that frames have been
-# encoded: a slow start (e.g. under ASan) must not make the signal arrive before the encode runs.
-wait_for_encoding() {
-  local i
-  for ((i = 0; i < 600; i++)); do
-    grep -q '^mjpeg: input ' "$1" 2>/dev/null && { sleep 1; return 0; }
-    sleep 0.1
-  done
-  die "mjpeg did not start encoding within 60 s: $(cat "$1")"
-}
-case_interrupt_finalises_playable_avi() { expect_finalised_after INT; }
 
 # Video files are decoded by FFmpeg's libraries with the source's colour matrix and range; builds
 # without them (OpenCV's FFmpeg backend, which converts everything as BT.601) skip these cases.
@@ -632,55 +620,177 @@ case_disk_full_single_picture_exit_1() {
   expect_fail 1 encode "$SAMPLE" -o full.jpg -y --quiet
   grep -q 'No space left on device' err.txt || die "error does not say why: $(cat err.txt)"
 }
+# ---------------------------------------------------------------------------------------------
+# Signals. No case sleeps for a guessed time: each waits (time-boxed) for a sign that mjpeg is
+# where the case wants it, and no background process outlives the case (see bg and the EXIT
+# trap of the driver): a blocked writer or reader would otherwise hold CTest until its timeout.
+# ---------------------------------------------------------------------------------------------
+
+BG_PIDS=()
+# bg PID: remembers a background process, killed when the case ends, however it ends.
+bg() { BG_PIDS+=("$1"); }
+kill_background() {
+  local p
+  for p in "${BG_PIDS[@]}" $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
+}
+
+# wait_until SECONDS WHAT COMMAND...: polls COMMAND every 0.05 s until it succeeds; fails the
+# case (naming WHAT) after SECONDS.
+wait_until() {
+  local limit=$1 what=$2 i
+  shift 2
+  for ((i = 0; i < limit * 20; i++)); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  die "timed out after $limit s waiting for $what"
+}
+# handlers_installed PID: PID runs mjpeg (not the shell's fork before the exec, which catches
+# signals of its own) and its SIGINT and SIGTERM handlers are in place (SigCgt of
+# /proc/PID/status has bits 1 and 14), which mjpeg does first thing in main().
+handlers_installed() {
+  local mask
+  [[ $(readlink "/proc/$1/exe" 2>/dev/null) == "$MJPEG" ]] || return 1
+  mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
+  [[ -n $mask ]] && (( (16#$mask & 0x4002) == 0x4002 ))
+}
+# has_open PID FILE: the process holds FILE open.
+has_open() {
+  local f want
+  want=$(realpath "$2")
+  for f in /proc/"$1"/fd/*; do
+    [[ $(readlink "$f" 2>/dev/null) == "$want" ]] && return 0
+  done
+  return 1
+}
+# wait_exit PID [SECONDS]: waits (up to SECONDS, default 60, then kills it and fails) for PID to
+# end; sets RC.
+wait_exit() {
+  local i
+  for ((i = 0; i < ${2:-60} * 20; i++)); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$1" 2>/dev/null; then
+    kill -KILL "$1"
+    die "mjpeg did not end within ${2:-60} s of the signal: $(cat err.txt 2>/dev/null)"
+  fi
+  RC=0
+  wait "$1" || RC=$?
+}
+progress_shown() { grep -q '^mjpeg: progress: [1-9]' err.txt; }
 # interrupted_encode SIGNAL: encodes a real-time feed (-re: 25 frames/s for 20 s, so it is still
-# running) to out.avi and sends SIGNAL once frames are being written; prints mjpeg's exit code.
+# running) to out.avi and sends SIGNAL once a frame has been written (mjpeg's --progress lines
+# say so); sets RC to mjpeg's exit code.
 interrupted_encode() {
   need_ffmpeg
-  ffmpeg -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
-    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi 2>err.txt &
-  local pid=$! rc=0
-  wait_for_encoding err.txt >&2
+  ffmpeg -nostdin -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -t 20 -pix_fmt yuv420p \
+    -f yuv4mpegpipe - 2>/dev/null | "$MJPEG" encode - -o out.avi --progress 2>err.txt &
+  local pid=$!
+  bg $pid
+  wait_until 60 "mjpeg's first frame" progress_shown
   kill "-$1" $pid
-  wait $pid || rc=$?
-  echo "$rc"
+  wait_exit $pid
 }
 # expect_finalised_after SIGNAL: a real-time encode interrupted by SIGNAL exits 130 and leaves a
 # playable AVI whose ffprobe counts match, and no temporary file.
 expect_finalised_after() {
-  local rc
-  rc=$(interrupted_encode "$1")
-  [[ $rc -eq 130 ]] || die "exit code $rc after SIG$1, expected 130: $(cat err.txt)"
+  interrupted_encode "$1"
+  [[ $RC -eq 130 ]] || die "exit code $RC after SIG$1, expected 130: $(cat err.txt)"
   local got codec w h rate nb nread
   got=$(probe_counts out.avi)
   read -r codec w h rate nb nread <<<"$got"
   [[ $codec == mjpeg && $nb == "$nread" && $nb -gt 0 && $nb -lt 500 ]] ||
     die "ffprobe after SIG$1: $got"
   [[ -z $(ffmpeg -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
+  grep -q "^mjpeg: wrote out.avi: $nb frames\? (interrupted)" err.txt ||
+    die "the summary does not say $nb frame(s) (interrupted): $(cat err.txt)"
   no_temp_files .
 }
+case_interrupt_finalises_playable_avi() { expect_finalised_after INT; }
 case_sigterm_finalises_playable_avi() { expect_finalised_after TERM; }
-case_interrupt_before_first_frame_exit_130_no_output() {
-  need_ffmpeg
-  # The feed (a FIFO) opens only after 3 s, so the signal arrives while mjpeg waits for its
-  # input: it must still be handled (exit 130, one line), and nothing is written.
-  mkfifo feed.y4m || skip "cannot make a FIFO"
-  (sleep 3; exec ffmpeg -v error -f lavfi -i testsrc2=size=64x48:rate=25 -frames:v 5 \
-    -pix_fmt yuv420p -f yuv4mpegpipe -y feed.y4m) &
-  "$MJPEG" encode feed.y4m -o out.avi --quiet >out.txt 2>err.txt &
-  local pid=$! rc=0
-  sleep 1
-  kill -TERM $pid
-  wait $pid || rc=$?
-  [[ $rc -eq 130 ]] || die "exit code $rc after an early SIGTERM, expected 130: $(cat err.txt)"
-  [[ $(wc -l <err.txt) -eq 1 ]] && grep -q '^mjpeg: error: interrupted before the first frame' \
-    err.txt || die "expected one 'interrupted' error line: $(cat err.txt)"
+# expect_interrupted_nothing_written: RC is 130, err.txt one "interrupted ... nothing written"
+# line, no out.avi, no temporary file.
+expect_interrupted_nothing_written() {
+  [[ $RC -eq 130 ]] || die "exit code $RC after the signal, expected 130: $(cat err.txt)"
+  [[ $(wc -l <err.txt) -eq 1 ]] && grep -q '^mjpeg: error: interrupted.*nothing written' \
+    err.txt || die "expected one 'interrupted ... nothing written' error line: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
   no_temp_files .
 }
+case_interrupt_before_first_frame_exit_130_no_output() {
+  # A FIFO that no writer ever opens: mjpeg waits for its input, where the signal must still be
+  # heard (exit 130, one line, nothing written). Nothing here can block: mjpeg opens the FIFO
+  # without waiting for a writer, and there is no writer.
+  mkfifo feed.y4m || skip "cannot make a FIFO"
+  local sig pid
+  for sig in TERM INT; do
+    "$MJPEG" encode feed.y4m -o out.avi --quiet >out.txt 2>err.txt &
+    pid=$!
+    bg $pid
+    wait_until 60 "mjpeg to open feed.y4m" has_open $pid feed.y4m
+    kill -$sig $pid
+    wait_exit $pid
+    expect_interrupted_nothing_written
+    echo "SIG$sig while waiting for the FIFO: $(cat err.txt)"
+  done
+}
+case_signal_during_start_up_exit_130() {
+  # The signal arrives as soon as the handlers exist (main's first statement), whatever mjpeg
+  # is doing then (parsing, probing CUDA, opening the input): always exit 130 and one line,
+  # never death by the signal (143) or a hang.
+  mkfifo feed.y4m || skip "cannot make a FIFO"
+  local sig pid
+  for sig in TERM INT; do
+    "$MJPEG" encode feed.y4m -o out.avi --quiet >out.txt 2>err.txt &
+    pid=$!
+    bg $pid
+    wait_until 60 "mjpeg's signal handlers" handlers_installed $pid
+    kill -$sig $pid
+    wait_exit $pid
+    expect_interrupted_nothing_written
+    echo "SIG$sig at start-up: $(cat err.txt)"
+  done
+}
+case_interrupt_while_a_read_waits_exit_130_at_once() {
+  make_y4m in.y4m 10 64x48
+  mkfifo feed || skip "cannot make a FIFO"
+  # The test holds the FIFO's write end (opened read-write: never blocks) and writes nothing, or
+  # only the first frames: mjpeg's read waits. Ctrl-C must end it at once (not when the writer
+  # closes; the limit of 20 s is far above what it takes and far below the writer's patience).
+  exec 3<>feed
+  "$MJPEG" encode - -o out.avi --quiet <feed >out.txt 2>err.txt &
+  local pid=$!
+  bg $pid
+  wait_until 60 "mjpeg's signal handlers" handlers_installed $pid
+  kill -INT $pid
+  wait_exit $pid 20
+  expect_interrupted_nothing_written
+  echo "Ctrl-C while standard input is idle: $(cat err.txt)"
+  # A producer stalled after 5 frames: they are encoded, the AVI finalised, exit 130.
+  local header frame
+  header=$(head -1 in.y4m | wc -c)
+  frame=$(( ($(stat -c %s in.y4m) - header) / 10 ))
+  "$MJPEG" encode - -o out.avi --progress <feed >out.txt 2>err.txt &
+  pid=$!
+  bg $pid
+  head -c $((header + 5 * frame)) in.y4m >&3
+  wait_until 60 "mjpeg's first frame" progress_shown
+  kill -INT $pid
+  wait_exit $pid 20
+  exec 3>&-
+  [[ $RC -eq 130 ]] || die "exit code $RC after Ctrl-C with a stalled producer: $(cat err.txt)"
+  local got codec w h rate nb nread
+  got=$(probe_counts out.avi)
+  read -r codec w h rate nb nread <<<"$got"
+  [[ $codec == mjpeg && $nb == "$nread" && $nb -ge 1 && $nb -le 5 ]] || die "ffprobe: $got"
+  grep -q "^mjpeg: wrote out.avi: $nb frames\? (interrupted)" err.txt || die "summary: $(cat err.txt)"
+  no_temp_files .
+  echo "stalled after 5 frames: $nb written"
+}
 case_sigkill_leaves_no_output() {
-  local rc
-  rc=$(interrupted_encode KILL)
-  [[ $rc -eq 137 ]] || die "exit code $rc after SIGKILL, expected 137"
+  interrupted_encode KILL
+  [[ $RC -eq 137 ]] || die "exit code $RC after SIGKILL, expected 137"
   [[ ! -e out.avi ]] || die "out.avi exists after SIGKILL"
   # The temporary file cannot be removed by a killed process; it is hidden and named as such.
   find . -maxdepth 1 -name '.out.avi.tmp-*' | grep -q . || echo "(no temporary file either)"
@@ -949,5 +1059,6 @@ declare -F "case_$name" >/dev/null || { echo "unknown case $name" >&2; exit 2; }
 
 dir="$4/$name"
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || die "cannot make $dir"
+trap kill_background EXIT
 "case_$name"
 echo "PASS: $name"

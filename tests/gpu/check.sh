@@ -30,6 +30,9 @@
 #   e2e       tests/gpu/e2e.sh: `mjpeg encode` of Y4M clips (file in the page cache, stdin) against
 #             `mjpeg compare` on the same frames, 1920x1080 and 3840x2160, every mode, with the
 #             self-balancing split and (MJPEG_E2E_SWEEP, default 1 here) fixed aok splits
+#   big       pictures beyond the old 16384 limit (20000x3000, 65535x64, 64x65535; random
+#             pixels, 4:2:0 and 4:4:4) as one-frame AVIs in sok and aok: byte-identical to cpu
+#             mode, and a frame too big for device memory refused with one clear line
 # The tables of the parts that ran are printed last. Logs go to $LOG_DIR (default: $OUT or
 # ./gpu-check-logs).
 set -u
@@ -47,7 +50,7 @@ tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e},"
+parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,big},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -182,6 +185,34 @@ if want e2e; then
   MJPEG_E2E_SWEEP=${MJPEG_E2E_SWEEP:-1} timeout 560 bash "$here/tests/gpu/e2e.sh" "$bin/mjpeg" "$picture" 300 \
     >"$logs/e2e.txt" 2>"$logs/e2e.err"
   note "end to end encode vs compare: rc=$? (table below; logs in \${TMPDIR:-/tmp}/mjpeg-e2e)"
+fi
+
+if want big; then
+  # random_ppm W H FILE: a P6 of random pixels (the worst case for the entropy coder).
+  random_ppm() { { printf 'P6\n%d %d\n255\n' "$1" "$2"; head -c $(($1 * $2 * 3)) /dev/urandom; } >"$3"; }
+  big_rc=0
+  for size in 20000x3000 65535x64 64x65535; do
+    random_ppm "${size%x*}" "${size#*x}" "$logs/big.ppm"
+    for s in 420 444; do
+      "$bin/mjpeg" encode "$logs/big.ppm" -o "$logs/big_cpu.avi" -y --quiet --mode cpu -s $s -q 95 ||
+        big_rc=1
+      for m in sok aok; do
+        "$bin/mjpeg" encode "$logs/big.ppm" -o "$logs/big_$m.avi" -y --quiet --mode $m -s $s -q 95 \
+          2>>"$logs/big.log" && cmp -s "$logs/big_cpu.avi" "$logs/big_$m.avi" ||
+          { big_rc=1; echo "big $size $s $m: differs or failed" >>"$logs/big.log"; }
+      done
+    done
+  done
+  # Far more slots than device memory holds: one line, exit 1, nothing written.
+  random_ppm 16000 16000 "$logs/big.ppm"
+  "$bin/mjpeg" encode "$logs/big.ppm" -o "$logs/big_many.avi" --mode aok --slots 128 -y \
+    >"$logs/big_many.out" 2>&1
+  many_rc=$?
+  [[ $many_rc -eq 1 && $(wc -l <"$logs/big_many.out") -eq 1 && ! -e $logs/big_many.avi ]] &&
+    grep -q 'device memory' "$logs/big_many.out" || big_rc=1
+  cat "$logs/big_many.out" >>"$logs/big.log"
+  rm -f "$logs"/big*.ppm "$logs"/big_*.avi
+  note "big pictures (20000x3000, 65535x64, 64x65535; sok/aok == cpu; too big refused): rc=$big_rc (see $logs/big.log)"
 fi
 
 echo

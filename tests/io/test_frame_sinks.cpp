@@ -427,6 +427,46 @@ TEST(ImageSequenceWriter, OneFilePerFrame) {
                mjpeg::Error);
 }
 
+TEST(ImageSequenceWriter, AllOrNothing) {
+  ScratchDir dir;
+  const auto frames = make_frames(3, 16, 16, 0);
+  const std::string pattern = dir.file("f%03d.jpg");
+  {  // abandoned (an error, an interruption): not one file, no temporary folder
+    ImageSequenceWriter w(pattern);
+    write_all(w, frames);
+    EXPECT_EQ(dir.list().size(), 1u) << "the frames wait in one temporary folder";
+  }
+  EXPECT_TRUE(dir.list().empty());
+  {  // a name taken while the frames were written: nothing is published, the file is kept
+    ImageSequenceWriter w(pattern, 1, /*replace_existing=*/false);
+    write_all(w, frames);
+    ASSERT_EQ(io_test::run("printf precious > '" + dir.file("f003.jpg") + "'"), 0);
+    EXPECT_THROW(w.close(), mjpeg::Error);
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"f003.jpg"});
+    EXPECT_EQ(io_test::read_bytes(dir.file("f003.jpg")).size(), 8u);
+  }
+  {  // -y: all three, the old f003.jpg replaced
+    ImageSequenceWriter w(pattern, 1, /*replace_existing=*/true);
+    write_all(w, frames);
+    w.close();
+    EXPECT_EQ(dir.list(), (std::vector<std::string>{"f001.jpg", "f002.jpg", "f003.jpg"}));
+    EXPECT_TRUE(io_test::read_bytes(dir.file("f003.jpg")) == frames[2]);
+  }
+  EXPECT_THROW(ImageSequenceWriter("d%d/x.jpg"), mjpeg::UsageError);  // number in a directory
+}
+
+TEST(AtomicFile, TemporaryNameFitsTheNameLimit) {
+  ScratchDir dir;
+  const std::string name(250, 'n');
+  const std::string temp = temp_name_beside(dir.file(name + ".avi"), "12345-0abcdef");
+  const std::string base = temp.substr(temp.rfind('/') + 1);
+  EXPECT_LE(base.size(), 255u);
+  EXPECT_EQ(base.rfind(".nnn", 0), 0u) << base;
+  EXPECT_NE(base.find(".tmp-12345-0abcdef"), std::string::npos) << base;
+  write_file(dir.file(name + ".avi"), "x");  // a 254-byte name is written and published
+  EXPECT_EQ(dir.list(), std::vector<std::string>{name + ".avi"});
+}
+
 TEST(FrameSinks, OutputKindByName) {
   EXPECT_EQ(output_kind("a/b.avi"), OutputKind::avi);
   EXPECT_EQ(output_kind("B.AVI"), OutputKind::avi);

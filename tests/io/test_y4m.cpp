@@ -118,6 +118,14 @@ TEST(Y4mHeader, ExtensionsRangeAndMatrix) {
   EXPECT_EQ(b.range, ColorRange::limited);
   EXPECT_EQ(b.matrix, ColorMatrix::bt709);
   EXPECT_THROW(parse_y4m_header("W8 H8 XCOLORRANGE=SOMETIMES", "t"), mjpeg::Error);
+  // What the header said, and what was assumed (the CLI's notice and --colorspace/--range).
+  EXPECT_TRUE(a.range_tagged);
+  EXPECT_FALSE(a.matrix_tagged);
+  EXPECT_NE(a.describe().find("BT.601 (assumed)"), std::string::npos) << a.describe();
+  EXPECT_TRUE(b.range_tagged && b.matrix_tagged);
+  Y4mInfo c = parse_y4m_header("W8 H8 F25:1 XCOLORMATRIX=BT2020", "t");
+  EXPECT_EQ(c.matrix, ColorMatrix::bt2020);
+  EXPECT_FALSE(c.range_tagged);
 }
 
 TEST(Y4mHeader, DefaultsAndNotices) {
@@ -338,6 +346,10 @@ TEST(YuvToRgb, KnownColours) {
   expect_rgb(convert_one(63, 102, 240, M::bt709, R::limited), 255, 0, 0, 1, "709 limited red");
   expect_rgb(convert_one(173, 42, 26, M::bt709, R::limited), 0, 255, 0, 1, "709 limited green");
   expect_rgb(convert_one(32, 240, 118, M::bt709, R::limited), 0, 0, 255, 1, "709 limited blue");
+  // BT.2020 (Kr 0.2627, Kb 0.0593), full range: R = Y + 1.4746 (Cr - 128),
+  // G = Y - 0.16455 (Cb - 128) - 0.57135 (Cr - 128), B = Y + 1.8814 (Cb - 128).
+  expect_rgb(convert_one(128, 128, 178, M::bt2020, R::full), 202, 99, 128, 0, "2020 full reddish");
+  expect_rgb(convert_one(100, 150, 128, M::bt2020, R::full), 100, 96, 141, 0, "2020 full bluish");
   expect_rgb(convert_one(235, 128, 128, M::bt709, R::limited), 255, 255, 255, 0, "709 limited white");
   // Out-of-range inputs clamp rather than wrap.
   // Out-of-range inputs clamp rather than wrap (Y above 235 / below 16, saturated chroma).

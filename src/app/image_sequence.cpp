@@ -1,0 +1,175 @@
+#include "image_sequence.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "frame_reader.hpp"
+#include "image_input.hpp"
+#include "io/sequence_pattern.hpp"
+#include "mjpeg/error.hpp"
+#include "wording.hpp"
+
+namespace mjpeg::app {
+namespace {
+
+/// The numbers of the files in the pattern's directory that are names of the pattern, sorted.
+std::vector<std::int64_t> numbers_present(const io::SequencePattern& p, const std::string& pattern) {
+  const std::string dir = p.directory();
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr)
+    throw Error(fmt::format("cannot read the image sequence '{}': directory '{}': {}", pattern,
+                            dir, std::strerror(errno)));
+  std::vector<std::int64_t> numbers;
+  while (const dirent* e = ::readdir(d)) {
+    const std::int64_t n = p.number_of(e->d_name);
+    if (n >= 0) numbers.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  return numbers;
+}
+
+/// "00001..00005" style ranges of consecutive numbers, for messages.
+std::string number_range(const io::SequencePattern& p, std::int64_t a, std::int64_t b) {
+  io::SequencePattern bare = p;
+  bare.prefix.clear();
+  bare.suffix.clear();
+  return a == b ? bare.name(a) : bare.name(a) + ".." + bare.name(b);
+}
+
+class ImageSequenceSource final : public pipeline::FrameSource {
+ public:
+  ImageSequenceSource(std::string pattern, io::SequencePattern p,
+                      std::vector<std::int64_t> numbers, InputOptions options, io::Image first)
+      : pattern_(std::move(pattern)),
+        p_(std::move(p)),
+        numbers_(std::move(numbers)),
+        options_(std::move(options)),
+        first_(std::move(first)) {
+    format_ = {first_.width, first_.height, PixelFormat::rgb24};
+  }
+  pipeline::SourceFormat format() const override { return format_; }
+
+  bool read_into(int, std::uint8_t* dst, std::size_t stride, std::int64_t& index) override {
+    bool use_first = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (next_ >= static_cast<std::int64_t>(numbers_.size())) return false;
+      index = next_++;
+      use_first = index == 0;
+    }
+    const std::string path = p_.name(numbers_[static_cast<std::size_t>(index)]);
+    io::Image decoded;
+    if (!use_first) decoded = options_.read_image(path);
+    const io::Image& image = use_first ? first_ : decoded;
+    if (image.width != format_.width || image.height != format_.height)
+      throw Error(fmt::format("'{}' is {}x{}, but the sequence started at {}x{} (pictures of "
+                              "one size only)",
+                              path, image.width, image.height, format_.width, format_.height));
+    const io::Image rgb = image.format == PixelFormat::rgb24 ? io::Image() : to_rgb(image.view());
+    const io::Image& src = image.format == PixelFormat::rgb24 ? image : rgb;
+    const std::size_t row = format_.row_bytes();
+    for (int y = 0; y < format_.height; ++y)
+      std::memcpy(dst + static_cast<std::size_t>(y) * stride,
+                  src.pixels.data() + static_cast<std::size_t>(y) * src.stride(), row);
+    if (use_first) first_ = io::Image();  // not needed again
+    return true;
+  }
+
+ private:
+  std::string pattern_;
+  io::SequencePattern p_;
+  std::vector<std::int64_t> numbers_;  ///< the files to read, in order
+  InputOptions options_;
+  io::Image first_;                    ///< decoded at open (its size is the stream's)
+  pipeline::SourceFormat format_;
+  std::mutex mutex_;
+  std::int64_t next_ = 0;
+};
+
+}  // namespace
+
+VideoInput open_image_sequence(const std::string& pattern, const InputOptions& options_in) {
+  InputOptions options = options_in;
+  if (!options.read_image)
+    options.read_image = [autorotate = options.autorotate](const std::string& path) {
+      return read_input_image(path, [](const std::string&) {}, autorotate);
+    };
+  io::SequencePattern p;
+  if (!io::SequencePattern::parse(pattern, p))
+    throw UsageError(fmt::format("'{}': an image-sequence pattern needs exactly one integer "
+                                 "conversion such as %05d (use %% for a literal percent sign)",
+                                 pattern));
+  if (!p.number_in_file_name())
+    throw UsageError(fmt::format("'{}': the number of an image sequence must be in the file "
+                                 "name, not in a directory",
+                                 pattern));
+  std::vector<std::int64_t> present = numbers_present(p, pattern);
+  const std::int64_t start = options.start_number >= 0 ? options.start_number
+                             : present.empty()         ? 0
+                                                       : present.front();
+  present.erase(present.begin(), std::lower_bound(present.begin(), present.end(), start));
+  if (present.empty())
+    throw Error(options.start_number >= 0
+                    ? fmt::format("the image sequence '{}' has no file numbered {} or above "
+                                  "(--start-number {})",
+                                  pattern, start, start)
+                    : fmt::format("no file matches the image sequence '{}' (e.g. '{}')", pattern,
+                                  p.name(1)));
+  if (present.front() != start)
+    throw Error(fmt::format("'{}' is missing: the image sequence '{}' starts there "
+                            "(--start-number {}); its files begin at '{}'",
+                            p.name(start), pattern, start, p.name(present.front())));
+
+  // The files to encode: with --frames N the first N numbers; a gap among them is an error
+  // (nothing is written), or skipped with --keep-going.
+  std::vector<std::int64_t> numbers;
+  std::vector<std::string> notices;
+  std::int64_t missing = 0;
+  std::int64_t first_missing = -1;
+  for (std::size_t i = 0; i < present.size(); ++i) {
+    if (options.max_frames >= 0 && static_cast<std::int64_t>(numbers.size()) >= options.max_frames)
+      break;
+    const std::int64_t expected = start + static_cast<std::int64_t>(numbers.size()) + missing;
+    if (present[i] != expected) {
+      if (!options.keep_going)
+        throw Error(fmt::format("'{}' is missing from the image sequence '{}' ({} are there, "
+                                "then it goes on at {}); nothing written (--keep-going skips "
+                                "the gaps)",
+                                p.name(expected), pattern, number_range(p, start, expected - 1),
+                                number_range(p, present[i], present[i])));
+      if (first_missing < 0) first_missing = expected;
+      missing += present[i] - expected;
+    }
+    numbers.push_back(present[i]);
+  }
+  if (missing > 0)
+    notices.push_back(fmt::format("--keep-going: {} number{} of the image sequence '{}' {} "
+                                  "missing (the first: '{}') and skipped",
+                                  missing, missing == 1 ? "" : "s", pattern,
+                                  missing == 1 ? "is" : "are", p.name(first_missing)));
+
+  io::Image first = options.read_image(p.name(numbers.front()));
+  VideoInput in;
+  in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
+  in.fps_den = 1;
+  in.frame_count = static_cast<std::int64_t>(numbers.size());
+  in.description = fmt::format("{}x{} image sequence, {} ({}), {}/{} fps", first.width,
+                               first.height,
+                               count_of(static_cast<std::int64_t>(numbers.size()), "file", "files"),
+                               number_range(p, numbers.front(), numbers.back()), in.fps_num,
+                               in.fps_den);
+  in.notices = std::move(notices);
+  in.source = std::make_unique<ImageSequenceSource>(pattern, p, std::move(numbers), options,
+                                                    std::move(first));
+  return in;
+}
+
+}  // namespace mjpeg::app

@@ -1,0 +1,31 @@
+// libswscale's conversion to rgb24, into memory laid out as FFmpeg lays out its frames (builds
+// with FFmpeg's libraries only).
+//
+// Given rows exactly width*3 bytes long, libswscale's SIMD converters (which work in groups of 8
+// or 16 pixels) either leave the last pixels of each row unconverted (6 black columns at
+// 854x480) or write past the end of a row and of the last one. ffmpeg's own frames have rows
+// aligned to 64 bytes with room to spare, where neither happens; so the conversion writes into
+// such a buffer and the rows are copied out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+struct AVFrame;
+struct SwsContext;
+
+namespace mjpeg::app {
+
+/// Bytes `scratch` needs for a padded rgb24 frame of width x height.
+std::size_t padded_rgb_bytes(int width, int height);
+
+/// Converts `frame` with `sws` (set up for frame -> rgb24 of width x height) into `scratch`
+/// (padded_rgb_bytes long, allocated by the caller once) and copies the rows to `dst` (rows
+/// `stride` bytes apart). Returns the aligned start of the padded image in `scratch` and its
+/// row stride through `padded_stride` (for callers that rotate from there instead).
+const std::uint8_t* sws_to_rgb24(SwsContext* sws, const AVFrame& frame, int width, int height,
+                                 std::vector<std::uint8_t>& scratch, std::uint8_t* dst,
+                                 std::size_t stride, std::size_t* padded_stride = nullptr);
+
+}  // namespace mjpeg::app

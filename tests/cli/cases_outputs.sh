@@ -1,0 +1,170 @@
+# Cases of the outputs (sourced by cli_test.sh; its helpers are available): quality figures of
+# every output kind, pattern outputs published whole or not at all, temporary files, names.
+
+# mean_rgb FILE: the mean PSNR RGB of a summary printed by `quality` or `encode --psnr`.
+mean_rgb() { sed -n 's/^  PSNR RGB  min *[0-9.inf]*  mean *\([0-9.inf]*\) .*/\1/p' "$1" | head -1; }
+
+case_psnr_and_quality_agree_on_every_output_kind() {
+  need_ffmpeg
+  # An awkward size (334x91: not a multiple of 8 or 16, odd height), lossless source.
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=334x91:rate=25 -frames:v 3 -pix_fmt yuv420p \
+    -c:v ffv1 clip.mkv || die "ffmpeg cannot make the clip"
+  need_libav clip.mkv
+  mkdir src f
+  ffmpeg -nostdin -v error -i clip.mkv -pix_fmt rgb24 src/%03d.ppm || die "ffmpeg cannot decode"
+  local out psnr qual ref fmt
+  for out in out.avi out.mjpeg f/%03d.jpg one.jpg; do
+    local input=clip.mkv refsrc=src/%03d.ppm
+    [[ $out == one.jpg ]] && input=src/001.ppm refsrc=src/001.ppm
+    expect_ok encode "$input" -o "$out" --psnr -q 80
+    psnr=$(mean_rgb err.txt)
+    "$MJPEG" quality "$input" "$out" >q.txt 2>err.txt || die "quality $out: $(cat err.txt)"
+    qual=$(mean_rgb q.txt)
+    # ffmpeg's own decode of what was written, against ffmpeg's RGB of the source.
+    rm -rf dec && mkdir dec
+    fmt=()
+    [[ $out == *.mjpeg ]] && fmt=(-f mjpeg)
+    ffmpeg -nostdin -v error "${fmt[@]}" -i "$out" -pix_fmt rgb24 dec/%03d.ppm || die "ffmpeg cannot decode $out"
+    ref=$(ffmpeg -nostdin -v info -i "$refsrc" -i dec/%03d.ppm -lavfi psnr -f null - 2>&1 |
+      sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1)
+    [[ -n $psnr && -n $qual && -n $ref ]] || die "$out: missing figures (--psnr '$psnr', quality '$qual', ffmpeg '$ref')"
+    [[ $psnr == "$qual" ]] || die "$out: encode --psnr says $psnr dB, quality says $qual dB"
+    awk -v a="$qual" -v b="$ref" 'BEGIN { d = a - b; exit !(d < 0.006 && d > -0.006) }' ||
+      die "$out: quality says $qual dB, ffmpeg's psnr filter $ref dB"
+    echo "$out: --psnr $psnr, quality $qual, ffmpeg $ref"
+  done
+}
+
+case_failed_pattern_output_leaves_nothing() {
+  make_y4m in.y4m 20 64x48
+  mkdir fr
+  # A truncated input: the frames before the damage are not left behind.
+  head -c $(( $(stat -c %s in.y4m) - 3000 )) in.y4m >cut.y4m
+  expect_fail 1 encode cut.y4m -o fr/%04d.jpg --quiet
+  [[ -z $(ls -A fr) ]] || die "left in fr/ after a truncated input: $(ls -A fr)"
+  # A write that fails part-way (file-size limit: the first frames are small, the later ones
+  # noise at q100, too big).
+  ffmpeg -nostdin -v error -filter_complex \
+    "color=black:s=320x180:r=25:d=0.12[a];testsrc2=s=320x180:r=25:d=0.08,noise=alls=100:allf=t[b];[a][b]concat=n=2" \
+    -pix_fmt yuv420p -f yuv4mpegpipe grow.y4m || die "ffmpeg cannot make the clip"
+  local rc=0
+  (ulimit -f 20; exec "$MJPEG" encode grow.y4m -o fr/%04d.jpg -q 100 -s 444 --quiet) \
+    >out.txt 2>err.txt || rc=$?
+  [[ $rc -eq 1 ]] && grep -q 'File too large' err.txt || die "rc $rc: $(cat err.txt)"
+  [[ -z $(ls -A fr) ]] || die "left in fr/ after a failed write: $(ls -A fr)"
+  # A later name that exists, without -y: none of the earlier frames appear either.
+  printf 'precious' >fr/0004.jpg
+  expect_fail 1 encode in.y4m -o fr/%04d.jpg --quiet
+  [[ $(ls -A fr) == 0004.jpg && $(cat fr/0004.jpg) == precious ]] || die "fr/ changed: $(ls -A fr)"
+  # Success leaves all of them (-y replaces 0004.jpg).
+  expect_ok encode in.y4m -o fr/%04d.jpg --quiet -y
+  [[ $(ls -A fr | wc -l) -eq 20 ]] && ! grep -q precious fr/0004.jpg || die "fr/: $(ls -A fr)"
+}
+
+# big_y4m FILE: 12 frames of 1920x1080, slow enough to encode (q100 4:4:4, one thread) that a
+# second signal arrives while the first one's stop is still finishing the frames in flight.
+big_y4m() { make_y4m "$1" 12 1920x1080; }
+case_second_interrupt_removes_temporary_files() {
+  need_ffmpeg
+  big_y4m in.y4m
+  local out pid
+  mkdir fr
+  for out in out.avi fr/%03d.jpg; do
+    "$MJPEG" encode in.y4m -o "$out" -q 100 -s 444 --mode cpu --producers 1 \
+      --entropy-threads 1 --progress 2>err.txt &
+    pid=$!
+    bg $pid
+    wait_until 120 "mjpeg's first frame" progress_shown
+    kill -INT $pid
+    kill -TERM $pid  # another signal: it cannot merge with the first
+    wait_exit $pid
+    [[ $RC -eq 130 ]] || die "$out: exit code $RC after two signals, expected 130: $(cat err.txt)"
+    grep '^mjpeg: error: ' err.txt >errors.txt
+    [[ $(wc -l <errors.txt) -eq 1 ]] &&
+      grep -q '^mjpeg: error: interrupted again; stopped at once, nothing written' errors.txt ||
+      die "$out: expected one 'interrupted again' line: $(cat err.txt)"
+    [[ ! -e out.avi && -z $(ls -A fr) ]] || die "$out: output left: $(ls -A . fr)"
+    no_temp_files .
+  done
+}
+case_long_output_names() {
+  make_y4m in.y4m 3 64x48
+  local long
+  long=$(printf 'n%.0s' {1..246})  # + ".avi" = 250 bytes, + ".jpg", the limit is 255
+  expect_ok encode in.y4m -o "$long.avi" --quiet
+  [[ $(probe_counts "$long.avi") == "mjpeg 64 48 25/1 3 3" ]] || die "ffprobe: $(probe_counts "$long.avi")"
+  expect_ok encode "$SAMPLE" -o "${long}xxxxx.jpg" --quiet  # 255 bytes
+  [[ -s ${long}xxxxx.jpg ]] || die "the 255-byte JPEG name is missing"
+  mkdir fr
+  expect_ok encode in.y4m -o "fr/${long}%03d.jpg" --quiet
+  [[ $(ls fr | wc -l) -eq 3 ]] || die "fr/: $(ls fr)"
+  no_temp_files .
+  no_temp_files fr
+}
+
+case_stdout_output_refused_on_a_terminal() {
+  make_y4m in.y4m 4 64x48
+  # -o -: the JPEGs back to back on standard output (as .mjpeg), for a pipe.
+  "$MJPEG" encode in.y4m -o - --quiet 2>err.txt >out.mjpeg || die "-o - failed: $(cat err.txt)"
+  [[ $(ffprobe -v error -f mjpeg -count_frames -show_entries stream=nb_read_frames -of csv=p=0 out.mjpeg) == 4 ]] ||
+    die "ffprobe does not read 4 frames from -o -"
+  "$MJPEG" encode in.y4m -o out2.mjpeg --quiet && same_bytes out.mjpeg out2.mjpeg
+  # ... and refused when standard output is a terminal (binary on the screen).
+  command -v script >/dev/null || skip "script (util-linux) not found"
+  script -qec "\"$MJPEG\" encode in.y4m -o - --quiet; echo rc=\$?" /dev/null >tty.txt 2>&1
+  grep -q 'mjpeg: error: -o - writes an M-JPEG stream to standard output, which is a terminal' tty.txt &&
+    grep -q 'rc=2' tty.txt || die "not refused on a terminal: $(cat -v tty.txt | head -5)"
+}
+case_one_frame_of_a_stream_to_jpg() {
+  need_ffmpeg
+  need_cjpeg
+  make_h264 clip.mp4 5 160x90
+  need_libav clip.mp4
+  ffmpeg -nostdin -v error -i clip.mp4 -frames:v 1 -pix_fmt rgb24 first.ppm || die "ffmpeg failed"
+  "$CJPEG" -quality 90 -outfile ref.jpg first.ppm || die "cjpeg failed"
+  # A video with --frames 1 to a .jpg: its first frame, as cjpeg encodes ffmpeg's RGB of it.
+  expect_ok encode clip.mp4 -o one.jpg --frames 1
+  same_bytes one.jpg ref.jpg
+  grep -q '^mjpeg: wrote one.jpg: 1 frame,' err.txt || die "summary: $(cat err.txt)"
+  expect_fail 2 encode clip.mp4 -o all.jpg --quiet  # without --frames 1: a usage error
+  grep -q -- "add --frames 1" err.txt || die "unclear: $(cat err.txt)"
+  # A GIF to a .jpg: its first frame (OpenCV reads no GIF; FFmpeg's libraries do).
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=160x90:rate=10 -frames:v 3 anim.gif &&
+    ffmpeg -nostdin -v error -i anim.gif -frames:v 1 -pix_fmt rgb24 gif1.ppm || die "ffmpeg: GIF"
+  "$CJPEG" -quality 90 -outfile gref.jpg gif1.ppm || die "cjpeg failed"
+  expect_ok encode anim.gif -o gif.jpg
+  grep -q "note: 'gif.jpg' holds one picture: the first frame of 'anim.gif' is encoded" err.txt ||
+    die "no note: $(cat err.txt)"
+  same_bytes gif.jpg gref.jpg
+  [[ ! -e all.jpg ]] || die "all.jpg created"
+  no_temp_files .
+}
+
+case_wording_of_messages() {
+  make_y4m in.y4m 1 64x48
+  expect_ok encode in.y4m -o one.avi
+  grep -q '^mjpeg: wrote one.avi: 1 frame,' err.txt || die "summary: $(cat err.txt)"
+  # A misspelt option is named as unknown (CLI11 said "not expected: 90 --qualty").
+  expect_fail 2 encode in.y4m -o x.avi --qualty 90
+  grep -qx 'mjpeg: error: unknown option --qualty (see mjpeg encode --help)' err.txt ||
+    die "misspelt option: $(cat err.txt)"
+  expect_fail 2 --bogus
+  grep -qx 'mjpeg: error: unknown option --bogus (see mjpeg --help)' err.txt || die "$(cat err.txt)"
+  # quality's usage line names its files.
+  expect_ok quality --help
+  grep -q '^Usage: mjpeg quality \[OPTIONS\] \[SOURCE ENCODED\]$' out.txt ||
+    die "usage line: $(grep Usage out.txt)"
+  # Counts of one.
+  expect_ok compare in.y4m --frames 1 --repeat 1 --producers 1 --entropy-threads 1 --slots 1 \
+    --modes cpu
+  grep -q ', 1 frame, 1 producer, 1 entropy thread, 1 slot, .*median of 1 run ' out.txt ||
+    die "compare's counts: $(head -3 out.txt)"
+  # One CUDA note without a GPU, and only when the mode was chosen automatically.
+  if "$MJPEG" info | grep -q '^CUDA devices: none'; then
+    expect_ok encode in.y4m -o a.avi
+    [[ $(grep -ci 'cuda' err.txt) -eq 1 && $(grep -c '^mjpeg: note: .*CUDA' err.txt) -eq 1 ]] ||
+      die "expected one CUDA note: $(cat err.txt)"
+    expect_ok encode in.y4m -o b.avi --mode cpu
+    ! grep -qi 'cuda' err.txt || die "a CUDA note with --mode cpu: $(cat err.txt)"
+  fi
+}
