@@ -1,4 +1,5 @@
-// Byte-exactness of encode_jpeg against libjpeg-turbo, the project's oracle (DESIGN.md §2):
+// Byte-exactness of encode_jpeg against libjpeg-turbo, the project's oracle
+// (docs/ARCHITECTURE.md, "The exactness oracle"):
 //   * in process, against the libjpeg API set up as cjpeg sets it up (common/oracle.hpp), over
 //     all 24 Kodak images x {444,422,420,gray} x q{1,10,50,75,90,95,100} x restart
 //     {0,1,7,5000} x optimize {off,on} (the full product: 5376 encodes each way, about a minute

@@ -1,5 +1,6 @@
-// Baseline JPEG encoding on the CPU, byte-identical to libjpeg-turbo
-// (islow DCT, jpeg_set_quality(q, TRUE), standard or optimal Huffman tables).
+// mjpeg image API: one picture to one baseline JPEG, on the CPU, byte-identical to
+// libjpeg-turbo (islow integer DCT, libjpeg's quality scaling as cjpeg applies it, standard or
+// optimal Huffman tables). For video see mjpeg/video.hpp.
 #pragma once
 
 #include <cstdint>
@@ -10,12 +11,20 @@
 namespace mjpeg {
 
 /// Encodes one image to a complete JFIF file (SOI..EOI).
-/// RGB input with Subsampling::gray is converted to luma as libjpeg does;
-/// gray8 input always gives a grayscale JPEG, whatever `options.subsampling` says.
-/// Throws UsageError for invalid options or sizes (0, or above kMaxDimension).
+///
+/// @param image    the pixels: rgb24 or gray8, `stride` bytes from one row to the next
+///                 (stride >= width * channels). Only read; not kept after the call.
+/// @param options  quality, subsampling, restart interval, Huffman optimization, quantization
+///                 tables (see EncodeOptions). RGB input with Subsampling::gray is converted
+///                 to luma as libjpeg does; gray8 input always gives a grayscale JPEG, whatever
+///                 `options.subsampling` says.
+/// @return the JPEG file's bytes: what `cjpeg` writes for the same pixels and settings.
+/// @throws UsageError for invalid options (validate()), a null `image.data`, a size of 0 or
+///         above kMaxDimension, or a stride smaller than a row.
+/// Threading: reentrant; any number of threads may encode at once (no shared state).
 std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options);
 
-/// The encoder's version string, e.g. "0.1.0".
+/// The library's version, e.g. "0.1.0" (a static string; never throws).
 const char* version();
 
 }  // namespace mjpeg

@@ -19,7 +19,7 @@ Subsampling parse_subsampling(const std::string& text);
 
 /// Which quantization tables `quality` scales: cjpeg's (ITU-T T.81 Annex K, the default and the
 /// exact oracle), or a preset tuned for a metric (smaller files at the same PSNR or SSIM; still
-/// byte-identical to cjpeg given the same tables, see jpeg/quant.hpp and docs/tuning/).
+/// byte-identical to cjpeg given the same tables, see docs/tuning/ in the source tree).
 enum class Tune { none, psnr, ssim };
 
 /// "none", "psnr", "ssim".

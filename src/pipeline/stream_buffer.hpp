@@ -1,5 +1,5 @@
-// The stream buffer of ../shared/seeds/003 (DESIGN.md section 1): K slots between the host
-// producers, the GPU transform and the host entropy workers.
+// The stream buffer (docs/ARCHITECTURE.md, "The stream buffer and its events"): K slots between
+// the host producers, the GPU transform and the host entropy workers.
 //
 // Per slot (allocated once per geometry, never per frame):
 //   host pixels (pinned; pageable in SOK unless pinned_sok), device pixels (one frame in the

@@ -454,7 +454,7 @@ case_disk_full_exit_1() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Cases: hardening (issue 7). Every bad input or argument: one error line, a documented exit
+# Cases: hardening. Every bad input or argument: one error line, a documented exit
 # code, nothing under the output name, no temporary file left behind.
 # ---------------------------------------------------------------------------------------------
 

@@ -8,7 +8,8 @@
 #   tests     GPU tests (kernels, then the sok/aok pipeline) with MJPEG_REQUIRE_GPU=1
 #   sanitize  compute-sanitizer memcheck, racecheck and initcheck over the kernel tests in
 #             small-frame mode; synccheck over the kernels without a block-scoped pipeline
-#             (direct, primitives) plus one try of the block-scoped ones (DESIGN.md section 5)
+#             (direct, primitives) plus one try of the block-scoped ones (synccheck reports
+#             "Missing wait" at producer_commit on every block-scoped pipeline: a tool limit)
 #   pipeline-memcheck  compute-sanitizer memcheck over the sok/aok pipeline tests (streams,
 #             events, traces), without the test whose cudaMalloc fails on purpose (memcheck
 #             reports every failing API call as an error)
@@ -139,7 +140,7 @@ if want compare; then
   timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
     --modes aok --optimize >"$logs/compare_optimize.txt" 2>&1
   note "mjpeg compare, aok --optimize: rc=$?"
-  # Quantization tables (issue 16): a tuned preset, and three own tables with Cb and Cr on
+  # Quantization tables: a tuned preset, and three own tables with Cb and Cr on
   # different ones (the third DeviceTables table); compare checks that every mode wrote the same
   # bytes (exit 1 otherwise).
   printf '%s\n' "$(seq 1 64 | tr '\n' ' ')" "$(seq 5 68 | tr '\n' ' ')" "$(seq 9 72 | tr '\n' ' ')" \
@@ -244,7 +245,7 @@ if want compare; then
   grep -E "^(AOK|mode|GPU) " "$logs/compare_coefficients.txt"
   echo; echo "==== AOK with --optimize"
   grep -E "^(AOK|mode|nvJPEG) " "$logs/compare_optimize.txt"
-  echo; echo "==== --tune psnr --optimize (issue 16), and own tables --qslots 0,2,1"
+  echo; echo "==== --tune psnr --optimize, and own tables --qslots 0,2,1"
   grep -E "^(CPU|SOK|AOK|mode|libjpeg|identical|all)" "$logs/compare_tune_psnr.txt"
   grep -iE "identical|differ" "$logs/compare_qtables.txt"
   echo; echo "==== token output, D2H per frame by quality (kHD)"

@@ -149,7 +149,7 @@ int main(int argc, char** argv) try {
 
   const Picture picture = read_ppm(argv[1]);
   const std::size_t frame_bytes = std::size_t(width) * height * 3;
-  unsigned char* pinned = nullptr;  // every frame, in pinned host memory (as DESIGN measures)
+  unsigned char* pinned = nullptr;  // every frame, in pinned host memory
   check(cudaMallocHost(reinterpret_cast<void**>(&pinned), frame_bytes * frames), "cudaMallocHost");
   for (int i = 0; i < frames; ++i) panning_frame(picture, i, width, height, pinned + frame_bytes * i);
 

@@ -129,7 +129,7 @@ inline std::vector<std::vector<std::uint8_t>> reference(const std::vector<io::Im
   return ref;
 }
 
-/// Byte comparison with a size check first (DESIGN.md section 4).
+/// Byte comparison with a size check first (docs/ARCHITECTURE.md, "Rules the code follows").
 inline void expect_frames_equal(const std::vector<std::vector<std::uint8_t>>& expected,
                                 const std::vector<std::vector<std::uint8_t>>& got,
                                 std::size_t count) {

@@ -1,0 +1,300 @@
+// mjpeg video API: a streaming Motion-JPEG encoder configured once, fed frame by frame
+// (VideoEncoder) or from a source into a sink (encode_all).
+//
+// Every JPEG frame it delivers is byte-identical to encode_jpeg() of the same pixels with the
+// same EncodeOptions, whatever the offload mode, thread and slot counts: the modes differ only
+// in where the transform runs and how the work is scheduled.
+//
+// Offload modes:
+//   cpu         everything on the CPU; needs no GPU (works in a build machine without one)
+//   sok         synchronous offload: blocking copies to and from the GPU, launch, wait
+//   sok-pinned  sok with the host slots in page-locked memory
+//   aok         asynchronous offload: uploads, kernels and downloads of different frames overlap
+//               on dedicated CUDA streams
+// The GPU modes need a CUDA device of compute capability 8.0 or newer; asking for one where
+// none is usable throws mjpeg::Error when the encoder is created (nothing falls back silently).
+//
+// Errors: functions throw mjpeg::UsageError (a subclass of mjpeg::Error) when the caller asked
+// for something invalid, and mjpeg::Error for runtime failures (device, I/O, a sink that threw).
+// The message is a sentence for the user (what(); error.hpp). Destructors never throw.
+//
+// No CUDA, OpenCV or FFmpeg types appear here; link mjpeg::mjpeg (CMake) or `pkg-config mjpeg`.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mjpeg/error.hpp"
+#include "mjpeg/options.hpp"
+
+namespace mjpeg {
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+/// How the pixels of each input frame lie in memory.
+enum class FrameFormat {
+  rgb24,    ///< packed 8-bit R, G, B
+  bgr24,    ///< packed 8-bit B, G, R (OpenCV's order); reordered to RGB while it is copied
+  gray8,    ///< one 8-bit luma sample per pixel; always gives a grayscale (1-component) JPEG
+  yuv420p,  ///< planar Y, Cb, Cr; chroma planes ceil(W/2) x ceil(H/2) (I420, Y4M "420jpeg")
+  yuv422p,  ///< planar Y, Cb, Cr; chroma planes ceil(W/2) x H
+  yuv444p,  ///< planar Y, Cb, Cr; chroma planes W x H
+};
+
+/// "rgb24", "bgr24", "gray8", "yuv420p", "yuv422p", "yuv444p".
+const char* to_string(FrameFormat format);
+/// Parses the names of to_string(FrameFormat). Throws UsageError for any other text.
+FrameFormat parse_frame_format(const std::string& text);
+/// True for yuv420p, yuv422p and yuv444p.
+bool is_planar(FrameFormat format);
+
+/// Colour matrix of planar YCbCr input (ignored for packed formats).
+enum class YuvMatrix { bt601, bt709 };
+/// Sample range of planar YCbCr input: limited (Y 16..235, C 16..240, "TV") or full (0..255).
+enum class YuvRange { limited, full };
+
+/// Where the colour conversion, downsampling, DCT and quantization run (see the file comment).
+enum class Offload { cpu, sok, sok_pinned, aok };
+
+/// "cpu", "sok", "sok-pinned", "aok" (the CLI's spelling).
+const char* to_string(Offload offload);
+/// Parses the names of to_string(Offload). Throws UsageError for any other text.
+Offload parse_offload(const std::string& text);
+
+/// Everything a VideoEncoder is configured with. Fixed for the encoder's lifetime: every frame
+/// has this size and format.
+struct VideoOptions {
+  int width = 0;   ///< pixels, 1..kMaxDimension
+  int height = 0;  ///< pixels, 1..kMaxDimension
+  FrameFormat format = FrameFormat::rgb24;
+  /// Planar formats only: how the YCbCr samples become the RGB that is encoded (the same
+  /// integer conversion as the CLI applies to Y4M input).
+  YuvMatrix matrix = YuvMatrix::bt601;
+  YuvRange range = YuvRange::limited;
+  /// The JPEG parameters, exactly as for encode_jpeg(): quality, subsampling (of the output),
+  /// restart interval, optimized Huffman tables, quantization table presets or own tables.
+  EncodeOptions jpeg;
+  Offload offload = Offload::cpu;
+  int device = 0;           ///< CUDA device (GPU modes only), 0..1023
+  /// Producer threads (copy or read frames into slots). 0: 1 for VideoEncoder; for
+  /// encode_all, together with entropy_threads = 0, a split that balances itself.
+  int producers = 0;
+  /// Threads that Huffman-code (and, in cpu mode, transform) frames. 0: one per core (cpu
+  /// mode), one per core less one (GPU modes); for encode_all see `producers`.
+  int entropy_threads = 0;
+  /// Frames in flight (stream-buffer slots, allocated once). 0: a default from the thread
+  /// counts (GPU modes: lowered where the device's or host's memory would not hold them).
+  int slots = 0;
+};
+
+/// Throws UsageError naming the first field that is out of range: size 0 or above
+/// kMaxDimension, negative counts, a bad EncodeOptions field (see validate(EncodeOptions)),
+/// a device outside 0..1023. Does not look for a GPU (the encoder does that).
+void validate(const VideoOptions& options);
+
+/// Bytes of one frame of `options` in the contiguous layout: packed formats rows packed
+/// (width * 3 or width bytes each), planar formats Y then Cb then Cr, each plane's rows packed
+/// (the layout of a Y4M frame). Throws UsageError for an invalid size.
+std::size_t frame_bytes(const VideoOptions& options);
+
+// ---------------------------------------------------------------------------------------------
+// Frames in and out
+// ---------------------------------------------------------------------------------------------
+
+/// A read-only view of one input frame. Packed formats use plane[0] only; planar formats use
+/// plane[0..2] (Y, Cb, Cr). stride[i] = bytes from one row of plane i to the next, 0 meaning
+/// rows packed. The view does not own the pixels.
+struct FrameView {
+  int width = 0;
+  int height = 0;
+  const std::uint8_t* plane[3] = {nullptr, nullptr, nullptr};
+  std::size_t stride[3] = {0, 0, 0};
+
+  /// A packed frame (rgb24, bgr24, gray8) at `data`, rows `stride` bytes apart (0: packed).
+  static FrameView packed(const std::uint8_t* data, int width, int height,
+                          std::size_t stride = 0);
+  /// A planar frame from three plane pointers and their row strides (0: packed rows), e.g.
+  /// an FFmpeg AVFrame's data[] and linesize[].
+  static FrameView planar(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr,
+                          int width, int height, std::size_t y_stride = 0,
+                          std::size_t c_stride = 0);
+  /// A frame of `options` stored in the contiguous layout of frame_bytes() at `data`.
+  static FrameView contiguous(const std::uint8_t* data, const VideoOptions& options);
+};
+
+/// One encoded frame, seen by a FrameSink: a complete JFIF file (SOI..EOI). `data` is valid
+/// only during the write() call that receives it.
+struct EncodedFrame {
+  std::int64_t index = 0;  ///< 0-based position in the stream
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
+
+/// One encoded frame returned by VideoEncoder::encode() / finish(); owns its bytes.
+struct JpegFrame {
+  std::int64_t index = 0;           ///< 0-based position in the stream
+  std::vector<std::uint8_t> bytes;  ///< a complete JFIF file (SOI..EOI)
+};
+
+/// Receives encoded frames, strictly in stream order (index 0, 1, 2, ...), one call at a time
+/// on one of the encoder's threads (not necessarily the caller's). An exception thrown by
+/// write() stops the encode; the encoder rethrows it to its caller.
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  virtual void write(const EncodedFrame& frame) = 0;
+};
+
+/// Where encode_all() reads frames from.
+class FrameSource {
+ public:
+  virtual ~FrameSource() = default;
+  /// Writes frame `index` into `dst` (frame_bytes(options) bytes, the contiguous layout) and
+  /// returns true, or returns false when the stream has no frame `index` (and then none
+  /// after it). Indices come in increasing order 0, 1, 2, ...; without concurrent_reads() one
+  /// call at a time, otherwise up to VideoOptions::producers calls at once (for different
+  /// indices, finishing in any order). `dst` is the encoder's own slot memory (page-locked in
+  /// the GPU modes): reading straight into it avoids a copy. An exception stops the encode and
+  /// is rethrown by encode_all().
+  virtual bool read(std::int64_t index, std::uint8_t* dst) = 0;
+  /// True when read() may run on several threads at once (e.g. positional reads of a file).
+  virtual bool concurrent_reads() const { return false; }
+};
+
+/// Writes the frames to a file, chosen by the name: "*.avi" a RIFF AVI with the MJPG codec
+/// (OpenDML, so beyond 4 GiB), "*.mjpeg" / "*.mjpg" / "-" the JPEGs back to back (what
+/// `ffmpeg -f mjpeg` reads; "-" is standard output), or a printf pattern with one integer
+/// conversion such as "out/%05d.jpg": one JPEG file per frame, numbered from 1.
+/// The file is written under a temporary name and appears under its own name only at
+/// close(); a FileSink destroyed without close() (an error) removes what it wrote.
+/// Not thread-safe: write() comes from one encoder thread at a time, close() after finish().
+class FileSink final : public FrameSink {
+ public:
+  /// fps = fps_num / fps_den (AVI only). `overwrite` false: throws Error if the file (for a
+  /// pattern: a frame's file) already exists. Throws UsageError for an unknown extension or
+  /// bad arguments, Error when the file cannot be created.
+  FileSink(const std::string& path, int width, int height, int fps_num = 25, int fps_den = 1,
+           bool overwrite = true);
+  ~FileSink() override;
+  FileSink(const FileSink&) = delete;
+  FileSink& operator=(const FileSink&) = delete;
+
+  /// Appends one frame. Throws Error on an I/O failure (disk full: with the system's message).
+  void write(const EncodedFrame& frame) override;
+  /// Finalizes the file (AVI indexes and counts) and publishes it. Throws Error on failure.
+  void close();
+  std::int64_t frames_written() const;
+  std::uint64_t bytes_written() const;  ///< container overhead included
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------------------------
+
+/// What an encode did. Busy times are summed over the threads of a stage (seconds), so they
+/// can exceed wall_s.
+struct Stats {
+  std::int64_t frames = 0;       ///< frames delivered
+  std::uint64_t jpeg_bytes = 0;  ///< their bytes (no container overhead)
+  double wall_s = 0;             ///< from the start of the encode to its end
+  double read_s = 0;             ///< producers copying (VideoEncoder) or reading (FrameSource)
+  double transform_s = 0;        ///< cpu mode: colour conversion, DCT, quantization
+  double gpu_s = 0;              ///< GPU modes: host time issuing or waiting for GPU work
+  double entropy_s = 0;          ///< Huffman coding
+  double write_s = 0;            ///< delivering frames (FrameSink::write, or collecting them)
+  std::uint64_t upload_bytes = 0;    ///< host to device (GPU modes)
+  std::uint64_t download_bytes = 0;  ///< device to host (GPU modes)
+  Offload offload = Offload::cpu;
+  int producers = 0;        ///< the thread split the encode ended with
+  int entropy_threads = 0;
+  int slots = 0;            ///< frames in flight at most
+};
+
+// ---------------------------------------------------------------------------------------------
+// VideoEncoder: the push interface
+// ---------------------------------------------------------------------------------------------
+
+/// A streaming encoder: encode() one frame after another, then finish().
+///
+/// Ordering: frames are numbered in the order encode() is called and delivered strictly in
+/// that order, whatever the threads.
+/// Input lifetime: encode() copies the frame into the encoder's own memory before it returns;
+/// the caller may reuse or free the pixels as soon as encode() returns.
+/// Delivery: without a sink, encode() and finish() return the frames finished so far; with a
+/// FrameSink, the sink's write() receives each frame on an encoder thread as soon as it is
+/// finished (and encode() / finish() return empty vectors).
+/// Threading: one VideoEncoder must not be used by several threads at once (calls may come
+/// from different threads one after another). Different encoders are independent.
+/// Errors: an error on an encoder thread (GPU failure, a sink that threw) is rethrown by a
+/// later encode() or finish() (at the latest by finish()); from then on every call throws it.
+class VideoEncoder {
+ public:
+  /// Validates `options`, allocates every slot and buffer, starts the threads. Frames are
+  /// collected and returned by encode() / finish().
+  /// Throws UsageError for invalid options (validate()), Error when a GPU mode is asked for
+  /// and CUDA device `options.device` is not there or not usable, or allocation fails.
+  explicit VideoEncoder(const VideoOptions& options);
+  /// As above, but each finished frame goes to `sink` (which must outlive the encoder or its
+  /// finish()); write() is called on an encoder thread, in order, and must not call back into
+  /// this encoder.
+  VideoEncoder(const VideoOptions& options, FrameSink& sink);
+  /// Without finish(): stops the threads, drops the frames in flight (a sink may have
+  /// received some of them). Never throws.
+  ~VideoEncoder();
+  VideoEncoder(VideoEncoder&&) noexcept;
+  VideoEncoder& operator=(VideoEncoder&&) noexcept;
+  VideoEncoder(const VideoEncoder&) = delete;
+  VideoEncoder& operator=(const VideoEncoder&) = delete;
+
+  /// Hands one frame to the encoder. Blocks while every slot is busy (back-pressure) and
+  /// until the frame is copied.
+  /// Returns: the frames finished since the previous call, in order (always empty with a sink).
+  /// Throws UsageError when the frame's size differs from the options, a plane the format needs
+  /// is null, a stride is smaller than a row, or finish() was called (the encoder stays usable
+  /// after a rejected frame). Throws the encoder's error (see the class comment).
+  std::vector<JpegFrame> encode(const FrameView& frame);
+
+  /// Ends the stream: waits until every frame is encoded and delivered, stops the threads.
+  /// Returns: the frames not returned yet, in order (empty with a sink). A second call
+  /// returns an empty vector. Throws the encoder's error, if there was one.
+  /// A FileSink given to the encoder is not closed: close it after finish().
+  std::vector<JpegFrame> finish();
+
+  /// Before finish(): frames and jpeg_bytes delivered so far (the rest zero). After finish():
+  /// the whole encode's statistics. Never throws.
+  Stats stats() const;
+
+  /// The options as given (counts of 0 not resolved).
+  const VideoOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// encode_all: the pull interface
+// ---------------------------------------------------------------------------------------------
+
+/// Encodes every frame of `source` into `sink`, in order, on the calling thread and the
+/// encoder's threads; returns when the source has ended (or `stop` became true) and every
+/// frame read was delivered.
+/// `stop` (may be null): once it becomes true no new frame is read; frames already read are
+/// still encoded and delivered; then encode_all returns normally.
+/// Does not close the sink. Throws UsageError for invalid options, Error for a missing GPU (as
+/// VideoEncoder), and the first exception of the source, the sink or the GPU (all threads are
+/// stopped and joined first).
+Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& sink,
+                 const std::atomic<bool>* stop = nullptr);
+
+}  // namespace mjpeg

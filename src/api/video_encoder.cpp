@@ -1,0 +1,655 @@
+// The public video API (include/mjpeg/video.hpp) on top of the streaming pipeline
+// (src/pipeline): VideoEncoder runs pipeline::encode_stream on a thread of its own and feeds it
+// through PushSource, a pipeline::FrameSource whose read_into() takes the frame that encode()
+// hands over and copies it straight into the producer's slot; encode_all() runs encode_stream
+// on the caller's thread over PullSource, which lets the public FrameSource read into the
+// slots. Frames leave the pipeline through SinkBridge (an io::FrameSink) in stream order.
+#include "mjpeg/video.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "gpu_transform.hpp"
+#include "io/atomic_file.hpp"
+#include "io/frame_sink.hpp"
+#include "io/y4m.hpp"
+#include "jpeg/planar.hpp"
+#include "pipeline/frame_source.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace mjpeg {
+
+// ---------------------------------------------------------------------------------------------
+// Names and options
+// ---------------------------------------------------------------------------------------------
+
+const char* to_string(FrameFormat f) {
+  switch (f) {
+    case FrameFormat::rgb24: return "rgb24";
+    case FrameFormat::bgr24: return "bgr24";
+    case FrameFormat::gray8: return "gray8";
+    case FrameFormat::yuv420p: return "yuv420p";
+    case FrameFormat::yuv422p: return "yuv422p";
+    case FrameFormat::yuv444p: return "yuv444p";
+  }
+  return "?";
+}
+
+FrameFormat parse_frame_format(const std::string& text) {
+  for (FrameFormat f : {FrameFormat::rgb24, FrameFormat::bgr24, FrameFormat::gray8,
+                        FrameFormat::yuv420p, FrameFormat::yuv422p, FrameFormat::yuv444p})
+    if (text == to_string(f)) return f;
+  throw UsageError("unknown frame format '" + text +
+                   "' (expected rgb24, bgr24, gray8, yuv420p, yuv422p or yuv444p)");
+}
+
+bool is_planar(FrameFormat f) {
+  return f == FrameFormat::yuv420p || f == FrameFormat::yuv422p || f == FrameFormat::yuv444p;
+}
+
+const char* to_string(Offload o) {
+  switch (o) {
+    case Offload::cpu: return "cpu";
+    case Offload::sok: return "sok";
+    case Offload::sok_pinned: return "sok-pinned";
+    case Offload::aok: return "aok";
+  }
+  return "?";
+}
+
+Offload parse_offload(const std::string& text) {
+  for (Offload o : {Offload::cpu, Offload::sok, Offload::sok_pinned, Offload::aok})
+    if (text == to_string(o)) return o;
+  throw UsageError("unknown offload mode '" + text + "' (expected cpu, sok, sok-pinned or aok)");
+}
+
+namespace {
+
+bool known(FrameFormat f) {
+  switch (f) {
+    case FrameFormat::rgb24: case FrameFormat::bgr24: case FrameFormat::gray8:
+    case FrameFormat::yuv420p: case FrameFormat::yuv422p: case FrameFormat::yuv444p:
+      return true;
+  }
+  return false;
+}
+
+void check_range(int v, int lo, int hi, const char* name) {
+  if (v < lo || v > hi)
+    throw UsageError(std::string("VideoOptions: ") + name + " " + std::to_string(v) +
+                     " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+PlanarChroma planar_chroma(FrameFormat f) {
+  switch (f) {
+    case FrameFormat::yuv420p: return PlanarChroma::c420;
+    case FrameFormat::yuv422p: return PlanarChroma::c422;
+    case FrameFormat::yuv444p: return PlanarChroma::c444;
+    default: return PlanarChroma::none;
+  }
+}
+
+/// The pipeline's view of the frames: bgr24 frames are RGB by the time they are in a slot.
+pipeline::SourceFormat source_format(const VideoOptions& o) {
+  pipeline::SourceFormat s;
+  s.width = o.width;
+  s.height = o.height;
+  s.format = o.format == FrameFormat::gray8 ? PixelFormat::gray8 : PixelFormat::rgb24;
+  if (is_planar(o.format)) {
+    // The coefficients of the Y4M reader's conversion, so that a frame given here and the same
+    // frame read from a Y4M file encode to the same bytes.
+    io::Y4mInfo info;
+    info.width = o.width;
+    info.height = o.height;
+    info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
+                  : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
+                                                     : io::Y4mChroma::c444;
+    info.matrix = o.matrix == YuvMatrix::bt709 ? io::ColorMatrix::bt709 : io::ColorMatrix::bt601;
+    info.range = o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited;
+    s.planar = io::planar_format(info);
+  }
+  return s;
+}
+
+std::size_t pixel_bytes(FrameFormat f) { return f == FrameFormat::gray8 ? 1 : 3; }
+
+/// Swaps the first and third byte of each pixel of a packed row (BGR <-> RGB).
+void swap_red_blue(std::uint8_t* row, int width) {
+  for (int x = 0; x < width; ++x) std::swap(row[3 * x], row[3 * x + 2]);
+}
+
+void copy_bgr_row(const std::uint8_t* src, std::uint8_t* dst, int width) {
+  for (int x = 0; x < width; ++x) {
+    dst[3 * x] = src[3 * x + 2];
+    dst[3 * x + 1] = src[3 * x + 1];
+    dst[3 * x + 2] = src[3 * x];
+  }
+}
+
+/// Throws UsageError when `f` does not fit `o` (see VideoEncoder::encode).
+void check_frame(const FrameView& f, const VideoOptions& o) {
+  if (f.width != o.width || f.height != o.height)
+    throw UsageError("VideoEncoder::encode: frame is " + std::to_string(f.width) + "x" +
+                     std::to_string(f.height) + ", the encoder was opened for " +
+                     std::to_string(o.width) + "x" + std::to_string(o.height));
+  const int planes = is_planar(o.format) ? 3 : 1;
+  const PlanarLayout l = is_planar(o.format)
+                             ? planar_layout(o.width, o.height, planar_chroma(o.format))
+                             : PlanarLayout{};
+  for (int c = 0; c < planes; ++c) {
+    if (f.plane[c] == nullptr)
+      throw UsageError(std::string("VideoEncoder::encode: plane ") + std::to_string(c) +
+                       " of a " + to_string(o.format) + " frame is null");
+    const std::size_t row = !is_planar(o.format) ? std::size_t(o.width) * pixel_bytes(o.format)
+                            : c == 0             ? std::size_t(o.width)
+                                                 : std::size_t(l.chroma_width);
+    if (f.stride[c] != 0 && f.stride[c] < row)
+      throw UsageError("VideoEncoder::encode: stride " + std::to_string(f.stride[c]) +
+                       " of plane " + std::to_string(c) + " is smaller than a row (" +
+                       std::to_string(row) + " bytes)");
+  }
+}
+
+/// Copies frame `f` of `o` into `dst` in the contiguous layout (bgr24 reordered to RGB).
+void copy_frame(const FrameView& f, const VideoOptions& o, std::uint8_t* dst) {
+  if (is_planar(o.format)) {
+    const PlanarLayout l = planar_layout(o.width, o.height, planar_chroma(o.format));
+    for (int c = 0; c < 3; ++c) {
+      const int rows = c == 0 ? o.height : l.chroma_height;
+      const std::size_t row = l.pitch[c];
+      const std::size_t stride = f.stride[c] ? f.stride[c] : row;
+      std::uint8_t* out = dst + l.offset[c];
+      if (stride == row) {
+        std::memcpy(out, f.plane[c], row * std::size_t(rows));
+      } else {
+        for (int y = 0; y < rows; ++y)
+          std::memcpy(out + std::size_t(y) * row, f.plane[c] + std::size_t(y) * stride, row);
+      }
+    }
+    return;
+  }
+  const std::size_t row = std::size_t(o.width) * pixel_bytes(o.format);
+  const std::size_t stride = f.stride[0] ? f.stride[0] : row;
+  if (o.format == FrameFormat::bgr24) {
+    for (int y = 0; y < o.height; ++y)
+      copy_bgr_row(f.plane[0] + std::size_t(y) * stride, dst + std::size_t(y) * row, o.width);
+  } else if (stride == row) {
+    std::memcpy(dst, f.plane[0], row * std::size_t(o.height));
+  } else {
+    for (int y = 0; y < o.height; ++y)
+      std::memcpy(dst + std::size_t(y) * row, f.plane[0] + std::size_t(y) * stride, row);
+  }
+}
+
+/// The pipeline's options for `o`. `push`: VideoEncoder (one producer unless asked for more:
+/// it only copies what encode() hands over); otherwise encode_all (the pipeline's defaults,
+/// a self-balancing split when neither count is given).
+pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push) {
+  pipeline::PipelineOptions p;
+  p.mode = o.offload == Offload::cpu   ? pipeline::Mode::cpu
+           : o.offload == Offload::aok ? pipeline::Mode::aok
+                                       : pipeline::Mode::sok;
+  p.pinned_sok = o.offload == Offload::sok_pinned;
+  p.device = o.device;
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int producers = o.producers, workers = o.entropy_threads;
+  if (push) {
+    if (producers == 0) producers = 1;
+    if (workers == 0) workers = o.offload == Offload::cpu ? cores : std::max(1, cores - 1);
+  }
+  pipeline::apply_default_counts(p, cores, producers, workers, o.slots, false);
+  pipeline::validate(p);
+  return p;
+}
+
+/// A GPU mode needs its device: a clear error now rather than from a thread later.
+void check_device(const VideoOptions& o) {
+  if (o.offload == Offload::cpu) return;
+  std::string reason;
+  const int devices = gpu::device_count(&reason);
+  const std::string what =
+      std::string("offload mode '") + to_string(o.offload) + "' needs CUDA device " +
+      std::to_string(o.device);
+  if (devices == 0)
+    throw Error(what + ": " + (reason.empty() ? "no CUDA device was found" : reason) +
+                " (use Offload::cpu to encode without a GPU)");
+  if (o.device >= devices)
+    throw Error(what + ", but there " + (devices == 1 ? "is 1 device" : "are " +
+                std::to_string(devices) + " devices"));
+  if (o.device == 0 && !gpu::usable_device(&reason)) throw Error(what + ": " + reason);
+}
+
+Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode) {
+  Stats r;
+  r.frames = s.frames;
+  r.jpeg_bytes = s.jpeg_bytes;
+  r.wall_s = s.wall_s;
+  r.read_s = s.read_s + s.upload_issue_s;
+  r.transform_s = s.transform_cpu_s;
+  r.gpu_s = s.gpu_s + s.download_issue_s + s.coeff_wait_s;
+  r.entropy_s = s.entropy_s;
+  r.write_s = s.write_s;
+  r.upload_bytes = s.upload_bytes;
+  r.download_bytes = s.download_bytes;
+  r.offload = mode;
+  r.producers = s.producers;
+  r.entropy_threads = s.entropy_threads;
+  r.slots = p.slots;
+  return r;
+}
+
+/// The pipeline's sink: numbers the frames (they arrive in order) and hands them on.
+class SinkBridge final : public io::FrameSink {
+ public:
+  explicit SinkBridge(mjpeg::FrameSink& out) : out_(out) {}
+  void write_frame(const std::uint8_t* jpeg, std::size_t size) override {
+    out_.write(EncodedFrame{frames_, jpeg, size});
+    ++frames_;
+    bytes_ += size;
+  }
+  void close() override {}
+  std::int64_t frames_written() const override { return frames_; }
+  std::uint64_t bytes_written() const override { return bytes_; }
+
+ private:
+  mjpeg::FrameSink& out_;
+  std::int64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+/// encode_all's source: the public FrameSource reads straight into the producer's slot.
+class PullSource final : public pipeline::FrameSource {
+ public:
+  PullSource(mjpeg::FrameSource& source, const VideoOptions& o)
+      : source_(source), options_(o), format_(source_format(o)),
+        concurrent_(source.concurrent_reads()) {}
+  pipeline::SourceFormat format() const override { return format_; }
+  int max_useful_producers() const override { return concurrent_ ? 0 : 1; }
+  bool read_into(int, std::uint8_t* dst, std::size_t, std::int64_t& index) override {
+    bool got = false;
+    if (concurrent_) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (ended_) return false;
+        index = next_++;
+      }
+      got = source_.read(index, dst);
+      if (!got) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ended_ = true;
+      }
+    } else {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (ended_) return false;
+      index = next_++;
+      got = source_.read(index, dst);
+      ended_ = !got;
+    }
+    if (got && options_.format == FrameFormat::bgr24) {
+      const std::size_t row = std::size_t(options_.width) * 3;
+      for (int y = 0; y < options_.height; ++y) swap_red_blue(dst + y * row, options_.width);
+    }
+    return got;
+  }
+
+ private:
+  mjpeg::FrameSource& source_;
+  const VideoOptions options_;
+  const pipeline::SourceFormat format_;
+  const bool concurrent_;
+  std::mutex mutex_;
+  std::int64_t next_ = 0;
+  bool ended_ = false;
+};
+
+/// Thrown into the pipeline by PushSource when the encoder is destroyed before finish().
+struct Cancelled {};
+
+/// VideoEncoder's source: hands each frame of encode() to one producer, which copies it into
+/// its slot while encode() waits. Also the handshake of the start: the pipeline calls
+/// prepare() once its slots and buffers exist.
+class PushSource final : public pipeline::FrameSource {
+ public:
+  explicit PushSource(const VideoOptions& o) : options_(o), format_(source_format(o)) {}
+  pipeline::SourceFormat format() const override { return format_; }
+
+  void prepare(int) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    prepared_ = true;
+    cv_.notify_all();
+  }
+
+  bool read_into(int, std::uint8_t* dst, std::size_t, std::int64_t& index) override {
+    const FrameView* frame = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return pending_ || finished_ || cancelled_; });
+      if (cancelled_) throw Cancelled{};
+      if (!pending_) return false;  // finished
+      frame = pending_;
+      pending_ = nullptr;
+      index = next_++;
+    }
+    copy_frame(*frame, options_, dst);  // encode() waits: the view is valid
+    std::lock_guard<std::mutex> lock(mutex_);
+    copied_ = index + 1;
+    cv_.notify_all();
+    return true;
+  }
+
+  /// Waits until the pipeline is ready (true) or has ended (false: it failed in its setup).
+  bool wait_prepared() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return prepared_ || ended_; });
+    return prepared_;
+  }
+
+  /// Hands `frame` over and waits until a producer copied it (true) or the pipeline ended
+  /// (false).
+  bool push(const FrameView& frame) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (ended_) return false;
+    const std::int64_t mine = next_;
+    pending_ = &frame;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return copied_ > mine || ended_; });
+    if (copied_ > mine) return true;
+    pending_ = nullptr;  // never taken
+    return false;
+  }
+
+  void finish() { set(finished_); }
+  void cancel() { set(cancelled_); }
+  /// The pipeline has returned (normally or not): nobody will take frames any more.
+  void ended() { set(ended_); }
+
+ private:
+  void set(bool& flag) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flag = true;
+    cv_.notify_all();
+  }
+
+  const VideoOptions options_;
+  const pipeline::SourceFormat format_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  const FrameView* pending_ = nullptr;
+  std::int64_t next_ = 0;    // index of the next frame taken
+  std::int64_t copied_ = 0;  // frames copied into slots so far
+  bool prepared_ = false, finished_ = false, cancelled_ = false, ended_ = false;
+};
+
+/// VideoEncoder without a sink: keeps finished frames until encode() / finish() take them.
+class CollectingSink final : public mjpeg::FrameSink {
+ public:
+  void write(const EncodedFrame& f) override {
+    JpegFrame j;
+    j.index = f.index;
+    j.bytes.assign(f.data, f.data + f.size);
+    std::lock_guard<std::mutex> lock(mutex_);
+    frames_.push_back(std::move(j));
+  }
+  std::vector<JpegFrame> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<JpegFrame> out(std::make_move_iterator(frames_.begin()),
+                               std::make_move_iterator(frames_.end()));
+    frames_.clear();
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<JpegFrame> frames_;
+};
+
+/// Counts what goes to the user's sink (for stats() before finish()).
+class CountingSink final : public mjpeg::FrameSink {
+ public:
+  explicit CountingSink(mjpeg::FrameSink& out) : out_(out) {}
+  void write(const EncodedFrame& f) override {
+    out_.write(f);
+    frames_.fetch_add(1, std::memory_order_relaxed);
+    bytes_.fetch_add(f.size, std::memory_order_relaxed);
+  }
+  std::int64_t frames() const { return frames_.load(std::memory_order_relaxed); }
+  std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  mjpeg::FrameSink& out_;
+  std::atomic<std::int64_t> frames_{0};
+  std::atomic<std::uint64_t> bytes_{0};
+};
+
+}  // namespace
+
+void validate(const VideoOptions& o) {
+  if (!known(o.format)) throw UsageError("VideoOptions: unknown frame format");
+  check_range(o.width, 1, kMaxDimension, "width");
+  check_range(o.height, 1, kMaxDimension, "height");
+  if (o.matrix != YuvMatrix::bt601 && o.matrix != YuvMatrix::bt709)
+    throw UsageError("VideoOptions: unknown colour matrix");
+  if (o.range != YuvRange::limited && o.range != YuvRange::full)
+    throw UsageError("VideoOptions: unknown colour range");
+  if (o.offload != Offload::cpu && o.offload != Offload::sok && o.offload != Offload::sok_pinned &&
+      o.offload != Offload::aok)
+    throw UsageError("VideoOptions: unknown offload mode");
+  check_range(o.device, 0, 1023, "device");
+  check_range(o.producers, 0, 256, "producers");
+  check_range(o.entropy_threads, 0, 1024, "entropy_threads");
+  check_range(o.slots, 0, 4096, "slots");
+  validate(o.jpeg);
+}
+
+std::size_t frame_bytes(const VideoOptions& o) {
+  check_range(o.width, 1, kMaxDimension, "width");
+  check_range(o.height, 1, kMaxDimension, "height");
+  if (!known(o.format)) throw UsageError("VideoOptions: unknown frame format");
+  if (is_planar(o.format)) return planar_layout(o.width, o.height, planar_chroma(o.format)).bytes;
+  return std::size_t(o.width) * std::size_t(o.height) * pixel_bytes(o.format);
+}
+
+FrameView FrameView::packed(const std::uint8_t* data, int width, int height, std::size_t stride) {
+  FrameView v;
+  v.width = width;
+  v.height = height;
+  v.plane[0] = data;
+  v.stride[0] = stride;
+  return v;
+}
+
+FrameView FrameView::planar(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr,
+                            int width, int height, std::size_t y_stride, std::size_t c_stride) {
+  FrameView v;
+  v.width = width;
+  v.height = height;
+  v.plane[0] = y;
+  v.plane[1] = cb;
+  v.plane[2] = cr;
+  v.stride[0] = y_stride;
+  v.stride[1] = v.stride[2] = c_stride;
+  return v;
+}
+
+FrameView FrameView::contiguous(const std::uint8_t* data, const VideoOptions& o) {
+  (void)frame_bytes(o);  // validates the size and format
+  if (!is_planar(o.format)) return packed(data, o.width, o.height);
+  const PlanarLayout l = planar_layout(o.width, o.height, planar_chroma(o.format));
+  if (data == nullptr) return planar(nullptr, nullptr, nullptr, o.width, o.height);
+  return planar(data + l.offset[0], data + l.offset[1], data + l.offset[2], o.width, o.height);
+}
+
+// ---------------------------------------------------------------------------------------------
+// FileSink
+// ---------------------------------------------------------------------------------------------
+
+struct FileSink::Impl {
+  std::unique_ptr<io::FrameSink> sink;
+};
+
+FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
+                   bool overwrite)
+    : impl_(std::make_unique<Impl>()) {
+  if (width < 1 || width > kMaxDimension || height < 1 || height > kMaxDimension)
+    throw UsageError("FileSink: size " + std::to_string(width) + "x" + std::to_string(height) +
+                     " is outside 1..16384");
+  if (fps_num <= 0 || fps_den <= 0)
+    throw UsageError("FileSink: frame rate " + std::to_string(fps_num) + "/" +
+                     std::to_string(fps_den) + " is not positive");
+  const io::OutputKind kind = io::output_kind(path);  // UsageError for an unknown extension
+  if (kind != io::OutputKind::image_sequence && path != "-")
+    io::check_output_allowed(path, overwrite);
+  impl_->sink = io::make_frame_sink(path, width, height, fps_num, fps_den, 1, overwrite);
+}
+
+FileSink::~FileSink() = default;
+
+void FileSink::write(const EncodedFrame& frame) { impl_->sink->write_frame(frame.data, frame.size); }
+void FileSink::close() { impl_->sink->close(); }
+std::int64_t FileSink::frames_written() const { return impl_->sink->frames_written(); }
+std::uint64_t FileSink::bytes_written() const { return impl_->sink->bytes_written(); }
+
+// ---------------------------------------------------------------------------------------------
+// VideoEncoder
+// ---------------------------------------------------------------------------------------------
+
+struct VideoEncoder::Impl {
+  Impl(const VideoOptions& o, mjpeg::FrameSink* user_sink)
+      : options(o), source(o), collected(), counting(user_sink ? *user_sink : collected),
+        bridge(counting), collect(user_sink == nullptr) {}
+
+  void start() {
+    validate(options);
+    check_device(options);
+    popt = pipeline_options(options, true);
+    thread = std::thread([this] {
+      try {
+        result = pipeline::encode_stream(source, options.jpeg, bridge, popt);
+      } catch (const Cancelled&) {
+        // destroyed before finish(): nothing to report
+      } catch (...) {
+        error = std::current_exception();
+      }
+      source.ended();
+    });
+    if (!source.wait_prepared()) {  // the pipeline's setup failed (e.g. device memory)
+      thread.join();
+      if (error) std::rethrow_exception(error);
+      throw Error("VideoEncoder: the encoder stopped while starting");
+    }
+  }
+
+  /// Joins the pipeline thread once it has ended; rethrows its error.
+  void join_and_check() {
+    if (thread.joinable()) thread.join();
+    if (error) std::rethrow_exception(error);
+  }
+
+  std::vector<JpegFrame> take() { return collect ? collected.take() : std::vector<JpegFrame>{}; }
+
+  const VideoOptions options;
+  PushSource source;
+  CollectingSink collected;
+  CountingSink counting;
+  SinkBridge bridge;
+  const bool collect;
+  pipeline::PipelineOptions popt;
+  std::thread thread;
+  pipeline::Stats result;
+  std::exception_ptr error;  // written by the pipeline thread before source.ended()
+  bool finished = false;
+};
+
+VideoEncoder::VideoEncoder(const VideoOptions& options)
+    : impl_(std::make_unique<Impl>(options, nullptr)) {
+  impl_->start();
+}
+
+VideoEncoder::VideoEncoder(const VideoOptions& options, FrameSink& sink)
+    : impl_(std::make_unique<Impl>(options, &sink)) {
+  impl_->start();
+}
+
+VideoEncoder::~VideoEncoder() {
+  if (!impl_) return;  // moved from
+  if (impl_->thread.joinable()) {
+    impl_->source.cancel();
+    impl_->thread.join();
+  }
+}
+
+VideoEncoder::VideoEncoder(VideoEncoder&&) noexcept = default;
+VideoEncoder& VideoEncoder::operator=(VideoEncoder&& other) noexcept {
+  if (this != &other) {
+    VideoEncoder gone(std::move(*this));  // stops this encoder's threads
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+std::vector<JpegFrame> VideoEncoder::encode(const FrameView& frame) {
+  if (!impl_) throw UsageError("VideoEncoder::encode: the encoder was moved from");
+  Impl& m = *impl_;
+  if (m.finished) {
+    if (m.error) std::rethrow_exception(m.error);
+    throw UsageError("VideoEncoder::encode: called after finish()");
+  }
+  check_frame(frame, m.options);
+  if (!m.source.push(frame)) {
+    // The pipeline ended before taking the frame: only an error does that.
+    m.join_and_check();
+    throw Error("VideoEncoder::encode: the encoder has stopped");
+  }
+  return m.take();
+}
+
+std::vector<JpegFrame> VideoEncoder::finish() {
+  if (!impl_) throw UsageError("VideoEncoder::finish: the encoder was moved from");
+  Impl& m = *impl_;
+  if (m.finished) {
+    if (m.error) std::rethrow_exception(m.error);
+    return {};
+  }
+  m.finished = true;
+  m.source.finish();
+  m.join_and_check();
+  return m.take();
+}
+
+Stats VideoEncoder::stats() const {
+  if (!impl_) return {};
+  const Impl& m = *impl_;
+  if (m.finished && !m.thread.joinable() && !m.error)
+    return public_stats(m.result, m.popt, m.options.offload);
+  Stats s;
+  s.frames = m.counting.frames();
+  s.jpeg_bytes = m.counting.bytes();
+  s.offload = m.options.offload;
+  return s;
+}
+
+const VideoOptions& VideoEncoder::options() const { return impl_->options; }
+
+// ---------------------------------------------------------------------------------------------
+// encode_all
+// ---------------------------------------------------------------------------------------------
+
+Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& sink,
+                 const std::atomic<bool>* stop) {
+  validate(options);
+  check_device(options);
+  const pipeline::PipelineOptions p = pipeline_options(options, false);
+  PullSource pull(source, options);
+  SinkBridge bridge(sink);
+  const pipeline::Stats s = pipeline::encode_stream(pull, options.jpeg, bridge, p, {}, stop);
+  return public_stats(s, p, options.offload);
+}
+
+}  // namespace mjpeg

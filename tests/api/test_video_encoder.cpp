@@ -1,0 +1,421 @@
+// The public video API in cpu mode (label cpu): VideoEncoder and encode_all against
+// encode_jpeg, the pipeline and libjpeg-turbo; ordering; the copy contract; errors; FileSink.
+// The GPU modes run the same bodies in test_video_encoder_gpu.cpp.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+#include "api_test_util.hpp"
+#include "common/oracle.hpp"
+#include "gpu_transform.hpp"
+#include "io/frame_sink.hpp"
+#include "pipeline/frame_source.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace mjpeg::apitest {
+namespace {
+
+class CpuPush : public ::testing::TestWithParam<ApiCase> {};
+TEST_P(CpuPush, ByteIdenticalToEncodeJpegInOrder) { check_push(GetParam(), Offload::cpu); }
+INSTANTIATE_TEST_SUITE_P(Cases, CpuPush, ::testing::ValuesIn(api_cases()),
+                         [](const auto& info) { return name_of(info.param); });
+
+class CpuPull : public ::testing::TestWithParam<ApiCase> {};
+TEST_P(CpuPull, SerialSourceByteIdentical) { check_pull(GetParam(), Offload::cpu, false); }
+TEST_P(CpuPull, ConcurrentSourceByteIdentical) { check_pull(GetParam(), Offload::cpu, true); }
+INSTANTIATE_TEST_SUITE_P(Cases, CpuPull, ::testing::ValuesIn(api_cases()),
+                         [](const auto& info) { return name_of(info.param); });
+
+TEST(VideoEncoder, SinkGetsFramesInOrderUnderManyThreads) {
+  check_sink_order(Offload::cpu, 1, 1, 1, 9);
+  check_sink_order(Offload::cpu, 3, 6, 4, 60);
+  check_sink_order(Offload::cpu, 2, 8, 16, 80);
+}
+
+TEST(VideoEncoder, DefaultCountsWork) {
+  VideoOptions o;
+  o.width = 48;
+  o.height = 32;
+  const auto frames = make_frames(o, 12);
+  const auto got = push_all(o, frames);
+  expect_same(reference(frames, o.jpeg), got);
+}
+
+// The same frames through pipeline::encode_stream (what the CLI runs) give the same bytes.
+class VectorIoSink final : public io::FrameSink {
+ public:
+  void write_frame(const std::uint8_t* j, std::size_t n) override { frames.emplace_back(j, j + n); }
+  void close() override {}
+  std::int64_t frames_written() const override { return std::int64_t(frames.size()); }
+  std::uint64_t bytes_written() const override { return 0; }
+  std::vector<std::vector<std::uint8_t>> frames;
+};
+
+TEST(VideoEncoder, SameBytesAsThePipeline) {
+  for (const FrameFormat f : {FrameFormat::rgb24, FrameFormat::yuv420p, FrameFormat::yuv422p}) {
+    VideoOptions o;
+    o.width = 70;
+    o.height = 38;
+    o.format = f;
+    o.matrix = YuvMatrix::bt709;
+    o.jpeg.quality = 92;
+    o.jpeg.subsampling = Subsampling::s422;
+    o.jpeg.restart_interval = 2;
+    o.entropy_threads = 3;
+    const auto frames = make_frames(o, 6);
+    std::vector<const std::uint8_t*> data;
+    for (const auto& t : frames) data.push_back(t.bytes.data());
+    pipeline::SourceFormat sf;
+    sf.width = o.width;
+    sf.height = o.height;
+    if (is_planar(f)) {
+      sf.planar = io::planar_format(y4m_info(o));
+    }
+    pipeline::MemoryFrameSource source(data, sf);
+    pipeline::PipelineOptions p;
+    p.producers = 2;
+    p.entropy_threads = 2;
+    p.slots = 5;
+    VectorIoSink sink;
+    pipeline::encode_stream(source, o.jpeg, sink, p);
+    expect_same(sink.frames, push_all(o, frames));
+  }
+}
+
+// Independent of our own encoder: libjpeg-turbo (in process, and the cjpeg program when it is
+// installed) writes the same bytes for the same picture.
+TEST(VideoEncoder, FramesEqualLibjpegAndCjpeg) {
+  for (const FrameFormat f : {FrameFormat::bgr24, FrameFormat::yuv420p, FrameFormat::gray8}) {
+    VideoOptions o;
+    o.width = 83;
+    o.height = 45;
+    o.format = f;
+    o.jpeg.quality = 77;
+    o.jpeg.optimize = f == FrameFormat::yuv420p;
+    const auto frames = make_frames(o, 3);
+    const auto got = push_all(o, frames);
+    ASSERT_EQ(got.size(), 3u);
+    const TestFrame& t = frames[1];
+    const auto oracle = test::libjpeg_encode(t.reference(), o.jpeg);
+    EXPECT_EQ(test::describe_difference(got[1], oracle), "") << to_string(f);
+    if (const std::optional<std::string> cjpeg = test::find_cjpeg()) {
+      test::Image img;
+      img.width = t.width;
+      img.height = t.height;
+      img.channels = t.gray ? 1 : 3;
+      img.pixels = t.pixels;
+      EXPECT_EQ(test::describe_difference(got[1], test::cjpeg_encode(*cjpeg, img, o.jpeg)), "")
+          << to_string(f);
+    }
+  }
+}
+
+TEST(VideoEncoder, EmptyStream) {
+  VideoOptions o;
+  o.width = 16;
+  o.height = 16;
+  within(30, [&] {
+    VideoEncoder enc(o);
+    EXPECT_TRUE(enc.finish().empty());
+    EXPECT_EQ(enc.stats().frames, 0);
+  });
+}
+
+TEST(VideoEncoder, DestroyedMidStreamDoesNotHang) {
+  VideoOptions o;
+  o.width = 32;
+  o.height = 16;
+  o.entropy_threads = 2;
+  o.slots = 2;
+  const auto frames = make_frames(o, 10);
+  within(30, [&] {
+    for (int stop_after : {0, 1, 5, 10}) {
+      MemorySink sink;
+      {
+        VideoEncoder enc(o, sink);
+        for (int i = 0; i < stop_after; ++i) enc.encode(FrameView::contiguous(frames[i].bytes.data(), o));
+      }  // no finish()
+      EXPECT_LE(sink.frames.size(), static_cast<std::size_t>(stop_after));
+      EXPECT_TRUE(sink.in_order());
+    }
+  });
+}
+
+TEST(VideoEncoder, MoveKeepsTheStream) {
+  VideoOptions o;
+  o.width = 24;
+  o.height = 24;
+  const auto frames = make_frames(o, 4);
+  const auto ref = reference(frames, o.jpeg);
+  std::vector<std::vector<std::uint8_t>> got;
+  within(30, [&] {
+    VideoEncoder a(o);
+    for (auto& j : a.encode(FrameView::contiguous(frames[0].bytes.data(), o))) got.push_back(j.bytes);
+    VideoEncoder b(std::move(a));
+    for (int i = 1; i < 4; ++i)
+      for (auto& j : b.encode(FrameView::contiguous(frames[i].bytes.data(), o))) got.push_back(j.bytes);
+    for (auto& j : b.finish()) got.push_back(j.bytes);
+    EXPECT_THROW(a.encode(FrameView::contiguous(frames[0].bytes.data(), o)), UsageError);
+  });
+  expect_same(ref, got);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+template <class E, class Fn>
+std::string message_of(Fn fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no exception";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(VideoEncoderErrors, BadOptionsAreUsageErrors) {
+  VideoOptions good;
+  good.width = 16;
+  good.height = 8;
+  struct Bad {
+    const char* expect;
+    void (*edit)(VideoOptions&);
+  };
+  const Bad cases[] = {
+      {"width 0 is outside 1..16384", [](VideoOptions& o) { o.width = 0; }},
+      {"height 16385 is outside 1..16384", [](VideoOptions& o) { o.height = 16385; }},
+      {"quality 0 is outside 1..100", [](VideoOptions& o) { o.jpeg.quality = 0; }},
+      {"restart interval -1", [](VideoOptions& o) { o.jpeg.restart_interval = -1; }},
+      {"producers -1 is outside 0..256", [](VideoOptions& o) { o.producers = -1; }},
+      {"entropy_threads -2", [](VideoOptions& o) { o.entropy_threads = -2; }},
+      {"slots 5000 is outside 0..4096", [](VideoOptions& o) { o.slots = 5000; }},
+      {"device -1 is outside 0..1023", [](VideoOptions& o) { o.device = -1; }},
+      {"quantization table slot 7", [](VideoOptions& o) { o.jpeg.qslots = {7}; }},
+  };
+  for (const Bad& b : cases) {
+    VideoOptions o = good;
+    b.edit(o);
+    EXPECT_TRUE(contains(message_of<UsageError>([&] { VideoEncoder enc(o); }), b.expect)) << b.expect;
+    EXPECT_TRUE(contains(message_of<UsageError>([&] { validate(o); }), b.expect)) << b.expect;
+  }
+  EXPECT_EQ(message_of<UsageError>([] { parse_offload("gpu"); }),
+            "unknown offload mode 'gpu' (expected cpu, sok, sok-pinned or aok)");
+  EXPECT_TRUE(contains(message_of<UsageError>([] { parse_frame_format("nv12"); }), "'nv12'"));
+  EXPECT_EQ(parse_offload("sok-pinned"), Offload::sok_pinned);
+  EXPECT_EQ(parse_frame_format("yuv422p"), FrameFormat::yuv422p);
+  EXPECT_STREQ(to_string(Offload::aok), "aok");
+}
+
+TEST(VideoEncoderErrors, WrongFramesAreRejectedAndTheEncoderGoesOn) {
+  VideoOptions o;
+  o.width = 32;
+  o.height = 16;
+  o.format = FrameFormat::yuv420p;
+  const auto frames = make_frames(o, 2);
+  within(30, [&] {
+    VideoEncoder enc(o);
+    const FrameView good = FrameView::contiguous(frames[0].bytes.data(), o);
+    FrameView small = good;
+    small.width = 31;
+    EXPECT_EQ(message_of<UsageError>([&] { enc.encode(small); }),
+              "VideoEncoder::encode: frame is 31x16, the encoder was opened for 32x16");
+    FrameView no_cr = good;
+    no_cr.plane[2] = nullptr;
+    EXPECT_EQ(message_of<UsageError>([&] { enc.encode(no_cr); }),
+              "VideoEncoder::encode: plane 2 of a yuv420p frame is null");
+    FrameView narrow = good;
+    narrow.stride[1] = 15;
+    EXPECT_EQ(message_of<UsageError>([&] { enc.encode(narrow); }),
+              "VideoEncoder::encode: stride 15 of plane 1 is smaller than a row (16 bytes)");
+    std::vector<JpegFrame> got = enc.encode(good);
+    for (auto& j : enc.encode(FrameView::contiguous(frames[1].bytes.data(), o))) got.push_back(std::move(j));
+    for (auto& j : enc.finish()) got.push_back(std::move(j));
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].index, 0);
+    EXPECT_EQ(got[1].index, 1);
+    EXPECT_EQ(message_of<UsageError>([&] { enc.encode(good); }),
+              "VideoEncoder::encode: called after finish()");
+  });
+}
+
+TEST(VideoEncoderErrors, SinkErrorIsRethrownByALaterCall) {
+  VideoOptions o;
+  o.width = 32;
+  o.height = 16;
+  o.entropy_threads = 2;
+  o.slots = 3;
+  const auto frames = make_frames(o, 20);
+  within(30, [&] {
+    MemorySink sink(4);
+    VideoEncoder enc(o, sink);
+    std::string message;
+    try {
+      for (const auto& f : frames) enc.encode(FrameView::contiguous(f.bytes.data(), o));
+      enc.finish();
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_EQ(message, "memory sink: disk full at frame 4");
+    EXPECT_EQ(sink.frames.size(), 4u);
+    // From then on every call throws the same error.
+    EXPECT_EQ(message_of<Error>([&] { enc.finish(); }), "memory sink: disk full at frame 4");
+    EXPECT_EQ(message_of<Error>([&] { enc.encode(FrameView::contiguous(frames[0].bytes.data(), o)); }),
+              "memory sink: disk full at frame 4");
+  });
+}
+
+TEST(VideoEncoderErrors, SourceErrorIsRethrownByEncodeAll) {
+  VideoOptions o;
+  o.width = 24;
+  o.height = 24;
+  const auto frames = make_frames(o, 10);
+  for (bool concurrent : {false, true}) {
+    VectorSource source(frames, concurrent, 6);
+    MemorySink sink;
+    o.producers = concurrent ? 3 : 1;
+    o.entropy_threads = 2;
+    std::string message;
+    within(30, [&] { message = message_of<Error>([&] { encode_all(o, source, sink); }); });
+    EXPECT_EQ(message, "vector source: read error at frame 6");
+    EXPECT_LE(sink.frames.size(), 6u);
+    const auto ref = reference(frames, o.jpeg);
+    expect_same({ref.begin(), ref.begin() + static_cast<long>(sink.frames.size())}, sink.frames);
+  }
+}
+
+TEST(VideoEncoderErrors, StopFlagEndsEncodeAllNormally) {
+  VideoOptions o;
+  o.width = 24;
+  o.height = 24;
+  o.producers = 1;
+  o.entropy_threads = 2;
+  const auto frames = make_frames(o, 30);
+  std::atomic<bool> stop{false};
+  struct StoppingSink final : FrameSink {
+    std::atomic<bool>* stop;
+    MemorySink inner;
+    void write(const EncodedFrame& f) override {
+      inner.write(f);
+      if (f.index == 3) stop->store(true);
+    }
+  } sink;
+  sink.stop = &stop;
+  VectorSource source(frames, false);
+  Stats st;
+  within(30, [&] { st = encode_all(o, source, sink, &stop); });
+  EXPECT_GE(st.frames, 4);
+  EXPECT_LT(st.frames, 30);
+  const auto ref = reference(frames, o.jpeg);
+  expect_same({ref.begin(), ref.begin() + st.frames}, sink.inner.frames);
+}
+
+// Without a usable GPU a GPU mode is refused when the encoder is created, with a sentence that
+// says what to do; with one, test_video_encoder_gpu.cpp covers the modes.
+TEST(VideoEncoderErrors, GpuModeWithoutGpuIsAClearError) {
+  std::string reason;
+  if (gpu::usable_device(&reason)) GTEST_SKIP() << "a usable CUDA device is present";
+  VideoOptions o;
+  o.width = 16;
+  o.height = 16;
+  for (Offload m : {Offload::sok, Offload::sok_pinned, Offload::aok}) {
+    o.offload = m;
+    const std::string msg = message_of<Error>([&] { VideoEncoder enc(o); });
+    EXPECT_TRUE(contains(msg, std::string("offload mode '") + to_string(m) + "' needs CUDA device 0"))
+        << msg;
+    EXPECT_TRUE(contains(msg, "Offload::cpu") || contains(msg, "compute capability")) << msg;
+    const std::vector<TestFrame> none;
+    VectorSource source(none, false);
+    MemorySink sink;
+    EXPECT_TRUE(contains(message_of<Error>([&] { encode_all(o, source, sink); }), "needs CUDA device"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// FileSink
+// ---------------------------------------------------------------------------------------------
+
+std::string temp_dir() {
+  std::string t = (std::filesystem::temp_directory_path() / "mjpeg_api_XXXXXX").string();
+  if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
+  return t;
+}
+
+std::vector<std::uint8_t> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(FileSink, WritesMjpegStreamAviAndSequence) {
+  const std::string dir = temp_dir();
+  VideoOptions o;
+  o.width = 40;
+  o.height = 30;
+  const auto frames = make_frames(o, 5);
+  const auto ref = reference(frames, o.jpeg);
+  {
+    FileSink raw(dir + "/out.mjpeg", o.width, o.height);
+    FileSink avi(dir + "/out.avi", o.width, o.height, 30000, 1001);
+    FileSink seq(dir + "/f%03d.jpg", o.width, o.height);
+    struct Tee final : FrameSink {
+      std::vector<FrameSink*> out;
+      void write(const EncodedFrame& f) override {
+        for (FrameSink* s : out) s->write(f);
+      }
+    } tee;
+    tee.out = {&raw, &avi, &seq};
+    encode_all(o, *std::make_unique<VectorSource>(frames, false), tee);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/out.avi")) << "published only at close()";
+    raw.close();
+    avi.close();
+    seq.close();
+    EXPECT_EQ(avi.frames_written(), 5);
+    EXPECT_GT(avi.bytes_written(), raw.bytes_written());
+  }
+  std::vector<std::uint8_t> joined;
+  for (const auto& r : ref) joined.insert(joined.end(), r.begin(), r.end());
+  EXPECT_EQ(slurp(dir + "/out.mjpeg"), joined);
+  EXPECT_EQ(slurp(dir + "/f005.jpg"), ref[4]);
+  const auto avi = slurp(dir + "/out.avi");
+  ASSERT_GT(avi.size(), 12u);
+  EXPECT_EQ(std::string(avi.begin(), avi.begin() + 4), "RIFF");
+  EXPECT_EQ(std::string(avi.begin() + 8, avi.begin() + 12), "AVI ");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FileSink, ErrorsAndNoLeftovers) {
+  const std::string dir = temp_dir();
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { FileSink s(dir + "/x.mp4", 8, 8); }), "x.mp4"));
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { FileSink s(dir + "/x.avi", 0, 8); }), "outside"));
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { FileSink s(dir + "/x.avi", 8, 8, 0, 1); }),
+                       "frame rate 0/1"));
+  { std::ofstream(dir + "/exists.avi") << "keep"; }
+  EXPECT_NE(message_of<Error>([&] { FileSink s(dir + "/exists.avi", 8, 8, 25, 1, false); }),
+            "no exception");
+  EXPECT_EQ(slurp(dir + "/exists.avi").size(), 4u);
+  {
+    FileSink s(dir + "/abandoned.avi", 8, 8);
+    const std::vector<std::uint8_t> pixels(8 * 8 * 3, 9);
+    const std::vector<std::uint8_t> j =
+        encode_jpeg(ImageView{pixels.data(), 8, 8, PixelFormat::rgb24, 24}, EncodeOptions{});
+    s.write(EncodedFrame{0, j.data(), j.size()});
+  }  // no close(): nothing stays
+  std::size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.path().filename() != "exists.avi";
+  EXPECT_EQ(entries, 0u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest

@@ -1,0 +1,90 @@
+// The public video API in the GPU modes (label gpu): the cpu-mode bodies of api_test_util.hpp
+// for sok, sok-pinned and aok. Without a usable device they skip, or fail when
+// MJPEG_REQUIRE_GPU=1 (the convention of tests/pipeline/test_pipeline_gpu.cpp).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <tuple>
+
+#include "api_test_util.hpp"
+#include "gpu_transform.hpp"
+
+namespace mjpeg::apitest {
+namespace {
+
+bool require_gpu() {
+  const char* v = std::getenv("MJPEG_REQUIRE_GPU");
+  return v && std::string(v) == "1";
+}
+
+#define MJPEG_NEED_GPU()                                                          \
+  do {                                                                            \
+    std::string reason_;                                                          \
+    if (!gpu::usable_device(&reason_)) {                                          \
+      if (require_gpu()) FAIL() << "MJPEG_REQUIRE_GPU=1 but: " << reason_;        \
+      GTEST_SKIP() << "no usable CUDA device: " << reason_;                       \
+    }                                                                             \
+  } while (0)
+
+const Offload kModes[] = {Offload::sok, Offload::sok_pinned, Offload::aok};
+
+std::string mode_name(Offload m) {
+  std::string s = to_string(m);
+  for (char& c : s) c = c == '-' ? '_' : c;
+  return s;
+}
+
+class GpuPush : public ::testing::TestWithParam<std::tuple<Offload, ApiCase>> {};
+TEST_P(GpuPush, ByteIdenticalToEncodeJpegInOrder) {
+  MJPEG_NEED_GPU();
+  check_push(std::get<1>(GetParam()), std::get<0>(GetParam()));
+}
+TEST_P(GpuPush, PullByteIdentical) {
+  MJPEG_NEED_GPU();
+  check_pull(std::get<1>(GetParam()), std::get<0>(GetParam()), true);
+}
+INSTANTIATE_TEST_SUITE_P(Cases, GpuPush,
+                         ::testing::Combine(::testing::ValuesIn(kModes),
+                                            ::testing::ValuesIn(api_cases())),
+                         [](const auto& info) {
+                           return mode_name(std::get<0>(info.param)) + "_" +
+                                  name_of(std::get<1>(info.param));
+                         });
+
+class GpuOrder : public ::testing::TestWithParam<Offload> {};
+TEST_P(GpuOrder, SinkGetsFramesInOrderUnderManyThreads) {
+  MJPEG_NEED_GPU();
+  check_sink_order(GetParam(), 1, 1, 1, 9);
+  check_sink_order(GetParam(), 3, 6, 4, 60);
+  check_sink_order(GetParam(), 2, 8, 16, 80);
+}
+TEST_P(GpuOrder, DefaultCountsWork) {
+  MJPEG_NEED_GPU();
+  VideoOptions o;
+  o.width = 1280;
+  o.height = 720;
+  o.format = FrameFormat::yuv420p;
+  o.offload = GetParam();
+  const auto frames = make_frames(o, 10);
+  expect_same(reference(frames, o.jpeg), push_all(o, frames));
+}
+TEST_P(GpuOrder, MissingDeviceIsAClearError) {
+  MJPEG_NEED_GPU();
+  VideoOptions o;
+  o.width = 16;
+  o.height = 16;
+  o.offload = GetParam();
+  o.device = 1023;
+  try {
+    VideoEncoder enc(o);
+    FAIL() << "device 1023 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs CUDA device 1023"), std::string::npos) << e.what();
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Modes, GpuOrder, ::testing::ValuesIn(kModes),
+                         [](const auto& info) { return mode_name(info.param); });
+
+}  // namespace
+}  // namespace mjpeg::apitest
