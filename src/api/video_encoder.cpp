@@ -499,7 +499,7 @@ FileSink::FileSink(const std::string& path, int width, int height, int fps_num, 
     : impl_(std::make_unique<Impl>()) {
   if (width < 1 || width > kMaxDimension || height < 1 || height > kMaxDimension)
     throw UsageError("FileSink: size " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is outside 1..16384");
+                     " is outside 1.." + std::to_string(kMaxDimension));
   if (fps_num <= 0 || fps_den <= 0)
     throw UsageError("FileSink: frame rate " + std::to_string(fps_num) + "/" +
                      std::to_string(fps_den) + " is not positive");

@@ -194,8 +194,8 @@ TEST(VideoEncoderErrors, BadOptionsAreUsageErrors) {
     void (*edit)(VideoOptions&);
   };
   const Bad cases[] = {
-      {"width 0 is outside 1..16384", [](VideoOptions& o) { o.width = 0; }},
-      {"height 16385 is outside 1..16384", [](VideoOptions& o) { o.height = 16385; }},
+      {"width 0 is outside 1..65535", [](VideoOptions& o) { o.width = 0; }},
+      {"height 65536 is outside 1..65535", [](VideoOptions& o) { o.height = 65536; }},
       {"quality 0 is outside 1..100", [](VideoOptions& o) { o.jpeg.quality = 0; }},
       {"restart interval -1", [](VideoOptions& o) { o.jpeg.restart_interval = -1; }},
       {"producers -1 is outside 0..256", [](VideoOptions& o) { o.producers = -1; }},
