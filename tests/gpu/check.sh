@@ -5,7 +5,8 @@
 # mjpeg_pipeline_gpu_tests (e.g. a static build copied to .gpu/); without it the script
 # configures and builds build-gpu-check/.
 # Parts (env MJPEG_CHECK_PARTS, a comma list; default all, in this order):
-#   tests     GPU tests (kernels, then the sok/aok pipeline) with MJPEG_REQUIRE_GPU=1
+#   tests     GPU tests (kernels, the sok/aok pipeline, the library's VideoEncoder) with
+#             MJPEG_REQUIRE_GPU=1
 #   sanitize  compute-sanitizer memcheck, racecheck and initcheck over the kernel tests in
 #             small-frame mode; synccheck over the kernels without a block-scoped pipeline
 #             (direct, primitives) plus one try of the block-scoped ones (synccheck reports
@@ -69,6 +70,12 @@ if want tests; then
     timeout 240 "$bin/mjpeg_pipeline_gpu_tests" --gtest_brief=1 >"$logs/pipeline_tests.log" 2>&1
     rc=$?; tail -3 "$logs/pipeline_tests.log"
     note "pipeline gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
+  fi
+  # The public VideoEncoder in sok, sok-pinned and aok: the same bytes as encode_jpeg.
+  if [[ -x $bin/mjpeg_api_gpu_tests ]]; then
+    timeout 240 "$bin/mjpeg_api_gpu_tests" --gtest_brief=1 >"$logs/api_tests.log" 2>&1
+    rc=$?; tail -3 "$logs/api_tests.log"
+    note "library (VideoEncoder) gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
   fi
 fi
 
