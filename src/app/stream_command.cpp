@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_options.hpp"
 #include "gpu_transform.hpp"
 #include "image_input.hpp"
 #include "input_dump.hpp"
@@ -63,42 +64,58 @@ void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
 }
 
-/// The mode to run: as asked, or aok when a GPU is usable and cpu (with a notice) otherwise.
-pipeline::Mode choose_mode(const EncodeArgs& args) {
+/// The mode to run: as asked, or aok when the GPUs are usable and cpu (with a notice)
+/// otherwise; `devices` gets the stream buffers' devices (--devices, or {--device}).
+pipeline::Mode choose_mode(const EncodeArgs& args, std::vector<int>& devices) {
+  std::string reason;
+  const int count = gpu::device_count(&reason);
+  const bool all_of_none = args.devices == "all" && count == 0;
+  if (!all_of_none) devices = resolve_devices(args.devices, args.device);
+  // The first listed device that does not exist, and what to say about it.
+  int missing = -1;
+  for (int d : devices)
+    if (d >= count && missing < 0) missing = d;
+  const std::string found = count > 0 ? fmt::format("{} found", count)
+                                      : (reason.empty() ? "none found" : reason);
   if (!args.mode.empty()) {
     const pipeline::Mode mode = pipeline::parse_mode(args.mode);
     if (mode != pipeline::Mode::cpu) {
-      std::string reason;
-      if (gpu::device_count(&reason) <= args.device)
-        throw Error(fmt::format("--mode {} needs CUDA device {}: {}", args.mode, args.device,
-                                reason.empty() ? "it does not exist" : reason));
+      if (all_of_none)
+        throw Error(fmt::format("--mode {} --devices all: no CUDA device ({})", args.mode, found));
+      if (missing >= 0)
+        throw Error(fmt::format("--mode {} needs CUDA device {}: {}", args.mode, missing,
+                                reason.empty() ? "it does not exist (" + found + ")" : reason));
     }
     return mode;
   }
   // No mode asked for: a missing GPU (or a --device that does not exist) is not the user's
   // insistence on one, so the CPU encodes, with a notice saying why.
-  std::string reason;
-  if (args.device_given) {
-    const int count = gpu::device_count(&reason);
-    if (args.device >= count) {
-      notice(args, fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
-                               args.device,
-                               count > 0 ? fmt::format("{} found", count)
-                                         : (reason.empty() ? "none found" : reason)));
+  if (all_of_none) {
+    notice(args, fmt::format("--devices all: no CUDA device ({}); encoding on the CPU", found));
+    return pipeline::Mode::cpu;
+  }
+  if ((args.device_given || !args.devices.empty()) && missing >= 0) {
+    notice(args, fmt::format("CUDA device {} does not exist ({}); encoding on the CPU", missing,
+                             found));
+    return pipeline::Mode::cpu;
+  }
+  for (int d : devices) {
+    if (!gpu::usable_device(d, &reason)) {
+      notice(args, fmt::format("{}; encoding on the CPU", reason));
       return pipeline::Mode::cpu;
     }
   }
-  if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
-  notice(args, fmt::format("{}; encoding on the CPU", reason));
-  return pipeline::Mode::cpu;
+  return pipeline::Mode::aok;
 }
 
-pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode) {
+pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode,
+                                           const std::vector<int>& devices) {
   pipeline::PipelineOptions o;
   o.mode = mode;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   pipeline::apply_default_counts(o, cores, args.producers, args.entropy_threads, args.slots);
   o.device = args.device;
+  if (mode != pipeline::Mode::cpu) o.devices = devices;
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;
   o.pinned_sok = args.pinned;
@@ -139,8 +156,16 @@ VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Im
   if (kind != InputKind::image) {
     VideoOptions vo;
     vo.rgb_swscale = args.rgb_decode == "swscale";
-    return open_video_input(args.input, kind, args.frames, vo);
+    // A frame range (--start): the frames before it are read and dropped.
+    VideoInput in = open_video_input(
+        args.input, kind, args.frames < 0 ? -1 : args.start + args.frames, vo);
+    if (args.start > 0) {
+      in.source = std::make_unique<pipeline::SkipFrameSource>(std::move(in.source), args.start);
+      if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - args.start);
+    }
+    return in;
   }
+  if (args.start > 0) throw UsageError("--start applies to a stream input (a still image has one frame)");
   // One still image as a one-frame stream.
   stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
   views.push_back(stills.back().view());
@@ -179,6 +204,12 @@ void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions
                                              s.upload_bytes / static_cast<std::uint64_t>(s.frames))
                                : "")
                    .c_str());
+  if (s.buffers.size() > 1) {  // how the frames were spread over the devices
+    std::string line = "mjpeg: frames per stream buffer:";
+    for (std::size_t b = 0; b < s.buffers.size(); ++b)
+      line += fmt::format("{} GPU {}: {}", b ? "," : "", s.buffers[b].device, s.buffers[b].frames);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
 }
 
 }  // namespace
@@ -216,8 +247,9 @@ int run_encode_stream(const EncodeArgs& args) {
   // output), Ctrl-C / SIGTERM stop the encode cleanly: the default action would kill the
   // process mid-way, and a background job of a script even starts with SIGINT ignored.
   InterruptGuard guard;
-  const pipeline::Mode mode = choose_mode(args);
-  pipeline::PipelineOptions popt = pipeline_options(args, mode);
+  std::vector<int> devices;
+  const pipeline::Mode mode = choose_mode(args, devices);
+  pipeline::PipelineOptions popt = pipeline_options(args, mode, devices);
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
   // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
@@ -256,6 +288,9 @@ int run_encode_stream(const EncodeArgs& args) {
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
+  if (stats.frames == 0 && args.start > 0)
+    throw Error(fmt::format("'{}' has no frames after the first {} (--start)", args.input,
+                            args.start));
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
   sink->close();
@@ -264,11 +299,15 @@ int run_encode_stream(const EncodeArgs& args) {
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     const double pixels = static_cast<double>(fmt_in.width) * fmt_in.height * stats.frames;
     std::fprintf(stderr, "%s\n",
-                 fmt::format("mjpeg: wrote {}: {} frames{}, {:.1f} fps ({} mode), {:.1f} MB, "
+                 fmt::format("mjpeg: wrote {}: {} frames{}, {:.1f} fps ({} mode{}), {:.1f} MB, "
                              "{:.2f} bits/pixel, {:.2f} s",
                              args.output, stats.frames, interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
-                             pipeline::to_string(mode), sink->bytes_written() / 1e6,
+                             pipeline::to_string(mode),
+                             popt.devices.size() > 1
+                                 ? ", devices " + pipeline::device_list_text(popt.devices)
+                                 : "",
+                             sink->bytes_written() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
                      .c_str());
   }
