@@ -726,8 +726,10 @@ void Run::dispatcher(int buffer) {
     on_buffer(buffer, [&] { gpu.bind_thread(); });
     const int my_track = track(dispatcher_track_, buffer);
     Job job;
+    const double delay = b < opt_.test_dispatch_delay_s.size() ? opt_.test_dispatch_delay_s[b] : 0;
     while (to_gpu_[b]->pop(job)) {
       const HostSlot& slot = slots_[job.slot];
+      if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
       if (opt_.mode == Mode::aok) {
         StageScope scope(buffer_gpu_ns_[b], SpanKind::dispatch, trace_, my_track, job.index);
         // PICC: the consumer completes on the GPU.

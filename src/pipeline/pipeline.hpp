@@ -93,6 +93,9 @@ struct PipelineOptions {
   std::int64_t inject_gpu_error_at = -1;
   /// Tests only: which stream buffer (index into the device list) the injected error hits.
   int inject_gpu_error_buffer = 0;
+  /// Tests only: stream buffer b's dispatcher sleeps test_dispatch_delay_s[b] seconds before
+  /// each frame (a slower device); missing entries: no delay.
+  std::vector<double> test_dispatch_delay_s;
 };
 
 /// At most this many stream buffers (entries of PipelineOptions::devices).
