@@ -165,7 +165,6 @@ VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Im
     }
     return in;
   }
-  if (args.start > 0) throw UsageError("--start applies to a stream input (a still image has one frame)");
   // One still image as a one-frame stream.
   stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); }));
   views.push_back(stills.back().view());
@@ -230,6 +229,8 @@ int run_encode_stream(const EncodeArgs& args) {
   const auto t0 = Clock::now();
   validate(args.options);
   if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
+  if (args.start > 0 && input_kind(args.input) == InputKind::image)
+    throw UsageError("--start applies to a stream input (a still image has one frame)");
   const std::string ext = lower_extension(args.output);
   if ((ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos)
     throw UsageError(fmt::format("'{}' holds one picture; for the frames of a stream use a "
