@@ -247,10 +247,11 @@ int track(const std::vector<int>& tracks, int id) {
 struct Job {
   int slot = -1;
   std::int64_t index = -1;
+  int record = -1;  // where its JPEG bytes go (cpu mode: the slot's; sok/aok: see Run)
 };
 
-/// Finished frames waiting for their turn. Holds at most K entries (one per slot), so its
-/// storage is reserved once. The writer takes frames strictly by index.
+/// Finished frames waiting for their turn. Holds at most one entry per frame record (K in cpu
+/// mode), so its storage is reserved once. The writer takes frames strictly by index.
 class ReorderBuffer {
  public:
   explicit ReorderBuffer(int capacity) { done_.reserve(static_cast<std::size_t>(capacity)); }
@@ -346,7 +347,8 @@ class Run {
       const PipelineOptions& options, const ProgressFn& progress, const std::atomic<bool>* stop)
       : source_(source), encode_(encode), sink_(sink), opt_(options), progress_(progress),
         stop_(stop), trace_(options.trace), free_slots_(all_slots(options)),
-        to_entropy_(all_slots(options)), reorder_(static_cast<int>(all_slots(options))) {}
+        free_records_(all_records(options)), to_entropy_(all_slots(options)),
+        reorder_(static_cast<int>(all_records(options))) {}
 
   Stats execute();
 
@@ -355,7 +357,6 @@ class Run {
     std::uint8_t* pixels = nullptr;       // the slot's own buffer (null in cpu mode when lent)
     const std::uint8_t* frame = nullptr;  // this frame's pixels: `pixels`, or the lent frame
     std::int16_t* coeffs = nullptr;
-    std::vector<std::uint8_t> jpeg;  // reused: encode_coefficients keeps its capacity
     int buffer = 0;  // sok/aok: the stream buffer (device-list entry) the slot belongs to
     int local = 0;   // ... and its slot number there
   };
@@ -364,6 +365,12 @@ class Run {
   static std::size_t all_slots(const PipelineOptions& o) {
     const std::size_t buffers = o.mode == Mode::cpu ? 1 : device_list(o).size();
     return static_cast<std::size_t>(std::max(1, o.slots)) * std::max<std::size_t>(1, buffers);
+  }
+  /// Frame records (JPEG bytes between a worker and the writer): one per slot in cpu mode; in
+  /// sok/aok twice the slots, since there a slot goes back to the pool once its frame is coded
+  /// and the records bound how far the frames in flight may run ahead of the writer.
+  static std::size_t all_records(const PipelineOptions& o) {
+    return (o.mode == Mode::cpu ? 1 : 2) * all_slots(o);
   }
 
   void setup();
@@ -425,8 +432,15 @@ class Run {
   std::vector<std::unique_ptr<std::uint8_t[]>> cpu_pixels_;  // cpu mode storage
   std::vector<std::unique_ptr<std::int16_t[]>> cpu_coeffs_;
   std::vector<HostSlot> slots_;
+  // Frame records: a frame's JPEG bytes, from its worker to the writer (reused: the coders keep
+  // their capacity).
+  std::vector<std::vector<std::uint8_t>> records_;
 
-  BoundedQueue<int> free_slots_;  // slots ready for a producer (every buffer's: one pool)
+  // Slots ready for a producer, every buffer's in one pool. cpu mode: a slot comes back when its
+  // frame is written. sok/aok: when its frame is coded (the device is done with it), so that a
+  // device gets frames as fast as it finishes them, not in the writer's turn.
+  BoundedQueue<int> free_slots_;
+  BoundedQueue<int> free_records_;  // sok/aok: records ready for a producer (back when written)
   // Per stream buffer: read (aok: upload issued), waiting for its dispatcher; aok with tokens:
   // header download issued, waiting for its downloader.
   std::vector<std::unique_ptr<BoundedQueue<Job>>> to_gpu_, to_download_;
@@ -475,6 +489,7 @@ void Run::fail(std::exception_ptr e) {
     if (!error_) error_ = e;  // first exception wins
   }
   free_slots_.abort();
+  free_records_.abort();
   for (auto& q : to_gpu_) q->abort();
   for (auto& q : to_download_) q->abort();
   to_entropy_.abort();
@@ -548,6 +563,7 @@ void Run::setup() {
       slots_[i].coeffs = cpu_coeffs_.back().get();
     }
     for (int i = 0; i < k; ++i) free_slots_.push(i);  // every slot starts free
+    records_.resize(static_cast<std::size_t>(k));     // record i is slot i's
   } else {
     const std::vector<int> devices = device_list(opt_);
     const std::string mode = std::string("mode ") + to_string(opt_.mode) + ": ";
@@ -595,9 +611,12 @@ void Run::setup() {
       }
     }
     // Every slot starts free, the buffers' slots interleaved, so that the first frames go to
-    // every device in turn; from then on slots come back as their frames are written.
+    // every device in turn; from then on each comes back once its frame is coded, and the
+    // next frame goes to whichever buffer's slot is back first.
     for (int i = 0; i < k; ++i)
       for (int b = 0; b < buffers; ++b) free_slots_.push(b * k + i);
+    records_.resize(2 * slots_.size());
+    for (std::size_t r = 0; r < records_.size(); ++r) free_records_.push(static_cast<int>(r));
   }
   const bool balance = opt_.balance_threads >= 2;
   producer_threads_ = balance ? opt_.balance_threads - 1 : opt_.producers;
@@ -664,13 +683,22 @@ void Run::log_gpu(const Job& job) {
 void Run::producer(int id) {
   try {
     int device = -1;  // the device this thread selected last
+    const bool gpu = opt_.mode != Mode::cpu;
     for (;;) {
       if (!gate_.wait_producer(id)) break;  // released while not needed
       if (stopping()) break;
       Job job;
-      if (!free_slots_.pop(job.slot)) break;  // aborted
+      // sok/aok: a record first (bounds the frames ahead of the writer), then whichever slot
+      // of any buffer is free first.
+      if (gpu && !free_records_.pop(job.record)) break;  // aborted
+      if (!free_slots_.pop(job.slot)) break;              // aborted
+      if (!gpu) job.record = job.slot;
+      auto give_back = [&] {  // for the other producers, who may be waiting for them
+        free_slots_.push(job.slot);
+        if (gpu) free_records_.push(job.record);
+      };
       if (stopping()) {
-        free_slots_.push(job.slot);  // give it back: another producer may be waiting for it
+        give_back();
         break;
       }
       bool got = false;
@@ -686,7 +714,7 @@ void Run::producer(int id) {
         scope.set_frame(job.index);
       }
       if (!got) {
-        free_slots_.push(job.slot);  // for the other producers, who will see the end too
+        give_back();  // the other producers will see the end too
         break;
       }
       if (opt_.mode == Mode::aok) {
@@ -792,6 +820,7 @@ void Run::worker(int id) {
                                     : PlanarView{};
       const int my_track = track(worker_track_, id);
       StreamBuffer* gpu = gpus_.empty() ? nullptr : gpus_[static_cast<std::size_t>(s.buffer)].get();
+      std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
       if (opt_.mode == Mode::cpu) {
         StageScope scope(transform_ns_, SpanKind::transform, trace_, my_track, job.index);
         if (format_.is_planar()) {
@@ -815,12 +844,12 @@ void Run::worker(int id) {
           download_bytes_.fetch_add(gpu->download_bytes(s.local), std::memory_order_relaxed);
           if (r.is_tokens) {
             token_frames_.fetch_add(1, std::memory_order_relaxed);
-            encode_tokens(geometry_, tables_, r.tokens, encode_, s.jpeg);
+            encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg);
           } else {
-            encode_coefficients(geometry_, tables_, r.coeffs, encode_, s.jpeg);
+            encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg);
           }
         } else {
-          encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
+          encode_coefficients(geometry_, tables_, s.coeffs, encode_, jpeg);
         }
       }
       if (opt_.on_frame) {
@@ -830,8 +859,10 @@ void Run::worker(int id) {
           view = ImageView{rgb.data(), format_.width, format_.height, PixelFormat::rgb24,
                            static_cast<std::size_t>(format_.width) * 3};
         }
-        opt_.on_frame(job.index, view, s.jpeg);
+        opt_.on_frame(job.index, view, jpeg);
       }
+      // sok/aok: the slot's pixels and result are used; the JPEG waits in its record.
+      if (gpu) free_slots_.push(job.slot);
       reorder_.put(job);
     }
   } catch (...) {
@@ -844,14 +875,19 @@ void Run::writer() {
   try {
     Job job;
     for (std::int64_t next = 0; reorder_.take(next, job); ++next) {
-      const std::vector<std::uint8_t>& jpeg = slots_[job.slot].jpeg;
+      const std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
       {
         StageScope scope(write_ns_, SpanKind::write, trace_, writer_track_, job.index);
         sink_.write_frame(jpeg.data(), jpeg.size());
       }
       ++frames_;
       jpeg_bytes_ += jpeg.size();
-      free_slots_.push(job.slot);  // recycled only now: its pixels, coeffs and bytes are used
+      // Recycled only now: cpu mode, the slot (its pixels, coefficients and bytes are used);
+      // sok/aok, the record (the slot went back when the frame was coded).
+      if (opt_.mode == Mode::cpu)
+        free_slots_.push(job.slot);
+      else
+        free_records_.push(job.record);
       if (opt_.balance_threads >= 2) rebalance();
       if (progress_) progress_(Progress{frames_, jpeg_bytes_, seconds_since(start_)});
     }

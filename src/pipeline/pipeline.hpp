@@ -16,15 +16,19 @@
 //   reorder + writer (1 thread)   frames leave strictly by index, never by completion
 //
 // K slots are allocated once (before the first frame); a slot carries one frame from the read
-// to the write and is then recycled, so K bounds the frames in flight (back-pressure). Use
+// to the write (sok/aok: to the end of its entropy coding) and is then recycled, so K bounds
+// the frames in flight (back-pressure). Use
 // K >= M + 2 or so to keep every stage busy. All modes write the same bytes.
 //
 // Several devices (PipelineOptions::devices): one stream buffer per entry, each with its own
 // streams, events and K slots, allocated on its device, with its own dispatcher (and
 // downloader). All slots of all buffers share one free-slot pool: a producer takes whichever
-// slot is free first and the frame goes to that slot's device, so frames are handed out by
-// availability (a slower device's slots come back later and it gets fewer frames), not round
-// robin. The entropy workers and the writer are shared; the writer still orders by index.
+// slot is free first and the frame goes to that slot's device. In sok/aok a slot goes back to
+// the pool as soon as its frame is coded (its JPEG waits for the writer in a frame record, 2K
+// per buffer, which bound how far frames run ahead of the writer), so frames are handed out
+// by availability: a slower device's slots come back later and it gets fewer frames, instead
+// of the writer's order recycling the slots round robin. The entropy workers and the writer
+// are shared; the writer still orders by index.
 // Every thread sets the device of the buffer it is about to call (cudaSetDevice per thread).
 #pragma once
 
