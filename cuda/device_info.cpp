@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_transform.hpp"
+
 namespace mjpeg::gpu {
 
 std::vector<DeviceInfo> list_devices(std::string* reason) {
@@ -35,7 +37,7 @@ std::vector<DeviceInfo> list_devices(std::string* reason) {
     d.major = prop.major;
     d.minor = prop.minor;
     d.multiprocessors = prop.multiProcessorCount;
-    d.usable = prop.major >= 8;
+    d.usable = usable_device(i, &d.problem);
     devices.push_back(d);
   }
   return devices;

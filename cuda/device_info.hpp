@@ -13,11 +13,13 @@ struct DeviceInfo {
   std::size_t memory_bytes = 0;
   int major = 0, minor = 0;   ///< compute capability
   int multiprocessors = 0;
-  bool usable = false;        ///< compute capability >= 8.0 (asynchronous copies)
+  bool usable = false;        ///< usable_device(index): compute capability >= 8.0 (asynchronous
+                              ///< copies), not prohibited, a context can be made on it
+  std::string problem;        ///< why not, when !usable
 };
 
-/// The devices the CUDA runtime reports; empty with `reason` set when there are none or the
-/// driver cannot be used. Makes CUDA calls: never call it during static initialisation.
+/// The devices the CUDA runtime reports, each checked with usable_device (which creates its
+/// context); empty with `reason` set when there are none or the driver cannot be used. Makes CUDA calls: never call it during static initialisation.
 std::vector<DeviceInfo> list_devices(std::string* reason);
 
 /// Free memory of `device` now (cudaMemGetInfo), 0 when it cannot be read.

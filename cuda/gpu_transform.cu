@@ -46,24 +46,54 @@ int device_count(std::string* reason) {
   return n;
 }
 
-bool usable_device(std::string* reason) {
-  if (device_count(reason) == 0) return false;
+bool usable_device(std::string* reason) { return usable_device(0, reason); }
+
+bool usable_device(int device, std::string* reason) {
+  const int count = device_count(reason);
+  if (count == 0) return false;
+  const std::string name = "CUDA device " + std::to_string(device);
+  if (device < 0 || device >= count) {
+    if (reason) *reason = name + " does not exist (" + std::to_string(count) + " found)";
+    return false;
+  }
   cudaDeviceProp prop{};
-  const cudaError_t e = cudaGetDeviceProperties(&prop, 0);
+  cudaError_t e = cudaGetDeviceProperties(&prop, device);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     if (reason)
-      *reason = std::string("CUDA device 0 unusable: cudaGetDeviceProperties failed with ") +
-                cudaGetErrorName(e);
+      *reason = name + " unusable: cudaGetDeviceProperties failed with " + cudaGetErrorName(e);
     return false;
   }
   if (prop.major < 8) {
     if (reason)
-      *reason = std::string("CUDA device 0 (") + prop.name + ") has compute capability " +
+      *reason = name + " (" + prop.name + ") has compute capability " +
                 std::to_string(prop.major) + "." + std::to_string(prop.minor) +
                 "; the kernels need 8.0 or newer";
     return false;
   }
+  int compute_mode = cudaComputeModeDefault;
+  if (cudaDeviceGetAttribute(&compute_mode, cudaDevAttrComputeMode, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    compute_mode = cudaComputeModeDefault;
+  }
+  if (compute_mode == cudaComputeModeProhibited) {
+    if (reason) *reason = name + " (" + prop.name + ") is in the prohibited compute mode";
+    return false;
+  }
+  // A context: fails where another process holds an exclusive-process device, or the device
+  // is otherwise unavailable.
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = 0;
+  e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaFree(nullptr);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)cudaSetDevice(previous);
+    if (reason)
+      *reason = name + " (" + prop.name + ") cannot be used: " + cudaGetErrorName(e);
+    return false;
+  }
+  (void)cudaSetDevice(previous);
   if (reason) reason->clear();
   return true;
 }
@@ -283,7 +313,7 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, Variant varia
 
 HostPin::HostPin(const void* data, std::size_t bytes) {
   if (data == nullptr || bytes == 0) return;
-  MJPEG_CUDA_CHECK(cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault));
+  MJPEG_CUDA_CHECK(cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterPortable));
   data_ = const_cast<void*>(data);
 }
 

@@ -42,9 +42,14 @@ Variant parse_variant(const std::string& text);
 
 /// Number of CUDA devices (0 when none or when the driver is unusable; `reason` says why).
 int device_count(std::string* reason = nullptr);
-/// True when device 0 can run the kernels (present, compute capability >= 8.0 for cp.async);
-/// otherwise false and `reason` holds a sentence for the user.
+/// True when device 0 can run the kernels (usable_device(0, reason)).
 bool usable_device(std::string* reason = nullptr);
+/// True when `device` can run the kernels: present, compute capability >= 8.0 (cp.async), not
+/// in the prohibited compute mode, and a context can be made on it (a device held by another
+/// process in exclusive mode cannot); otherwise false and `reason` holds a sentence for the
+/// user that names the device. Makes CUDA calls (the first one on a device creates its
+/// context); leaves the calling thread's current device as it was.
+bool usable_device(int device, std::string* reason);
 
 /// Resource use of one kernel instance (cudaFuncGetAttributes + launch shape).
 struct KernelInfo {
@@ -94,7 +99,8 @@ void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* cons
                              const std::size_t pitches[3], std::int16_t* d_coeffs,
                              Variant variant, int stages, void* stream);
 
-/// Page-locks an existing host range (cudaHostRegister) so that copies from it run at full
+/// Page-locks an existing host range (cudaHostRegister, portable: pinned for every device's
+/// context, so that several stream buffers upload from it) so that copies from it run at full
 /// PCIe speed and asynchronously, until destroyed (cudaHostUnregister). Move-only. Throws
 /// mjpeg::Error when the range cannot be registered.
 class HostPin {

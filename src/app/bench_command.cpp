@@ -80,7 +80,9 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
   auto per_frame = [&](double busy) { return 1e3 * busy / frames; };
   BenchRow row;
   row.sweep = sweep;
-  row.mode = r.spec.name;
+  row.mode = r.spec.name;  // without per_device_count's "-2dev": the devices column says it
+  if (row.mode.size() > 3 && row.mode.compare(row.mode.size() - 3, 3, "dev") == 0)
+    row.mode = row.mode.substr(0, row.mode.rfind('-'));
   row.width = frame.width;
   row.height = frame.height;
   row.frames = static_cast<int>(s.frames);
@@ -107,16 +109,20 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
   row.d2h_gbps = r.analysis.d2h_gbps;
   row.kb_per_frame = static_cast<double>(s.jpeg_bytes) / frames / 1e3;
   row.identical = r.identical;
+  row.devices = r.spec.mode == pipeline::Mode::cpu
+                    ? 1
+                    : static_cast<int>(pipeline::device_list(r.options).size());
   return row;
 }
 
 /// Measures and collects rows; prints one line per row as it goes.
 class Sweeper {
  public:
-  Sweeper(const BenchArgs& args, std::vector<ModeSpec> modes, int cores)
-      : args_(args), modes_(std::move(modes)), cores_(cores) {}
+  Sweeper(const BenchArgs& args, std::vector<ModeSpec> modes, int cores, std::vector<int> devices)
+      : args_(args), modes_(std::move(modes)), cores_(cores), devices_(std::move(devices)) {}
 
-  /// Returns the row's frames/s.
+  /// Returns the row's frames/s. The GPU modes use every device of --devices unless the spec
+  /// names its own (the devices sweep).
   double run(const std::string& sweep, const ModeSpec& mode, const FrameStore& store,
              int entropy_threads, int slots, int stages,
              std::vector<std::vector<std::uint8_t>>& reference) {
@@ -125,6 +131,7 @@ class Sweeper {
     pipeline::apply_default_counts(o, cores_, args_.producers, entropy_threads, slots,
                                    /*in_memory=*/true);
     o.device = args_.device;
+    o.devices = devices_;
     o.variant = gpu::parse_variant(args_.variant);
     o.stages = stages;
     pipeline::validate(o);
@@ -167,9 +174,9 @@ class Sweeper {
     if (args_.quiet) return;
     std::fprintf(stderr, "%s\n",
                  fmt::format("mjpeg: bench {:<10} {:<13} {:>5}x{:<5} M={:<3} K={:<2} S={} "
-                             "{:8.1f} fps{}{}",
+                             "D={} {:8.1f} fps{}{}",
                              r.sweep, r.mode, r.width, r.height, r.entropy_threads, r.slots,
-                             r.stages, r.fps,
+                             r.stages, r.devices, r.fps,
                              r.bound_stage.empty() ? "" : "  bound by " + r.bound_stage,
                              r.identical ? "" : "  (output differs!)")
                      .c_str());
@@ -178,6 +185,7 @@ class Sweeper {
   const BenchArgs& args_;
   std::vector<ModeSpec> modes_;
   int cores_;
+  std::vector<int> devices_;
   std::vector<BenchRow> rows_;
 };
 
@@ -199,9 +207,10 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   const std::set<std::string> sweeps = [&] {
     std::set<std::string> s;
     for (const std::string& w : split_list(args.sweeps, "--sweeps")) {
-      if (w != "resolution" && w != "threads" && w != "cpu" && w != "slots" && w != "stages")
+      if (w != "resolution" && w != "threads" && w != "cpu" && w != "slots" && w != "stages" &&
+          w != "devices")
         throw UsageError(fmt::format("--sweeps: unknown sweep '{}' (resolution, threads, cpu, "
-                                     "slots, stages)", w));
+                                     "slots, stages, devices)", w));
       s.insert(w);
     }
     return s;
@@ -212,15 +221,16 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   std::vector<int> thread_list =
       args.threads.empty() ? doubling_up_to(cores) : parse_ints(args.threads, "--threads", 1, 256);
 
+  const std::vector<int> devices = resolve_devices(args.devices, args.device);
   const std::vector<ModeSpec> modes =
-      choose_modes(args.modes, notice, "measuring the cpu mode and libjpeg-turbo only");
+      choose_modes(args.modes, notice, "measuring the cpu mode and libjpeg-turbo only", devices);
   {
     const PeerResult probe = run_turbojpeg({}, args.options, 1, {});
     if (!probe.available) notice("no libjpeg-turbo rows: " + probe.why_not);
   }
 
   const io::Image picture = read_input_image(args.input, notice);
-  Sweeper sweeper(args, modes, cores);
+  Sweeper sweeper(args, modes, cores, devices);
   for (std::size_t si = 0; si < sizes.size(); ++si) {
     const FrameSize z = sizes[si];
     const bool first = si == 0;
@@ -273,6 +283,12 @@ std::vector<BenchRow> measure(BenchArgs& args) {
         if (m.mode != pipeline::Mode::aok) continue;
         for (int s : stage_list) sweeper.run("stages", m, store, 0, 0, s, reference);
       }
+    }
+    if (sweeps.count("devices") && devices.size() > 1) {
+      // fps per device count: each GPU mode on the list's first 1, 2, 4, ... and all entries.
+      for (const ModeSpec& m : per_device_count(modes, devices))
+        if (m.mode != pipeline::Mode::cpu)
+          sweeper.run("devices", m, store, 0, 0, 2, reference);
     }
   }
   return sweeper.rows();
@@ -328,6 +344,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
       ->transform(decimal_integer())
       ->check(CLI::Range(0, 1023).description(""))
       ->type_name("N");
+  add_devices_option(cmd, "Options", args.devices);
   cmd->add_option("--variant", args.variant, "GPU kernel variant")
       ->check(CLI::IsMember({"direct", "pipeline", "partitioned", "primitives"}).description(""))
       ->type_name("VARIANT")

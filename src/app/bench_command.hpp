@@ -8,6 +8,9 @@
 //               --threads) beside libjpeg-turbo on T threads: fps vs threads
 //   slots       the first size x every mode x slots K (1..8): fps vs slots
 //   stages      the first size x aok x cuda::pipeline stages (1..4)
+//   devices     the first size x every GPU mode x device count 1, 2, 4, ... and all of
+//               --devices (the list's first entries): fps per device count (run only when
+//               --devices lists more than one)
 // Every run at one size is checked byte for byte against the first run at that size.
 #pragma once
 
@@ -28,13 +31,15 @@ struct BenchArgs {
                                 ///< "" = 1, 2, 4, ... up to the cores
   std::string slots = "1,2,3,4,6,8";
   std::string stages = "1,2,3,4";
-  std::string sweeps = "resolution,threads,cpu,slots,stages";
+  std::string sweeps = "resolution,threads,cpu,slots,stages,devices";
   std::int64_t frames = 60;     ///< frames per run at 1920x1080; scaled by area, at least 40
   int repeat = 3;
   EncodeOptions options;
   std::string subsampling = "420";
   int producers = 0;
   int device = 0;
+  std::string devices;          ///< --devices: a list or "all" ("" = {device}); every sweep
+                                ///< uses all of them, the devices sweep their first 1, 2, ...
   std::string variant = "pipeline";
   std::string csv = "bench.csv";
   std::string plots;            ///< directory for the PNG plots ("" = none)

@@ -1,6 +1,7 @@
 #include "bench_rows.hpp"
 
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -47,6 +48,7 @@ const Column kColumns[] = {
        if (v != "yes" && v != "no") throw Error("identical must be yes or no, not '" + v + "'");
        r.identical = v == "yes";
      }},
+    MJPEG_INT_COLUMN(devices),
 };
 
 #undef MJPEG_TEXT_COLUMN
@@ -81,7 +83,8 @@ std::vector<BenchRow> parse_bench_csv(const std::string& text) {
   std::string line;
   if (!std::getline(in, line)) throw Error("empty bench CSV");
   const std::vector<std::string> header = split(line);
-  constexpr std::size_t n = sizeof(kColumns) / sizeof(kColumns[0]);
+  // A CSV of the version before the devices column (the last one) reads as one device.
+  const std::size_t n = header.size() + 1 == std::size(kColumns) ? header.size() : std::size(kColumns);
   bool header_ok = header.size() == n;
   for (std::size_t i = 0; header_ok && i < n; ++i) header_ok = header[i] == kColumns[i].name;
   if (!header_ok) throw Error("not a bench CSV of this version (header differs)");

@@ -8,7 +8,7 @@
 namespace mjpeg::app {
 
 struct BenchRow {
-  std::string sweep;  ///< resolution, threads, slots, stages
+  std::string sweep;  ///< resolution, threads, cpu, slots, stages, devices
   std::string mode;   ///< cpu, sok, sok-pinned, aok, libjpeg-turbo
   int width = 0, height = 0;
   int frames = 0;
@@ -23,6 +23,7 @@ struct BenchRow {
   double overlap = 0, h2d_gbps = 0, d2h_gbps = 0;
   double kb_per_frame = 0;
   bool identical = true;
+  int devices = 1;    ///< stream buffers (device-list entries) of a GPU mode; 1 otherwise
 };
 
 /// The CSV text: a header line, then one line per row.

@@ -112,8 +112,16 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
       ->type_name("N")
       ->group(stream);
+  cmd->add_option("--start", args.start,
+                  "Skip the first N frames (with --frames: one frame range of a longer input; "
+                  "see README, Segments)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
+      ->type_name("N")
+      ->group(stream);
   add_pipeline_options(cmd, stream, args.producers, args.slots, args.entropy_threads,
                        args.device, args.variant, args.stages);
+  add_devices_option(cmd, stream, args.devices);
   cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
       ->group(stream);
   add_gpu_output_option(cmd, stream, args.gpu_output);

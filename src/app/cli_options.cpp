@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "gpu_transform.hpp"
 #include "jpeg/quant.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "pipeline/pipeline.hpp"
 
 namespace mjpeg::app {
 
@@ -130,6 +132,43 @@ void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int&
       ->type_name("1..4")
       ->capture_default_str()
       ->group(group);
+}
+
+void add_devices_option(CLI::App* cmd, const char* group, std::string& devices) {
+  CLI::Option* opt =
+      cmd->add_option("--devices", devices,
+                      "CUDA devices, one stream buffer (streams, events, slots) each: a list "
+                      "such as 0,1, or all; frames go to whichever device has a free slot "
+                      "first. An index may repeat: 0,0 runs two stream buffers on device 0 "
+                      "(the multi-device paths on one GPU, for tests; not faster than one). "
+                      "--device N is the same as --devices N")
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                try {
+                  pipeline::parse_device_list(text, 1);  // syntax only; "all" is expanded later
+                } catch (const UsageError& e) {
+                  // CLI11 puts "--devices: " in front: say the list once.
+                  std::string message = e.what();
+                  const std::string head = "--devices '" + text + "': ";
+                  if (message.rfind(head, 0) == 0)
+                    message = "'" + text + "': " + message.substr(head.size());
+                  return message;
+                }
+                return {};
+              },
+              "", "device list"))
+          ->type_name("LIST|all")
+          ->group(group);
+  if (CLI::Option* device = cmd->get_option_no_throw("--device")) opt->excludes(device);
+}
+
+std::vector<int> resolve_devices(const std::string& devices, int device) {
+  if (devices.empty()) return {device};
+  std::string reason;
+  const int count = devices == "all" ? gpu::device_count(&reason) : 0;
+  if (devices == "all" && count == 0)
+    throw Error("--devices all: " + (reason.empty() ? std::string("no CUDA device found") : reason));
+  return pipeline::parse_device_list(devices, count);
 }
 
 void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output) {

@@ -29,6 +29,15 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
 void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int& slots,
                           int& entropy_threads, int& device, std::string& variant, int& stages);
 
+/// --devices LIST|all, in the group `group` (after add_pipeline_options: it excludes --device):
+/// the CUDA devices, one stream buffer each. The syntax is checked while parsing
+/// (pipeline::parse_device_list; an error is a usage error naming the item).
+void add_devices_option(CLI::App* cmd, const char* group, std::string& devices);
+
+/// The stream buffers' devices: `devices` parsed ("all": every device present, which asks the
+/// CUDA runtime; Error when there is none), or {device} when `devices` is empty.
+std::vector<int> resolve_devices(const std::string& devices, int device);
+
 /// --gpu-output tokens|coefficients (what a GPU offload hands back), in the group `group`.
 void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output);
 

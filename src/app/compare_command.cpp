@@ -150,7 +150,9 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
       {"entropy_threads", s.entropy_threads},
       {"self_balancing", r.options.balance_threads > 0},
       {"upload_bytes_per_frame", s.frames > 0 ? s.upload_bytes / s.frames : 0},
-      {"slots", r.options.slots},
+      {"slots", r.options.slots},  // per stream buffer
+      {"devices", r.spec.mode == pipeline::Mode::cpu ? std::vector<int>{}
+                                                     : pipeline::device_list(r.options)},
       {"fps", a.fps},
       {"fps_of_runs", r.fps_of_runs},
       {"speedup_over_sok", sok_fps > 0 ? a.fps / sok_fps : 0.0},
@@ -208,6 +210,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
   const char* threads = "Pipeline options";
   add_pipeline_options(cmd, threads, args.producers, args.slots, args.entropy_threads,
                        args.device, args.variant, args.stages);
+  add_devices_option(cmd, threads, args.devices);
   add_gpu_output_option(cmd, threads, args.gpu_output);
   const char* outputs = "Outputs (replaced if they exist)";
   cmd->add_option("--json", args.json, "Write the figures as JSON")->type_name("F")->group(outputs);
@@ -245,8 +248,11 @@ int run_compare(CompareArgs& args) {
     throw Error("--gantt needs a build with OpenCV; write --trace F.json and draw it with "
                 "`mjpeg gantt F.json -o G.png` where OpenCV is available");
 #endif
-  const std::vector<ModeSpec> modes =
-      choose_modes(args.modes, notice, "comparing the cpu mode with libjpeg-turbo only");
+  // Several devices: each GPU mode runs on 1, 2, 4, ... and all of them (fps per count).
+  const std::vector<int> devices = resolve_devices(args.devices, args.device);
+  const std::vector<ModeSpec> modes = per_device_count(
+      choose_modes(args.modes, notice, "comparing the cpu mode with libjpeg-turbo only", devices),
+      devices);
 
   FrameStore store = load_frames(args.input, args.frames, width, height, notice);
   bool gpu_modes = false;
@@ -271,6 +277,7 @@ int run_compare(CompareArgs& args) {
   pipeline::apply_default_counts(base, cores, args.producers, args.entropy_threads, args.slots,
                                  /*in_memory=*/true);
   base.device = args.device;
+  base.devices = devices;
   base.variant = gpu::parse_variant(args.variant);
   base.stages = args.stages;
   base.gpu_output = gpu::parse_gpu_output(args.gpu_output);
@@ -307,7 +314,7 @@ int run_compare(CompareArgs& args) {
       std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);
     std::vector<io::Image> rgb;  // planar frames: the RGB we encode (converted here)
     nvjpeg = gpu::run_nvjpeg(store.pixel_views(rgb), args.options, args.nvjpeg_threads,
-                             args.repeat, args.device);
+                             args.repeat, devices[0]);
     if (!nvjpeg.available) notice("nvJPEG row left out: not available: " + nvjpeg.why_not);
   }
 
@@ -336,6 +343,7 @@ int run_compare(CompareArgs& args) {
                                 count_of(args.repeat, "run", "runs"))
                         .c_str());
   print_tables(stdout, results, turbo, turbo_threads, nvjpeg, store, sok_fps);
+  print_buffer_table(stdout, results);
 
   bool all_identical = true;
   std::string identity = "outputs: ";

@@ -24,6 +24,7 @@ struct CompareArgs {
   std::string subsampling = "420";
   int producers = 0, entropy_threads = 0, slots = 0;  ///< 0 = defaults (as encode)
   int device = 0;
+  std::string devices;         ///< --devices: a list or "all" ("" = {device})
   std::string variant = "pipeline";
   std::string gpu_output = "tokens";  ///< sok/aok: tokens or coefficients
   int stages = 2;

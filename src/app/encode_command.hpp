@@ -21,11 +21,13 @@ struct EncodeArgs {
   // Streaming (video) options; see stream_command.hpp.
   std::string mode;                ///< "cpu", "sok", "aok", or "" = aok when a GPU is usable
   std::int64_t frames = -1;        ///< --frames: at most this many (-1 = all)
+  std::int64_t start = 0;          ///< --start: skip this many frames first (a frame range)
   int producers = 0;               ///< 0 = default
   int slots = 0;                   ///< 0 = default
   int entropy_threads = 0;         ///< 0 = the cores left over
   int device = 0;
   bool device_given = false;       ///< --device was on the command line
+  std::string devices;             ///< --devices: a list or "all" ("" = {device})
   std::string variant = "pipeline";
   std::string gpu_output = "tokens";  ///< sok/aok: tokens or coefficients
   int stages = 2;

@@ -44,9 +44,9 @@ void print_device_info(std::FILE* out) {
   }
   fmt::print(out, "CUDA devices: {}\n", devices.size());
   for (const gpu::DeviceInfo& d : devices) {
-    fmt::print(out, "  [{}] {}, {:.1f} GiB, compute capability {}.{}, {} SMs{}\n", d.index, d.name,
-               static_cast<double>(d.memory_bytes) / (1024.0 * 1024.0 * 1024.0), d.major, d.minor,
-               d.multiprocessors, d.usable ? "" : " (unusable: needs 8.0 or newer)");
+    fmt::print(out, "  [{}] {}, {:.1f} GiB, compute capability {}.{}, {} SMs: {}\n", d.index,
+               d.name, static_cast<double>(d.memory_bytes) / (1024.0 * 1024.0 * 1024.0), d.major,
+               d.minor, d.multiprocessors, d.usable ? "usable" : "unusable (" + d.problem + ")");
   }
 }
 

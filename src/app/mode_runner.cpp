@@ -88,9 +88,11 @@ std::vector<ModeSpec> parse_mode_list(const std::string& text) {
 
 std::vector<ModeSpec> choose_modes(const std::string& list,
                                    const std::function<void(const std::string&)>& notice,
-                                   const std::string& without_gpu) {
+                                   const std::string& without_gpu,
+                                   const std::vector<int>& devices) {
   std::string reason;
-  const bool gpu = gpu::usable_device(&reason);
+  bool gpu = true;
+  for (int d : devices) gpu = gpu && gpu::usable_device(d, &reason);
   if (!list.empty()) {
     std::vector<ModeSpec> modes = parse_mode_list(list);
     for (const ModeSpec& m : modes)
@@ -101,6 +103,53 @@ std::vector<ModeSpec> choose_modes(const std::string& list,
   if (gpu) return parse_mode_list("cpu,sok,aok");
   notice(fmt::format("{}: {}", reason, without_gpu));
   return parse_mode_list("cpu");
+}
+
+std::vector<ModeSpec> per_device_count(const std::vector<ModeSpec>& modes,
+                                       const std::vector<int>& devices) {
+  if (devices.size() <= 1) return modes;
+  std::vector<std::size_t> counts;
+  for (std::size_t n = 1; n < devices.size(); n *= 2) counts.push_back(n);
+  counts.push_back(devices.size());
+  std::vector<ModeSpec> out;
+  for (const ModeSpec& m : modes) {
+    if (m.mode == pipeline::Mode::cpu) {
+      out.push_back(m);
+      continue;
+    }
+    for (std::size_t n : counts) {
+      ModeSpec s = m;
+      s.devices.assign(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(n));
+      if (n > 1) s.name += fmt::format("-{}dev", n);
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+void print_buffer_table(std::FILE* out, const std::vector<ModeResult>& results) {
+  bool any = false;
+  for (const ModeResult& r : results) any = any || r.stats.buffers.size() > 1;
+  if (!any) return;
+  std::fprintf(out, "\n%-15s %-10s %8s %6s %12s %12s %12s\n", "stream buffers", "device",
+               "frames", "share", "upload ms/f", "kernel ms/f", "download ms/f");
+  for (const ModeResult& r : results) {
+    if (r.stats.buffers.size() <= 1) continue;
+    for (std::size_t b = 0; b < r.stats.buffers.size(); ++b) {
+      const pipeline::BufferStats& s = r.stats.buffers[b];
+      const double f = static_cast<double>(std::max<std::int64_t>(1, s.frames));
+      auto ms = [&](double t) {
+        return r.stats.gpu_timed ? fmt::format("{:.3f}", 1e3 * t / f) : std::string("-");
+      };
+      std::fprintf(out, "%-15s %-10s %8lld %5.0f%% %12s %12s %12s\n",
+                   b == 0 ? display_name(r.spec).c_str() : "",
+                   fmt::format("GPU {}", s.device).c_str(),
+                   static_cast<long long>(s.frames),
+                   100.0 * s.frames / std::max<double>(1, static_cast<double>(r.stats.frames)),
+                   ms(s.upload_gpu_s).c_str(), ms(s.kernel_gpu_s).c_str(),
+                   ms(s.download_gpu_s).c_str());
+    }
+  }
 }
 
 std::string display_name(const ModeSpec& spec) {
@@ -121,6 +170,7 @@ ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
   r.spec = spec;
   options.mode = spec.mode;
   options.pinned_sok = spec.pinned;
+  if (!spec.devices.empty()) options.devices = spec.devices;
   options.gpu_timing = true;
   r.options = options;
 

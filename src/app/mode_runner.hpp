@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +22,9 @@ struct ModeSpec {
   std::string name;  ///< as on the command line: cpu, sok, sok-pinned, aok
   pipeline::Mode mode = pipeline::Mode::cpu;
   bool pinned = false;
+  /// The stream buffers' devices for this run (empty: the options' list). Set by
+  /// per_device_count, which also names the spec ("aok-2dev").
+  std::vector<int> devices = {};
 };
 
 /// "cpu", "sok", "sok-pinned" or "aok"; throws UsageError otherwise.
@@ -30,9 +34,17 @@ std::vector<ModeSpec> parse_mode_list(const std::string& text);
 /// The modes to run: `list` (a comma list; a GPU mode without a usable device is an Error),
 /// or, when it is empty, cpu,sok,aok with a usable device and cpu alone otherwise, after
 /// telling `notice` why (its text ends with `without_gpu`, e.g. "comparing the cpu mode ...").
+/// `devices`: the devices the GPU modes would use; each must be usable.
 std::vector<ModeSpec> choose_modes(const std::string& list,
                                    const std::function<void(const std::string&)>& notice,
-                                   const std::string& without_gpu);
+                                   const std::string& without_gpu,
+                                   const std::vector<int>& devices = {0});
+/// With a device list of D > 1 entries: each GPU mode of `modes` once per device count
+/// 1, 2, 4, ... and D (the list's first entries), so that a table shows fps per device count;
+/// a count above 1 is named in the spec ("aok-2dev", shown as AOK 2DEV). The cpu mode once.
+/// With D = 1: `modes` as they are.
+std::vector<ModeSpec> per_device_count(const std::vector<ModeSpec>& modes,
+                                       const std::vector<int>& devices);
 /// The name in capitals for tables and traces ("SOK PINNED").
 std::string display_name(const ModeSpec& spec);
 
@@ -47,6 +59,10 @@ struct ModeResult {
   bool identical = true;            ///< every run equal to the reference
   std::int64_t first_difference = -1;
 };
+
+/// Where a result used several stream buffers: per buffer its device, frames (the share the
+/// availability-driven hand-out gave it) and GPU time per frame. Prints nothing otherwise.
+void print_buffer_table(std::FILE* out, const std::vector<ModeResult>& results);
 
 /// Frames per second over the stages' time: the allocation before the first frame is excluded
 /// (it is paid once per geometry, not per frame).

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_options.hpp"
 #include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "image_input.hpp"
@@ -34,44 +35,57 @@ void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
 }
 
-/// The mode to run: as asked, or aok when a GPU is usable and cpu (with a notice) otherwise.
-/// `later`: a notice to print once the input is open (so that an input error stays the only
-/// line).
-pipeline::Mode choose_mode(const EncodeArgs& args, std::string& later) {
+/// The mode to run: as asked, or aok when the GPUs are usable and cpu (with a notice)
+/// otherwise; `devices` gets the stream buffers' devices (--devices, or {--device}). `later`:
+/// a notice to print once the input is open (so that an input error stays the only line).
+pipeline::Mode choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
+  std::string reason;
+  const int count = gpu::device_count(&reason);
+  const bool all_of_none = args.devices == "all" && count == 0;
+  if (!all_of_none) devices = resolve_devices(args.devices, args.device);
+  // The first listed device that does not exist, and what to say about it.
+  int missing = -1;
+  for (int d : devices)
+    if (d >= count && missing < 0) missing = d;
+  const std::string found = count > 0 ? fmt::format("{} found", count)
+                                      : (reason.empty() ? "none found" : reason);
   if (!args.mode.empty()) {
     const pipeline::Mode mode = pipeline::parse_mode(args.mode);
     if (mode != pipeline::Mode::cpu) {
-      std::string reason;
-      if (gpu::device_count(&reason) <= args.device)
-        throw Error(fmt::format("--mode {} needs CUDA device {}: {}", args.mode, args.device,
-                                reason.empty() ? "it does not exist" : reason));
+      if (all_of_none)
+        throw Error(fmt::format("--mode {} --devices all: no CUDA device ({})", args.mode, found));
+      if (missing >= 0)
+        throw Error(fmt::format("--mode {} needs CUDA device {}: {}", args.mode, missing,
+                                reason.empty() ? "it does not exist (" + found + ")" : reason));
     }
     return mode;
   }
   // No mode asked for: a missing GPU (or a --device that does not exist) is not the user's
   // insistence on one, so the CPU encodes, with a notice saying why.
-  std::string reason;
-  if (args.device_given) {
-    const int count = gpu::device_count(&reason);
-    if (args.device >= count) {
-      later = (fmt::format("CUDA device {} does not exist ({}); encoding on the CPU",
-                               args.device,
-                               count > 0 ? fmt::format("{} found", count)
-                                         : (reason.empty() ? "none found" : reason)));
+  if (all_of_none) {
+    later = fmt::format("--devices all: no CUDA device ({}); encoding on the CPU", found);
+    return pipeline::Mode::cpu;
+  }
+  if ((args.device_given || !args.devices.empty()) && missing >= 0) {
+    later = fmt::format("CUDA device {} does not exist ({}); encoding on the CPU", missing, found);
+    return pipeline::Mode::cpu;
+  }
+  for (int d : devices) {
+    if (!gpu::usable_device(d, &reason)) {
+      for (char& c : reason)
+        if (c == '\n') c = ' ';
+      later = fmt::format("{}; encoding on the CPU", reason);
       return pipeline::Mode::cpu;
     }
   }
-  if (gpu::usable_device(&reason)) return pipeline::Mode::aok;
-  for (char& c : reason)
-    if (c == '\n') c = ' ';
-  later = fmt::format("{}; encoding on the CPU", reason);
-  return pipeline::Mode::cpu;
+  return pipeline::Mode::aok;
 }
 
 /// sok/aok keep every slot's pixels and coefficients in device memory: a frame of hundreds of
 /// megapixels may not fit. Asked for (--mode), that is an error before any work; chosen
 /// automatically, the CPU encodes instead, with a notice. Returns the mode to run.
 pipeline::Mode fit_device_memory(const EncodeArgs& args, pipeline::Mode mode, int slots,
+                                 const std::vector<int>& devices,
                                  const pipeline::SourceFormat& f) {
   if (mode == pipeline::Mode::cpu) return mode;
   const FrameGeometry g = make_geometry(
@@ -79,24 +93,32 @@ pipeline::Mode fit_device_memory(const EncodeArgs& args, pipeline::Mode mode, in
   const double per_slot = static_cast<double>(f.frame_bytes()) +
                           static_cast<double>(g.coefficient_count()) * sizeof(std::int16_t);
   std::string reason;
-  double device_bytes = 0;
-  for (const gpu::DeviceInfo& d : gpu::list_devices(&reason))
-    if (d.index == args.device) device_bytes = static_cast<double>(d.memory_bytes);
-  if (device_bytes <= 0 || per_slot * slots <= 0.9 * device_bytes) return mode;
-  const std::string need = fmt::format(
-      "a {}x{} frame needs {:.1f} GiB of device memory for {} slots (pixels and coefficients), "
-      "device {} has {:.1f} GiB",
-      f.width, f.height, per_slot * slots / (1 << 30), slots, args.device,
-      device_bytes / (1 << 30));
-  if (!args.mode.empty())
-    throw Error(fmt::format("--mode {}: {}; use fewer --slots or --mode cpu", args.mode, need));
-  notice(args, need + "; encoding on the CPU");
-  return pipeline::Mode::cpu;
+  const std::vector<gpu::DeviceInfo> found = gpu::list_devices(&reason);
+  for (int device : devices.empty() ? std::vector<int>{args.device} : devices) {
+    // Stream buffers that share a device share its memory.
+    const double buffers =
+        devices.empty() ? 1.0 : static_cast<double>(std::count(devices.begin(), devices.end(), device));
+    double device_bytes = 0;
+    for (const gpu::DeviceInfo& d : found)
+      if (d.index == device) device_bytes = static_cast<double>(d.memory_bytes);
+    if (device_bytes <= 0 || per_slot * slots * buffers <= 0.9 * device_bytes) continue;
+    const std::string need = fmt::format(
+        "a {}x{} frame needs {:.1f} GiB of device memory for {} slots (pixels and coefficients), "
+        "device {} has {:.1f} GiB",
+        f.width, f.height, per_slot * slots * buffers / (1 << 30), slots * buffers, device,
+        device_bytes / (1 << 30));
+    if (!args.mode.empty())
+      throw Error(fmt::format("--mode {}: {}; use fewer --slots or --mode cpu", args.mode, need));
+    notice(args, need + "; encoding on the CPU");
+    return pipeline::Mode::cpu;
+  }
+  return mode;
 }
 
 /// `frames`: how many the input has (-1 unknown): a short input (a still picture) needs no more
 /// slots than frames, which matters for a picture of hundreds of megapixels.
 pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode,
+                                           const std::vector<int>& devices,
                                            std::int64_t frames = -1) {
   pipeline::PipelineOptions o;
   o.mode = mode;
@@ -104,6 +126,7 @@ pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mod
   pipeline::apply_default_counts(o, cores, args.producers, args.entropy_threads, args.slots);
   if (args.slots == 0 && frames > 0 && frames < o.slots) o.slots = static_cast<int>(frames);
   o.device = args.device;
+  if (mode != pipeline::Mode::cpu) o.devices = devices;
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;
   o.pinned_sok = args.pinned;
@@ -154,9 +177,15 @@ VideoInput open_input(const EncodeArgs& args, InputKind kind, std::vector<io::Im
                             args.input_options.stream, args.input));
   if (kind != InputKind::image) {
     InputOptions options = args.input_options;
-    options.max_frames = args.frames;
+    // A frame range (--start): the frames before it are read and dropped.
+    options.max_frames = args.frames < 0 ? -1 : args.start + args.frames;
     options.rgb_swscale = args.rgb_decode == "swscale";
-    return open_video_input(args.input, kind, options);
+    VideoInput in = open_video_input(args.input, kind, options);
+    if (args.start > 0) {
+      in.source = std::make_unique<pipeline::SkipFrameSource>(std::move(in.source), args.start);
+      if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - args.start);
+    }
+    return in;
   }
   // One still image as a one-frame stream.
   stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
@@ -197,6 +226,12 @@ void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions
                                              s.upload_bytes / static_cast<std::uint64_t>(s.frames))
                                : "")
                    .c_str());
+  if (s.buffers.size() > 1) {  // how the frames were spread over the devices
+    std::string line = "mjpeg: frames per stream buffer:";
+    for (std::size_t b = 0; b < s.buffers.size(); ++b)
+      line += fmt::format("{} GPU {}: {}", b ? "," : "", s.buffers[b].device, s.buffers[b].frames);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
 }
 
 int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0);
@@ -239,6 +274,8 @@ int run_encode_stream(const EncodeArgs& args_in) {
   EncodeArgs args = args_in;
   validate(args.options);
   if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
+  if (args.start > 0 && input_kind(args.input) == InputKind::image)
+    throw UsageError("--start applies to a stream input (a still image has one frame)");
   if (is_single_jpeg(args.output)) {
     // One picture: the stream's first frame. A GIF is a still picture to most people.
     if (args.frames != 1 && args.input != "-" && is_gif(args.input)) {
@@ -285,8 +322,9 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   using Clock = std::chrono::steady_clock;
   const bool one_picture_of_gif = args.first_frame_of_gif;
   std::string mode_notice;
-  const pipeline::Mode mode = choose_mode(args, mode_notice);
-  pipeline_options(args, mode);  // usage errors (counts, variant) before the input is opened
+  std::vector<int> devices;
+  const pipeline::Mode mode = choose_mode(args, devices, mode_notice);
+  pipeline_options(args, mode, devices);  // usage errors (counts, variant) before the input is opened
 
   const InputKind kind = input_kind(args.input);
   std::vector<io::Image> stills;
@@ -307,9 +345,9 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
-  pipeline::PipelineOptions popt = pipeline_options(args, mode, in.frame_count);
-  const pipeline::Mode fitted = fit_device_memory(args, mode, popt.slots, fmt_in);
-  if (fitted != mode) popt = pipeline_options(args, fitted, in.frame_count);
+  pipeline::PipelineOptions popt = pipeline_options(args, mode, devices, in.frame_count);
+  const pipeline::Mode fitted = fit_device_memory(args, mode, popt.slots, popt.devices, fmt_in);
+  if (fitted != mode) popt = pipeline_options(args, fitted, devices, in.frame_count);
   const pipeline::Mode run_mode = popt.mode;
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
   // --dump-input: those pixels are written as PPM/PGM.
@@ -346,6 +384,9 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
+  if (stats.frames == 0 && args.start > 0)
+    throw Error(fmt::format("'{}' has no frames after the first {} (--start)", args.input,
+                            args.start));
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
   sink->close();
@@ -354,12 +395,16 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     const double pixels = static_cast<double>(fmt_in.width) * fmt_in.height * stats.frames;
     std::fprintf(stderr, "%s\n",
-                 fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode), {:.1f} MB, "
+                 fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode{}), {:.1f} MB, "
                              "{:.2f} bits/pixel, {:.2f} s",
                              args.output, count_of(stats.frames, "frame", "frames"),
                              was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
-                             pipeline::to_string(run_mode), sink->bytes_written() / 1e6,
+                             pipeline::to_string(run_mode),
+                             popt.devices.size() > 1
+                                 ? ", devices " + pipeline::device_list_text(popt.devices)
+                                 : "",
+                             sink->bytes_written() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
                      .c_str());
   }

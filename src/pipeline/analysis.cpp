@@ -14,6 +14,8 @@ RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
     StageLoad s{std::move(name), busy, lanes, busy > 0 ? lanes * frames / busy : 0};
     a.stages.push_back(s);
   };
+  // One dispatcher (and one set of copy engines and kernel stream) per stream buffer.
+  const int buffers = st.buffers.empty() ? 1 : static_cast<int>(st.buffers.size());
   switch (o.mode) {
     case Mode::cpu:
       stage("produce", st.read_s, o.producers);
@@ -21,17 +23,17 @@ RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
       break;
     case Mode::sok:
       stage("produce", st.read_s, o.producers);
-      stage("gpu offload", st.gpu_s, 1);
+      stage("gpu offload", st.gpu_s, buffers);
       stage("entropy", st.entropy_s, o.entropy_threads);
       break;
     case Mode::aok:
       stage("produce", st.read_s + st.upload_issue_s, o.producers);
-      stage("dispatch", st.gpu_s, 1);
-      if (st.download_issue_s > 0) stage("download issue", st.download_issue_s, 1);
+      stage("dispatch", st.gpu_s, buffers);
+      if (st.download_issue_s > 0) stage("download issue", st.download_issue_s, buffers);
       if (st.gpu_timed) {
-        stage("upload", st.upload_gpu_s, 1);
-        stage("kernel", st.kernel_gpu_s, 1);
-        stage("download", st.download_gpu_s, 1);
+        stage("upload", st.upload_gpu_s, buffers);
+        stage("kernel", st.kernel_gpu_s, buffers);
+        stage("download", st.download_gpu_s, buffers);
       }
       stage("entropy", st.entropy_s, o.entropy_threads);
       break;

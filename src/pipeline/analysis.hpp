@@ -9,6 +9,9 @@
 //        (M), write (1)
 //   aok: produce incl. the upload issue (N), dispatch (1), upload copy engine (1), kernel (1),
 //        download copy engine (1), entropy (M), write (1)
+// With D stream buffers (several devices) the GPU stages have D lanes each (one dispatcher,
+// kernel stream and pair of copy engines per buffer; two buffers on one device share that
+// device's engines, so there the bound is optimistic).
 #pragma once
 
 #include <string>

@@ -172,4 +172,36 @@ bool Y4mFrameSource::read_into(int, std::uint8_t* dst, std::size_t, std::int64_t
   return read_in_turn(lock, index, dst);
 }
 
+SkipFrameSource::SkipFrameSource(std::unique_ptr<FrameSource> inner, std::int64_t skip)
+    : inner_(std::move(inner)), skip_(skip < 0 ? 0 : skip) {}
+
+bool SkipFrameSource::skip_once(int producer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (skipped_) return !ended_;
+  skipped_ = true;
+  std::vector<std::uint8_t> scratch;
+  if (!inner_->lends_frames()) scratch.resize(inner_->format().frame_bytes());
+  for (std::int64_t i = 0; i < skip_ && !ended_; ++i) {
+    std::int64_t index = -1;
+    const std::uint8_t* lent = nullptr;
+    ended_ = inner_->lends_frames()
+                 ? !inner_->lend(producer, lent, index)
+                 : !inner_->read_into(producer, scratch.data(), inner_->format().row_bytes(), index);
+  }
+  return !ended_;
+}
+
+bool SkipFrameSource::read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                                std::int64_t& index) {
+  if (!skip_once(producer) || !inner_->read_into(producer, dst, stride, index)) return false;
+  index -= skip_;
+  return true;
+}
+
+bool SkipFrameSource::lend(int producer, const std::uint8_t*& data, std::int64_t& index) {
+  if (!skip_once(producer) || !inner_->lend(producer, data, index)) return false;
+  index -= skip_;
+  return true;
+}
+
 }  // namespace mjpeg::pipeline

@@ -100,6 +100,31 @@ class MemoryFrameSource final : public FrameSource {
   std::int64_t next_ = 0;
 };
 
+/// The frames of `inner` from index `skip` on, renumbered from 0 (encode --start: one frame
+/// range of a longer stream). The first producer to ask reads (decodes) the `skip` frames
+/// before the range and drops them; the others wait for that, then frames pass through.
+class SkipFrameSource final : public FrameSource {
+ public:
+  SkipFrameSource(std::unique_ptr<FrameSource> inner, std::int64_t skip);
+  SourceFormat format() const override { return inner_->format(); }
+  void prepare(int producers) override { inner_->prepare(producers); }
+  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                 std::int64_t& index) override;
+  bool lends_frames() const override { return inner_->lends_frames(); }
+  bool lent_frames_pinned() const override { return inner_->lent_frames_pinned(); }
+  int max_useful_producers() const override { return inner_->max_useful_producers(); }
+  bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
+
+ private:
+  /// Skips the frames before the range once; false when the stream ends among them.
+  bool skip_once(int producer);
+
+  std::unique_ptr<FrameSource> inner_;
+  std::int64_t skip_;
+  std::mutex mutex_;
+  bool skipped_ = false, ended_ = false;
+};
+
 /// A Y4M stream as planar frames: each frame's payload is read straight into the slot, with
 /// no conversion (the transforms convert to RGB exactly as io::yuv_to_rgb24 does).
 /// Regular files of plain frame headers are read positionally (Y4mReader::read_frame_at), so

@@ -43,6 +43,55 @@ Mode parse_mode(const std::string& text) {
   throw UsageError("unknown mode '" + text + "' (expected cpu, sok or aok)");
 }
 
+std::vector<int> device_list(const PipelineOptions& o) {
+  return o.devices.empty() ? std::vector<int>{o.device} : o.devices;
+}
+
+std::vector<int> parse_device_list(const std::string& text, int device_count) {
+  if (text == "all") {
+    if (device_count <= 0) throw Error("--devices all: no CUDA device found");
+    std::vector<int> all;
+    for (int d = 0; d < std::min(device_count, kMaxStreamBuffers); ++d) all.push_back(d);
+    return all;
+  }
+  std::vector<int> list;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    const std::string item = text.substr(from, comma == std::string::npos ? comma : comma - from);
+    if (item == "all")
+      throw UsageError("--devices '" + text + "': 'all' stands alone (not in a list)");
+    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--devices '" + text + "': '" + item +
+                       "' is not a device index (a list such as 0,1, or all)");
+    const int d = std::stoi(item);
+    if (d > 1023) throw UsageError("--devices '" + text + "': device " + item + " is outside 0..1023");
+    list.push_back(d);
+    if (static_cast<int>(list.size()) > kMaxStreamBuffers)
+      throw UsageError("--devices '" + text + "': more than " + std::to_string(kMaxStreamBuffers) +
+                       " entries");
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return list;
+}
+
+std::string device_list_text(const std::vector<int>& devices) {
+  std::string s;
+  for (int d : devices) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return s;
+}
+
+void check_devices_exist(const std::vector<int>& devices, int device_count,
+                         const std::string& reason) {
+  for (int d : devices)
+    if (d >= device_count)
+      throw Error("CUDA device " + std::to_string(d) + " does not exist (" +
+                  (device_count > 0 ? std::to_string(device_count) + " found"
+                                    : (reason.empty() ? "none found" : reason)) +
+                  ")");
+}
+
 void validate(const PipelineOptions& o) {
   auto check = [](int v, int lo, int hi, const char* name) {
     if (v < lo || v > hi)
@@ -53,6 +102,10 @@ void validate(const PipelineOptions& o) {
   check(o.slots, 1, 4096, "slots");
   check(o.entropy_threads, 1, 1024, "entropy threads");
   check(o.device, 0, 1023, "device");
+  check(static_cast<int>(o.devices.size()), 0, kMaxStreamBuffers, "device list length");
+  for (int d : o.devices) check(d, 0, 1023, "device");
+  check(o.inject_gpu_error_buffer, 0, static_cast<int>(device_list(o).size()) - 1,
+        "injected error's stream buffer");
   check(o.stages, 1, gpu::kMaxStages, "stages");
   if (o.balance_threads != 0) {
     check(o.balance_threads, 2, 1024, "balanced threads");
@@ -161,6 +214,12 @@ class GpuSpanLog {
       download_s_ += t.download_end - t.download_start;
     }
   }
+  void fill(BufferStats& b) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    b.upload_gpu_s = upload_s_;
+    b.kernel_gpu_s = kernel_s_;
+    b.download_gpu_s = download_s_;
+  }
   void fill(Stats& st) {
     std::lock_guard<std::mutex> lock(mutex_);
     st.upload_gpu_s = upload_s_;
@@ -191,10 +250,11 @@ int track(const std::vector<int>& tracks, int id) {
 struct Job {
   int slot = -1;
   std::int64_t index = -1;
+  int record = -1;  // where its JPEG bytes go (cpu mode: the slot's; sok/aok: see Run)
 };
 
-/// Finished frames waiting for their turn. Holds at most K entries (one per slot), so its
-/// storage is reserved once. The writer takes frames strictly by index.
+/// Finished frames waiting for their turn. Holds at most one entry per frame record (K in cpu
+/// mode), so its storage is reserved once. The writer takes frames strictly by index.
 class ReorderBuffer {
  public:
   explicit ReorderBuffer(int capacity) { done_.reserve(static_cast<std::size_t>(capacity)); }
@@ -289,10 +349,9 @@ class Run {
   Run(FrameSource& source, const EncodeOptions& encode, io::FrameSink& sink,
       const PipelineOptions& options, const ProgressFn& progress, const std::atomic<bool>* stop)
       : source_(source), encode_(encode), sink_(sink), opt_(options), progress_(progress),
-        stop_(stop), trace_(options.trace), free_slots_(static_cast<std::size_t>(options.slots)),
-        to_gpu_(static_cast<std::size_t>(options.slots)),
-        to_download_(static_cast<std::size_t>(options.slots)),
-        to_entropy_(static_cast<std::size_t>(options.slots)), reorder_(options.slots) {}
+        stop_(stop), trace_(options.trace), free_slots_(all_slots(options)),
+        free_records_(all_records(options)), to_entropy_(all_slots(options)),
+        reorder_(static_cast<int>(all_records(options))) {}
 
   Stats execute();
 
@@ -301,19 +360,56 @@ class Run {
     std::uint8_t* pixels = nullptr;       // the slot's own buffer (null in cpu mode when lent)
     const std::uint8_t* frame = nullptr;  // this frame's pixels: `pixels`, or the lent frame
     std::int16_t* coeffs = nullptr;
-    std::vector<std::uint8_t> jpeg;  // reused: encode_coefficients keeps its capacity
+    int buffer = 0;  // sok/aok: the stream buffer (device-list entry) the slot belongs to
+    int local = 0;   // ... and its slot number there
   };
 
+  /// Every slot of every stream buffer (an upper bound: fitting_slots may take fewer).
+  static std::size_t all_slots(const PipelineOptions& o) {
+    const std::size_t buffers = o.mode == Mode::cpu ? 1 : device_list(o).size();
+    return static_cast<std::size_t>(std::max(1, o.slots)) * std::max<std::size_t>(1, buffers);
+  }
+  /// Frame records (JPEG bytes between a worker and the writer): one per slot in cpu mode; in
+  /// sok/aok twice the slots, since there a slot goes back to the pool once its frame is coded
+  /// and the records bound how far the frames in flight may run ahead of the writer.
+  static std::size_t all_records(const PipelineOptions& o) {
+    return (o.mode == Mode::cpu ? 1 : 2) * all_slots(o);
+  }
+
   void setup();
-  int fitting_slots(int k) const;
+  int fitting_slots(int k, const std::vector<int>& devices) const;
   void producer(int id);
-  void dispatcher();
-  void downloader();
+  void dispatcher(int buffer);
+  void downloader(int buffer);
   void worker(int id);
   void writer();
   void rebalance();  // writer thread, after each frame (balancing only)
   void fail(std::exception_ptr e);
   void add_tracks();
+  /// A dispatcher or downloader that fed the entropy queue has left; the last one closes it.
+  void feeder_done();
+  /// "CUDA device 1", or "CUDA device 0 (stream buffer 2 of 3)" where the device repeats.
+  std::string buffer_name(int buffer) const;
+  /// Runs `fn` (CUDA calls of stream buffer `buffer`); an Error from it comes out with the
+  /// buffer's device named in front.
+  template <class Fn>
+  void on_buffer(int buffer, Fn&& fn) {
+    try {
+      fn();
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      throw Error(buffer_name(buffer) + ": " + e.what());
+    }
+  }
+  /// Makes `buffer`'s device current in the calling thread unless it already is (`current`:
+  /// the device the thread last selected, -1 before the first).
+  void bind(int buffer, int& current) {
+    const int device = buffer_device_[static_cast<std::size_t>(buffer)];
+    if (device == current) return;
+    on_buffer(buffer, [&] { gpus_[static_cast<std::size_t>(buffer)]->bind_thread(); });
+    current = device;
+  }
   /// sok/aok with timing: the GPU spans of the frame in `job`'s slot, once its coefficients
   /// are on the host.
   void log_gpu(const Job& job);
@@ -333,18 +429,29 @@ class Run {
   SourceFormat format_;
   FrameGeometry geometry_;
   QuantTables tables_;
-  std::unique_ptr<StreamBuffer> gpu_;                   // sok / aok
+  // sok / aok: one stream buffer per device-list entry, and each one's device.
+  std::vector<std::unique_ptr<StreamBuffer>> gpus_;
+  std::vector<int> buffer_device_;
   std::vector<std::unique_ptr<std::uint8_t[]>> cpu_pixels_;  // cpu mode storage
   std::vector<std::unique_ptr<std::int16_t[]>> cpu_coeffs_;
   std::vector<HostSlot> slots_;
+  // Frame records: a frame's JPEG bytes, from its worker to the writer (reused: the coders keep
+  // their capacity).
+  std::vector<std::vector<std::uint8_t>> records_;
 
-  BoundedQueue<int> free_slots_;  // slots ready for a producer
-  BoundedQueue<Job> to_gpu_;      // read (aok: upload issued), waiting for the dispatcher
-  BoundedQueue<Job> to_download_; // aok, tokens: header download issued, waiting for its body
+  // Slots ready for a producer, every buffer's in one pool. cpu mode: a slot comes back when its
+  // frame is written. sok/aok: when its frame is coded (the device is done with it), so that a
+  // device gets frames as fast as it finishes them, not in the writer's turn.
+  BoundedQueue<int> free_slots_;
+  BoundedQueue<int> free_records_;  // sok/aok: records ready for a producer (back when written)
+  // Per stream buffer: read (aok: upload issued), waiting for its dispatcher; aok with tokens:
+  // header download issued, waiting for its downloader.
+  std::vector<std::unique_ptr<BoundedQueue<Job>>> to_gpu_, to_download_;
   BoundedQueue<Job> to_entropy_;  // coefficients/tokens produced or on their way (aok)
   ReorderBuffer reorder_;
 
   std::atomic<int> producers_left_{0}, workers_left_{0};
+  std::atomic<int> feeders_left_{0};  // dispatchers/downloaders still feeding to_entropy_
   // Threads started per role (balancing: balance_threads - 1 each, of which the gate's counts
   // work) and the balancer's snapshots of the busy counters.
   int producer_threads_ = 0, worker_threads_ = 0;
@@ -359,14 +466,19 @@ class Run {
   Clock::time_point start_;
 
   bool timing_ = false;     // GPU event timing (sok/aok with gpu_timing or a trace)
-  GpuSpanLog gpu_log_;
-  // Tracks (trace only): one per producer and worker, the dispatcher, the writer, the streams.
+  GpuSpanLog gpu_log_;      // every buffer's GPU spans
+  // Per stream buffer: its GPU spans, frames and dispatcher busy time.
+  std::vector<std::unique_ptr<GpuSpanLog>> buffer_log_;
+  std::unique_ptr<std::atomic<std::int64_t>[]> buffer_frames_, buffer_gpu_ns_;
+  // Tracks (trace only): one per producer and worker, the writer; per stream buffer its
+  // dispatcher (and downloader) and its streams.
   std::vector<int> producer_track_, worker_track_;
-  int dispatcher_track_ = -1, downloader_track_ = -1, writer_track_ = -1;
-  int upload_track_ = -1, kernel_track_ = -1, download_track_ = -1, body_track_ = -1;
+  std::vector<int> dispatcher_track_, downloader_track_;
+  std::vector<int> upload_track_, kernel_track_, download_track_, body_track_;
+  int writer_track_ = -1;
 
-  std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, gpu_ns_{0}, download_ns_{0},
-      transform_ns_{0}, wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
+  std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, download_ns_{0}, transform_ns_{0},
+      wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
   std::atomic<std::uint64_t> download_bytes_{0};
   std::atomic<std::int64_t> token_frames_{0};
   bool downloader_ = false;  // aok with token output: a downloader thread between the stages
@@ -380,29 +492,51 @@ void Run::fail(std::exception_ptr e) {
     if (!error_) error_ = e;  // first exception wins
   }
   free_slots_.abort();
-  to_gpu_.abort();
-  to_download_.abort();
+  free_records_.abort();
+  for (auto& q : to_gpu_) q->abort();
+  for (auto& q : to_download_) q->abort();
   to_entropy_.abort();
   reorder_.abort();
   gate_.abort();
 }
 
+void Run::feeder_done() {
+  if (feeders_left_.fetch_sub(1) != 1) return;
+  to_entropy_.close();
+  gate_.release_workers();
+}
+
+std::string Run::buffer_name(int buffer) const {
+  const int device = buffer_device_[static_cast<std::size_t>(buffer)];
+  const auto same = std::count(buffer_device_.begin(), buffer_device_.end(), device);
+  std::string name = "CUDA device " + std::to_string(device);
+  if (same > 1)
+    name += " (stream buffer " + std::to_string(buffer + 1) + " of " +
+            std::to_string(buffer_device_.size()) + ")";
+  return name;
+}
+
 /// The default slot count for a GPU mode, lowered (to no fewer than the entropy workers + 2)
 /// where that many slots would take more than half the device's free memory or 8 GB of pinned
-/// host memory (a quarter of it where the machine has less than 32 GB).
-int Run::fitting_slots(int k) const {
+/// host memory (a quarter of it where the machine has less than 32 GB). Several stream
+/// buffers share both: each device's half among the buffers on it, the pinned budget among
+/// all buffers. The result holds for every buffer.
+int Run::fitting_slots(int k, const std::vector<int>& devices) const {
   const std::size_t frame = format_.frame_bytes();
   const std::size_t coeffs = geometry_.coefficient_count() * sizeof(std::int16_t);
   const std::size_t device_per_slot = frame + 3 * coeffs;  // pixels, coefficients, tokens
   const std::size_t pinned_per_slot = frame + coeffs;      // pixels, result
-  const std::size_t free_device = gpu::free_device_memory(opt_.device);
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const std::size_t ram = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
   const std::size_t pinned_budget =
       std::min<std::size_t>(std::size_t(8) << 30, ram ? ram / 4 : std::size_t(8) << 30);
   std::size_t fit = std::size_t(k);
-  if (free_device) fit = std::min(fit, free_device / 2 / device_per_slot);
-  fit = std::min(fit, pinned_budget / pinned_per_slot);
+  for (int d : devices) {
+    const std::size_t free_device = gpu::free_device_memory(d);
+    const auto sharing = static_cast<std::size_t>(std::count(devices.begin(), devices.end(), d));
+    if (free_device) fit = std::min(fit, free_device / 2 / sharing / device_per_slot);
+  }
+  fit = std::min(fit, pinned_budget / devices.size() / pinned_per_slot);
   const int floor = std::min(k, opt_.entropy_threads + opt_.producers + 2);
   return std::max(floor, static_cast<int>(fit));
 }
@@ -418,13 +552,12 @@ void Run::setup() {
   tables_ = make_quant_tables(encode_, geometry_.num_components);
 
   int k = opt_.slots;
-  if (opt_.slots_auto && opt_.mode != Mode::cpu) k = fitting_slots(k);
-  slots_.resize(static_cast<std::size_t>(k));
   // The pageable-SOK baseline copies into its own buffers, as a plain program would.
   lend_ = source_.lends_frames() &&
           (opt_.mode == Mode::cpu ||
            (source_.lent_frames_pinned() && !(opt_.mode == Mode::sok && !opt_.pinned_sok)));
   if (opt_.mode == Mode::cpu) {
+    slots_.resize(static_cast<std::size_t>(k));
     const std::size_t pixel_bytes = format_.frame_bytes();
     for (int i = 0; i < k; ++i) {
       if (!lend_) cpu_pixels_.emplace_back(new std::uint8_t[pixel_bytes]);
@@ -432,52 +565,97 @@ void Run::setup() {
       slots_[i].pixels = lend_ ? nullptr : cpu_pixels_.back().get();
       slots_[i].coeffs = cpu_coeffs_.back().get();
     }
+    for (int i = 0; i < k; ++i) free_slots_.push(i);  // every slot starts free
+    records_.resize(static_cast<std::size_t>(k));     // record i is slot i's
   } else {
+    const std::vector<int> devices = device_list(opt_);
+    const std::string mode = std::string("mode ") + to_string(opt_.mode) + ": ";
     std::string reason;
-    const int devices = gpu::device_count(&reason);
-    if (devices <= opt_.device)
-      throw Error(std::string("mode ") + to_string(opt_.mode) + ": CUDA device " +
-                  std::to_string(opt_.device) + " is not available" +
-                  (reason.empty() ? "" : ": " + reason));
-    if (opt_.device == 0 && !gpu::usable_device(&reason))
-      throw Error(std::string("mode ") + to_string(opt_.mode) + ": " + reason);
+    const int count = gpu::device_count(&reason);
+    try {
+      check_devices_exist(devices, count, reason);
+    } catch (const Error& e) {
+      throw Error(mode + e.what());
+    }
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      if (std::find(devices.begin(), devices.begin() + i, devices[i]) == devices.begin() + i &&
+          !gpu::usable_device(devices[i], &reason))
+        throw Error(mode + reason);
+    if (opt_.slots_auto) k = fitting_slots(k, devices);
     const StreamBuffer::Kind kind = opt_.mode == Mode::aok ? StreamBuffer::Kind::aok
                                     : opt_.pinned_sok      ? StreamBuffer::Kind::sok_pinned
                                                            : StreamBuffer::Kind::sok_pageable;
     timing_ = opt_.gpu_timing || trace_ != nullptr;
-    gpu_ = std::make_unique<StreamBuffer>(geometry_, tables_, format_, k, kind,
-                                          opt_.device, opt_.variant, opt_.stages, timing_,
-                                          opt_.gpu_output, encode_.restart_interval,
-                                          encode_.optimize);
-    gpu_->inject_error_at(opt_.inject_gpu_error_at);
     downloader_ = opt_.mode == Mode::aok && opt_.gpu_output == gpu::GpuOutput::tokens;
-    for (int i = 0; i < k; ++i) slots_[i].pixels = gpu_->host_pixels(i);
+    const int buffers = static_cast<int>(devices.size());
+    buffer_device_ = devices;
+    buffer_frames_.reset(new std::atomic<std::int64_t>[devices.size()]);
+    buffer_gpu_ns_.reset(new std::atomic<std::int64_t>[devices.size()]);
+    slots_.resize(static_cast<std::size_t>(k) * devices.size());
+    for (int b = 0; b < buffers; ++b) {
+      buffer_frames_[b] = 0;
+      buffer_gpu_ns_[b] = 0;
+      // Each buffer selects its device before it allocates (StreamBuffer::DeviceSelect).
+      on_buffer(b, [&] {
+        gpus_.push_back(std::make_unique<StreamBuffer>(
+            geometry_, tables_, format_, k, kind, devices[b], opt_.variant, opt_.stages, timing_,
+            opt_.gpu_output, encode_.restart_interval, encode_.optimize));
+      });
+      if (b == opt_.inject_gpu_error_buffer) gpus_.back()->inject_error_at(opt_.inject_gpu_error_at);
+      to_gpu_.push_back(std::make_unique<BoundedQueue<Job>>(static_cast<std::size_t>(k)));
+      if (downloader_)
+        to_download_.push_back(std::make_unique<BoundedQueue<Job>>(static_cast<std::size_t>(k)));
+      buffer_log_.push_back(std::make_unique<GpuSpanLog>());
+      for (int i = 0; i < k; ++i) {
+        HostSlot& s = slots_[static_cast<std::size_t>(b) * k + i];
+        s.pixels = gpus_.back()->host_pixels(i);
+        s.buffer = b;
+        s.local = i;
+      }
+    }
+    // Every slot starts free, the buffers' slots interleaved, so that the first frames go to
+    // every device in turn; from then on each comes back once its frame is coded, and the
+    // next frame goes to whichever buffer's slot is back first.
+    for (int i = 0; i < k; ++i)
+      for (int b = 0; b < buffers; ++b) free_slots_.push(b * k + i);
+    records_.resize(2 * slots_.size());
+    for (std::size_t r = 0; r < records_.size(); ++r) free_records_.push(static_cast<int>(r));
   }
   const bool balance = opt_.balance_threads >= 2;
   producer_threads_ = balance ? opt_.balance_threads - 1 : opt_.producers;
   worker_threads_ = balance ? opt_.balance_threads - 1 : opt_.entropy_threads;
   gate_.set(opt_.producers, opt_.entropy_threads);
   if (trace_) add_tracks();
-  // Every slot starts free. (Capacity K: these pushes never block.)
-  for (int i = 0; i < k; ++i) free_slots_.push(i);
   source_.prepare(producer_threads_);
 }
 
 void Run::add_tracks() {
   for (int p = 0; p < producer_threads_; ++p)
     producer_track_.push_back(trace_->add_track("producer " + std::to_string(p)));
-  if (opt_.mode == Mode::aok) {
-    dispatcher_track_ = trace_->add_track("GPU dispatcher");
-    if (downloader_) downloader_track_ = trace_->add_track("GPU downloader");
-    upload_track_ = trace_->add_track("GPU upload stream", true);
-    kernel_track_ = trace_->add_track("GPU kernel stream", true);
-    download_track_ = trace_->add_track("GPU download stream", true);
-    body_track_ = downloader_ ? trace_->add_track("GPU download stream (token bodies)", true)
-                              : download_track_;
-  } else if (opt_.mode == Mode::sok) {
-    dispatcher_track_ = trace_->add_track("GPU dispatcher (blocking calls)");
-    upload_track_ = kernel_track_ = download_track_ = body_track_ =
-        trace_->add_track("GPU (legacy default stream)", true);
+  for (std::size_t b = 0; b < gpus_.size(); ++b) {
+    // "GPU 1 ...", or "GPU 0 buffer 2 ..." where the device repeats in the list.
+    const int device = buffer_device_[b];
+    std::string gpu = "GPU " + std::to_string(device);
+    if (std::count(buffer_device_.begin(), buffer_device_.end(), device) > 1)
+      gpu += " buffer " + std::to_string(b + 1);
+    if (opt_.mode == Mode::aok) {
+      dispatcher_track_.push_back(trace_->add_track(gpu + " dispatcher"));
+      downloader_track_.push_back(downloader_ ? trace_->add_track(gpu + " downloader") : -1);
+      upload_track_.push_back(trace_->add_track(gpu + " upload stream", true));
+      kernel_track_.push_back(trace_->add_track(gpu + " kernel stream", true));
+      download_track_.push_back(trace_->add_track(gpu + " download stream", true));
+      body_track_.push_back(downloader_
+                                ? trace_->add_track(gpu + " download stream (token bodies)", true)
+                                : download_track_.back());
+    } else {
+      dispatcher_track_.push_back(trace_->add_track(gpu + " dispatcher (blocking calls)"));
+      downloader_track_.push_back(-1);
+      const int legacy = trace_->add_track(gpu + " (legacy default stream)", true);
+      upload_track_.push_back(legacy);
+      kernel_track_.push_back(legacy);
+      download_track_.push_back(legacy);
+      body_track_.push_back(legacy);
+    }
   }
   for (int w = 0; w < worker_threads_; ++w)
     worker_track_.push_back(trace_->add_track("entropy " + std::to_string(w)));
@@ -485,33 +663,45 @@ void Run::add_tracks() {
 }
 
 void Run::log_gpu(const Job& job) {
-  const GpuTimes t = gpu_->gpu_times(job.slot);
+  const HostSlot& slot = slots_[job.slot];
+  const auto b = static_cast<std::size_t>(slot.buffer);
+  GpuTimes t;
+  on_buffer(slot.buffer, [&] { t = gpus_[b]->gpu_times(slot.local); });
   gpu_log_.add(t);
+  buffer_log_[b]->add(t);
   if (!trace_) return;
-  trace_->add(Span{upload_track_, SpanKind::upload, job.index, t.upload_start, t.upload_end});
-  trace_->add(Span{kernel_track_, SpanKind::kernel, job.index, t.kernel_start, t.kernel_end});
+  trace_->add(Span{upload_track_[b], SpanKind::upload, job.index, t.upload_start, t.upload_end});
+  trace_->add(Span{kernel_track_[b], SpanKind::kernel, job.index, t.kernel_start, t.kernel_end});
   if (t.body_start >= 0) {  // the token stream: header copy, then the body copy
     trace_->add(
-        Span{download_track_, SpanKind::download, job.index, t.download_start, t.header_end});
+        Span{download_track_[b], SpanKind::download, job.index, t.download_start, t.header_end});
     trace_->add(
-        Span{body_track_, SpanKind::download, job.index, t.body_start, t.download_end});
+        Span{body_track_[b], SpanKind::download, job.index, t.body_start, t.download_end});
   } else {
-    trace_->add(
-        Span{download_track_, SpanKind::download, job.index, t.download_start, t.download_end});
+    trace_->add(Span{download_track_[b], SpanKind::download, job.index, t.download_start,
+                     t.download_end});
   }
 }
 
 void Run::producer(int id) {
   try {
-    if (opt_.mode == Mode::aok) gpu_->bind_thread();
-    BoundedQueue<Job>& next = opt_.mode == Mode::cpu ? to_entropy_ : to_gpu_;
+    int device = -1;  // the device this thread selected last
+    const bool gpu = opt_.mode != Mode::cpu;
     for (;;) {
       if (!gate_.wait_producer(id)) break;  // released while not needed
       if (stopping()) break;
       Job job;
-      if (!free_slots_.pop(job.slot)) break;  // aborted
+      // sok/aok: a record first (bounds the frames ahead of the writer), then whichever slot
+      // of any buffer is free first.
+      if (gpu && !free_records_.pop(job.record)) break;  // aborted
+      if (!free_slots_.pop(job.slot)) break;              // aborted
+      if (!gpu) job.record = job.slot;
+      auto give_back = [&] {  // for the other producers, who may be waiting for them
+        free_slots_.push(job.slot);
+        if (gpu) free_records_.push(job.record);
+      };
       if (stopping()) {
-        free_slots_.push(job.slot);  // give it back: another producer may be waiting for it
+        give_back();
         break;
       }
       bool got = false;
@@ -527,15 +717,22 @@ void Run::producer(int id) {
         scope.set_frame(job.index);
       }
       if (!got) {
-        free_slots_.push(job.slot);  // for the other producers, who will see the end too
+        give_back();  // the other producers will see the end too
         break;
       }
       if (opt_.mode == Mode::aok) {
+        bind(slot.buffer, device);
         StageScope scope(upload_ns_, SpanKind::upload, trace_, track(producer_track_, id),
                          job.index);
         // PICC step 1: initiate; the count says the event exists.
-        gpu_->upload_async(job.slot, slot.frame);
+        on_buffer(slot.buffer, [&] {
+          gpus_[static_cast<std::size_t>(slot.buffer)]->upload_async(slot.local, slot.frame);
+        });
       }
+      // The frame goes to its slot's stream buffer (gpu modes) or straight to the workers.
+      BoundedQueue<Job>& next = opt_.mode == Mode::cpu
+                                    ? to_entropy_
+                                    : *to_gpu_[static_cast<std::size_t>(slot.buffer)];
       if (!next.push(job)) break;  // aborted
     }
   } catch (...) {
@@ -544,57 +741,75 @@ void Run::producer(int id) {
   gate_.release_producers();  // the end, a stop or an abort: producers still waiting leave
   // The last producer out closes the next stage's input.
   if (producers_left_.fetch_sub(1) == 1) {
-    (opt_.mode == Mode::cpu ? to_entropy_ : to_gpu_).close();
-    if (opt_.mode == Mode::cpu) gate_.release_workers();
+    if (opt_.mode == Mode::cpu) {
+      to_entropy_.close();
+      gate_.release_workers();
+    } else {
+      for (auto& q : to_gpu_) q->close();
+    }
   }
 }
 
-void Run::dispatcher() {
+void Run::dispatcher(int buffer) {
+  const auto b = static_cast<std::size_t>(buffer);
   try {
-    gpu_->bind_thread();
+    StreamBuffer& gpu = *gpus_[b];
+    on_buffer(buffer, [&] { gpu.bind_thread(); });
+    const int my_track = track(dispatcher_track_, buffer);
     Job job;
-    while (to_gpu_.pop(job)) {
+    const double delay = b < opt_.test_dispatch_delay_s.size() ? opt_.test_dispatch_delay_s[b] : 0;
+    while (to_gpu_[b]->pop(job)) {
+      const HostSlot& slot = slots_[job.slot];
+      if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
       if (opt_.mode == Mode::aok) {
-        StageScope scope(gpu_ns_, SpanKind::dispatch, trace_, dispatcher_track_, job.index);
-        gpu_->transform_async(job.slot);  // PICC: consumer completes on the GPU
+        StageScope scope(buffer_gpu_ns_[b], SpanKind::dispatch, trace_, my_track, job.index);
+        // PICC: the consumer completes on the GPU.
+        on_buffer(buffer, [&] { gpu.transform_async(slot.local); });
       } else {
         {
-          StageScope scope(gpu_ns_, SpanKind::sync, trace_, dispatcher_track_, job.index);
-          gpu_->offload_sync(job.slot, slots_[job.slot].frame);
+          StageScope scope(buffer_gpu_ns_[b], SpanKind::sync, trace_, my_track, job.index);
+          on_buffer(buffer, [&] { gpu.offload_sync(slot.local, slot.frame); });
         }
         if (timing_) log_gpu(job);
       }
-      if (!(downloader_ ? to_download_ : to_entropy_).push(job)) break;
+      buffer_frames_[b].fetch_add(1, std::memory_order_relaxed);
+      if (!(downloader_ ? *to_download_[b] : to_entropy_).push(job)) break;
     }
   } catch (...) {
     fail(std::current_exception());
   }
-  (downloader_ ? to_download_ : to_entropy_).close();
-  if (!downloader_) gate_.release_workers();
+  if (downloader_)
+    to_download_[b]->close();
+  else
+    feeder_done();
 }
 
-void Run::downloader() {
+void Run::downloader(int buffer) {
+  const auto b = static_cast<std::size_t>(buffer);
   try {
-    gpu_->bind_thread();
+    StreamBuffer& gpu = *gpus_[b];
+    on_buffer(buffer, [&] { gpu.bind_thread(); });
     Job job;
-    while (to_download_.pop(job)) {
-      gpu_->wait_header(job.slot);  // idle until the header is on the host: not busy time
+    while (to_download_[b]->pop(job)) {
+      const int local = slots_[job.slot].local;
+      // Idle until the header is on the host: not busy time.
+      on_buffer(buffer, [&] { gpu.wait_header(local); });
       {
-        StageScope scope(download_ns_, SpanKind::download, trace_, downloader_track_, job.index);
-        gpu_->download_async(job.slot);  // the copy of exactly the stream's length
+        StageScope scope(download_ns_, SpanKind::download, trace_,
+                         track(downloader_track_, buffer), job.index);
+        on_buffer(buffer, [&] { gpu.download_async(local); });  // exactly the stream's length
       }
       if (!to_entropy_.push(job)) break;
     }
   } catch (...) {
     fail(std::current_exception());
   }
-  to_entropy_.close();
-  gate_.release_workers();
+  feeder_done();
 }
 
 void Run::worker(int id) {
   try {
-    if (gpu_) gpu_->bind_thread();
+    int device = -1;  // the device this thread selected last
     Job job;
     std::vector<std::uint8_t> rgb;  // planar frames for on_frame: the RGB that was encoded
     PlanarRows planar_rows;         // planar frames in cpu mode: rows to RGB, band by band
@@ -607,6 +822,8 @@ void Run::worker(int id) {
                                                   format_.planar)
                                     : PlanarView{};
       const int my_track = track(worker_track_, id);
+      StreamBuffer* gpu = gpus_.empty() ? nullptr : gpus_[static_cast<std::size_t>(s.buffer)].get();
+      std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
       if (opt_.mode == Mode::cpu) {
         StageScope scope(transform_ns_, SpanKind::transform, trace_, my_track, job.index);
         if (format_.is_planar()) {
@@ -616,25 +833,26 @@ void Run::worker(int id) {
           transform_cpu(view, geometry_, tables_, s.coeffs);
         }
       } else if (opt_.mode == Mode::aok) {
+        bind(s.buffer, device);
         {
           StageScope scope(wait_ns_, SpanKind::wait, trace_, my_track, job.index);
-          gpu_->wait_result(job.slot);
+          on_buffer(s.buffer, [&] { gpu->wait_result(s.local); });
         }
         if (timing_) log_gpu(job);
       }
       {
         StageScope scope(entropy_ns_, SpanKind::entropy, trace_, my_track, job.index);
-        if (gpu_) {
-          const GpuResult r = gpu_->result(job.slot);
-          download_bytes_.fetch_add(gpu_->download_bytes(job.slot), std::memory_order_relaxed);
+        if (gpu) {
+          const GpuResult r = gpu->result(s.local);
+          download_bytes_.fetch_add(gpu->download_bytes(s.local), std::memory_order_relaxed);
           if (r.is_tokens) {
             token_frames_.fetch_add(1, std::memory_order_relaxed);
-            encode_tokens(geometry_, tables_, r.tokens, encode_, s.jpeg);
+            encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg);
           } else {
-            encode_coefficients(geometry_, tables_, r.coeffs, encode_, s.jpeg);
+            encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg);
           }
         } else {
-          encode_coefficients(geometry_, tables_, s.coeffs, encode_, s.jpeg);
+          encode_coefficients(geometry_, tables_, s.coeffs, encode_, jpeg);
         }
       }
       if (opt_.on_frame) {
@@ -644,9 +862,11 @@ void Run::worker(int id) {
           view = ImageView{rgb.data(), format_.width, format_.height, PixelFormat::rgb24,
                            static_cast<std::size_t>(format_.width) * 3};
         }
-        opt_.on_frame(job.index, view, s.jpeg);
+        opt_.on_frame(job.index, view, jpeg);
       }
-      if (opt_.on_jpeg) opt_.on_jpeg(job.index, s.jpeg);
+      if (opt_.on_jpeg) opt_.on_jpeg(job.index, jpeg);
+      // sok/aok: the slot's pixels and result are used; the JPEG waits in its record.
+      if (gpu) free_slots_.push(job.slot);
       reorder_.put(job);
     }
   } catch (...) {
@@ -659,14 +879,19 @@ void Run::writer() {
   try {
     Job job;
     for (std::int64_t next = 0; reorder_.take(next, job); ++next) {
-      const std::vector<std::uint8_t>& jpeg = slots_[job.slot].jpeg;
+      const std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
       {
         StageScope scope(write_ns_, SpanKind::write, trace_, writer_track_, job.index);
         sink_.write_frame(jpeg.data(), jpeg.size());
       }
       ++frames_;
       jpeg_bytes_ += jpeg.size();
-      free_slots_.push(job.slot);  // recycled only now: its pixels, coeffs and bytes are used
+      // Recycled only now: cpu mode, the slot (its pixels, coefficients and bytes are used);
+      // sok/aok, the record (the slot went back when the frame was coded).
+      if (opt_.mode == Mode::cpu)
+        free_slots_.push(job.slot);
+      else
+        free_records_.push(job.record);
       if (opt_.balance_threads >= 2) rebalance();
       if (progress_) progress_(Progress{frames_, jpeg_bytes_, seconds_since(start_)});
     }
@@ -712,15 +937,20 @@ Stats Run::execute() {
   // Time zero of the trace and of the GPU times: when the stages start (after the setup).
   const Clock::time_point stages_start = Clock::now();
   if (trace_) trace_->set_origin(stages_start);
-  if (timing_) gpu_->start_clock(stages_start);
+  if (timing_)
+    for (std::size_t b = 0; b < gpus_.size(); ++b)
+      on_buffer(static_cast<int>(b), [&] { gpus_[b]->start_clock(stages_start); });
 
   producers_left_ = producer_threads_;
   workers_left_ = worker_threads_;
+  feeders_left_ = static_cast<int>(gpus_.size());
   std::vector<std::thread> threads;
   try {
     for (int p = 0; p < producer_threads_; ++p) threads.emplace_back(&Run::producer, this, p);
-    if (gpu_) threads.emplace_back(&Run::dispatcher, this);
-    if (downloader_) threads.emplace_back(&Run::downloader, this);
+    for (int b = 0; b < static_cast<int>(gpus_.size()); ++b) {
+      threads.emplace_back(&Run::dispatcher, this, b);
+      if (downloader_) threads.emplace_back(&Run::downloader, this, b);
+    }
     for (int w = 0; w < worker_threads_; ++w) threads.emplace_back(&Run::worker, this, w);
   } catch (...) {
     // Thread creation failed: stop what runs. The counters of the missing threads never reach
@@ -729,7 +959,7 @@ Stats Run::execute() {
   }
   writer();  // the calling thread writes
   for (std::thread& t : threads) t.join();
-  if (gpu_) gpu_->drain();
+  for (auto& gpu : gpus_) gpu->drain();
   if (error_) std::rethrow_exception(error_);
 
   auto s = [](const std::atomic<std::int64_t>& ns) { return ns.load() * 1e-9; };
@@ -739,7 +969,15 @@ Stats Run::execute() {
   st.setup_s = setup_s;
   st.read_s = s(read_ns_);
   st.upload_issue_s = s(upload_ns_);
-  st.gpu_s = s(gpu_ns_);
+  for (std::size_t b = 0; b < gpus_.size(); ++b) {
+    BufferStats bs;
+    bs.device = buffer_device_[b];
+    bs.frames = buffer_frames_[b].load();
+    bs.gpu_s = s(buffer_gpu_ns_[b]);
+    if (timing_) buffer_log_[b]->fill(bs);
+    st.gpu_s += bs.gpu_s;
+    st.buffers.push_back(bs);
+  }
   st.download_issue_s = s(download_ns_);
   st.token_frames = token_frames_.load();
   st.transform_cpu_s = s(transform_ns_);
@@ -749,8 +987,8 @@ Stats Run::execute() {
   st.producers = gate_.producers();
   st.entropy_threads = gate_.workers();
   st.rebalances = rebalances_;
-  if (gpu_) {
-    st.upload_bytes = static_cast<std::uint64_t>(frames_) * gpu_->upload_bytes();
+  if (!gpus_.empty()) {
+    st.upload_bytes = static_cast<std::uint64_t>(frames_) * gpus_[0]->upload_bytes();
     st.download_bytes = download_bytes_.load();
   }
   if (timing_) {

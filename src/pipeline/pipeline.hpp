@@ -2,13 +2,13 @@
 //
 //   producers (N threads)  read_into() straight into a free slot's host pixels
 //        | cpu: slot -> entropy queue          sok/aok: slot -> GPU queue
-//   GPU dispatcher (1 thread, sok/aok)
+//   GPU dispatcher (1 thread per stream buffer, sok/aok)
 //        sok: blocking cudaMemcpy in, launch (transform, tokenizer), cudaStreamSynchronize,
 //             blocking cudaMemcpy out
 //        aok: the stream buffer (stream_buffer.hpp): upload / kernel / download streams and the
 //             per-slot events; the producer issues the upload (PICC: producer initiates)
-//   GPU downloader (1 thread, aok with token output): once a frame's token-stream header is on
-//        the host, issues the download of exactly its length
+//   GPU downloader (1 thread per stream buffer, aok with token output): once a frame's
+//        token-stream header is on the host, issues the download of exactly its length
 //   entropy workers (M threads)   cpu: transform_cpu + encode_coefficients (straight from the
 //                                      source's memory when it lends its frames: no copy)
 //                                 aok: wait on the slot's result_ready event, then code the
@@ -16,8 +16,20 @@
 //   reorder + writer (1 thread)   frames leave strictly by index, never by completion
 //
 // K slots are allocated once (before the first frame); a slot carries one frame from the read
-// to the write and is then recycled, so K bounds the frames in flight (back-pressure). Use
+// to the write (sok/aok: to the end of its entropy coding) and is then recycled, so K bounds
+// the frames in flight (back-pressure). Use
 // K >= M + 2 or so to keep every stage busy. All modes write the same bytes.
+//
+// Several devices (PipelineOptions::devices): one stream buffer per entry, each with its own
+// streams, events and K slots, allocated on its device, with its own dispatcher (and
+// downloader). All slots of all buffers share one free-slot pool: a producer takes whichever
+// slot is free first and the frame goes to that slot's device. In sok/aok a slot goes back to
+// the pool as soon as its frame is coded (its JPEG waits for the writer in a frame record, 2K
+// per buffer, which bound how far frames run ahead of the writer), so frames are handed out
+// by availability: a slower device's slots come back later and it gets fewer frames, instead
+// of the writer's order recycling the slots round robin. The entropy workers and the writer
+// are shared; the writer still orders by index.
+// Every thread sets the device of the buffer it is about to call (cudaSetDevice per thread).
 #pragma once
 
 #include <atomic>
@@ -52,7 +64,7 @@ using FrameObserver = std::function<void(std::int64_t index, const ImageView& pi
 struct PipelineOptions {
   Mode mode = Mode::cpu;
   int producers = 1;         ///< N producer threads (>= 1)
-  int slots = 8;             ///< K stream-buffer slots (>= 1)
+  int slots = 8;             ///< K stream-buffer slots (>= 1); sok/aok: per stream buffer
   /// K was chosen by apply_default_counts: sok/aok may take fewer when that many slots would
   /// not fit the device's free memory (half of it) or a pinned-memory budget.
   bool slots_auto = false;
@@ -62,7 +74,12 @@ struct PipelineOptions {
   /// N + M = balance_threads, from the stages' measured busy time per frame during the first
   /// frames (see Balancer in pipeline.cpp); Stats says the split it ended with.
   int balance_threads = 0;
-  int device = 0;            ///< CUDA device (sok/aok)
+  int device = 0;            ///< CUDA device (sok/aok) when `devices` is empty
+  /// sok/aok: the CUDA devices, one stream buffer (streams, events, K slots) per entry; frames
+  /// go to whichever buffer has a free slot first. Empty: {device}. An index may repeat: each
+  /// entry is one more stream buffer on that device ({0, 0}: two buffers on device 0, which
+  /// runs the multi-device paths on one GPU). See device_list and parse_device_list.
+  std::vector<int> devices;
   gpu::Variant variant = gpu::Variant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
   bool pinned_sok = false;   ///< sok: host slots in pinned memory instead of pageable
@@ -81,7 +98,34 @@ struct PipelineOptions {
   /// Tests only: the GPU transform of the n-th frame handed to the GPU fails with a real CUDA
   /// error (StreamBuffer::inject_error_at); -1 = never.
   std::int64_t inject_gpu_error_at = -1;
+  /// Tests only: which stream buffer (index into the device list) the injected error hits.
+  int inject_gpu_error_buffer = 0;
+  /// Tests only: stream buffer b's dispatcher sleeps test_dispatch_delay_s[b] seconds before
+  /// each frame (a slower device); missing entries: no delay.
+  std::vector<double> test_dispatch_delay_s;
 };
+
+/// At most this many stream buffers (entries of PipelineOptions::devices).
+inline constexpr int kMaxStreamBuffers = 16;
+
+/// The stream buffers' devices: `devices`, or {device} when it is empty.
+std::vector<int> device_list(const PipelineOptions& options);
+
+/// Parses a device list as --devices takes it: "all" (devices 0 .. device_count - 1; Error when
+/// there is none) or decimal indices 0..1023 separated by commas. An index may repeat: each
+/// entry is one more stream buffer on that device ("0,0": two buffers on device 0).
+/// `device_count` is only consulted for "all". Throws UsageError, naming the item, for an empty
+/// item, a non-number, an index outside 0..1023, more than kMaxStreamBuffers entries or "all"
+/// mixed with indices.
+std::vector<int> parse_device_list(const std::string& text, int device_count);
+
+/// "0", "0,1", "0,0".
+std::string device_list_text(const std::vector<int>& devices);
+
+/// Throws Error naming the first device of `devices` that is not among the `device_count`
+/// present ("CUDA device 3 does not exist (2 found)"; `reason` says why none when 0).
+void check_devices_exist(const std::vector<int>& devices, int device_count,
+                         const std::string& reason = "");
 
 /// Throws UsageError when a field is out of range.
 void validate(const PipelineOptions& options);
@@ -105,6 +149,14 @@ void apply_default_counts(PipelineOptions& options, int cores, int producers = 0
 /// and M = threads - N workers sustain min(N / produce_s, M / consume_s); ties go to fewer
 /// producers. The rule of the self-balancing split.
 int balanced_producers(double produce_s, double consume_s, int threads, int max_producers);
+
+/// One stream buffer's share of a sok/aok run.
+struct BufferStats {
+  int device = 0;                 ///< its CUDA device
+  std::int64_t frames = 0;        ///< frames it transformed
+  double gpu_s = 0;               ///< its dispatcher's busy time (as Stats::gpu_s)
+  double upload_gpu_s = 0, kernel_gpu_s = 0, download_gpu_s = 0;  ///< timed runs only
+};
 
 /// Busy time of each stage, summed over the threads of the stage (seconds).
 struct Stats {
@@ -134,6 +186,7 @@ struct Stats {
   int producers = 0;                 ///< the split the encode ended with (balancing may move
   int entropy_threads = 0;           ///< threads; else the options' N and M)
   int rebalances = 0;                ///< how many times the split was changed
+  std::vector<BufferStats> buffers;  ///< sok/aok: one per stream buffer (device list order)
 };
 
 /// What the progress callback sees (called by the writer thread after each frame).

@@ -289,6 +289,7 @@ void StreamBuffer::offload_sync(int slot, const std::uint8_t* src) {
 void StreamBuffer::start_clock(std::chrono::steady_clock::time_point origin) {
   if (!timing_) throw Error("stream buffer: start_clock needs a buffer built with timing");
   using Clock = std::chrono::steady_clock;
+  bind_thread();  // the caller may have another device selected (several stream buffers)
   const Clock::time_point before = Clock::now();
   origin_.record(upload_.get());
   origin_.synchronize();

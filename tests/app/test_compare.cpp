@@ -246,5 +246,74 @@ TEST(BenchRows, CsvRoundTripAndErrors) {
   EXPECT_THROW(parse_bench_csv(text.replace(fps, 7, "fast")), Error);  // not a number
 }
 
+// The devices column (stream buffers of a GPU run) round-trips; a CSV of the version before it
+// (no devices column) still reads, as one device.
+TEST(BenchRows, DevicesColumnAndCsvWithoutIt) {
+  BenchRow a;
+  a.sweep = "devices";
+  a.mode = "aok";
+  a.devices = 2;
+  a.fps = 3000;
+  const std::string text = bench_csv({a});
+  ASSERT_NE(text.find(",devices\n"), std::string::npos) << text;  // the last column
+  const std::vector<BenchRow> back = parse_bench_csv(text);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].devices, 2);
+  EXPECT_EQ(back[0].sweep, "devices");
+  // Drop the last field of every line: the previous version's CSV.
+  std::string old;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t end = text.find('\n', from);
+    const std::string line = text.substr(from, end - from);
+    old += line.substr(0, line.rfind(',')) + "\n";
+    from = end + 1;
+  }
+  const std::vector<BenchRow> older = parse_bench_csv(old);
+  ASSERT_EQ(older.size(), 1u);
+  EXPECT_EQ(older[0].devices, 1);
+  EXPECT_DOUBLE_EQ(older[0].fps, 3000);
+}
+
+// compare/bench with a device list of D > 1 entries: each GPU mode once per device count
+// 1, 2, 4, ... and D, named by the count; the cpu mode once; one entry: nothing changes.
+TEST(DeviceCounts, GpuModesOncePerDeviceCount) {
+  const std::vector<ModeSpec> modes = parse_mode_list("cpu,sok-pinned,aok");
+  EXPECT_EQ(per_device_count(modes, {0}).size(), 3u);
+  const std::vector<ModeSpec> two = per_device_count(modes, {0, 0});
+  std::vector<std::string> names;
+  for (const ModeSpec& m : two) names.push_back(m.name + ":" + pipeline::device_list_text(m.devices));
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu:", "sok-pinned:0", "sok-pinned-2dev:0,0",
+                                             "aok:0", "aok-2dev:0,0"}));
+  EXPECT_EQ(display_name(two[4]), "AOK 2DEV");
+  std::vector<std::string> counts;
+  for (const ModeSpec& m : per_device_count(parse_mode_list("aok"), {3, 1, 2, 0, 4, 5}))
+    counts.push_back(m.name + ":" + pipeline::device_list_text(m.devices));
+  EXPECT_EQ(counts, (std::vector<std::string>{"aok:3", "aok-2dev:3,1", "aok-4dev:3,1,2,0",
+                                              "aok-6dev:3,1,2,0,4,5"}));
+}
+
+// The GPU stages of a run with D stream buffers have D lanes (a dispatcher and a device's
+// engines each).
+TEST(RunAnalysis, GpuStagesHaveALanePerStreamBuffer) {
+  pipeline::Stats st;
+  st.frames = 100;
+  st.wall_s = 1.0;
+  st.read_s = 0.1;
+  st.gpu_s = 0.5;  // 1 lane: 200 fps; 2 lanes: 400 fps
+  st.entropy_s = 0.3;
+  st.write_s = 0.01;
+  pipeline::PipelineOptions o;
+  o.mode = pipeline::Mode::sok;
+  o.producers = 2;
+  o.entropy_threads = 1;  // 333 fps
+  EXPECT_EQ(pipeline::analyse(st, o).binding, "gpu offload");
+  st.buffers.resize(2);
+  const pipeline::RunAnalysis two = pipeline::analyse(st, o);
+  EXPECT_EQ(two.binding, "entropy");
+  EXPECT_NEAR(two.stages[1].bound_fps, 400, 1e-9);
+  EXPECT_EQ(two.stages[1].lanes, 2);
+}
+
 }  // namespace
 }  // namespace mjpeg::app

@@ -29,6 +29,12 @@
 #             CPU (env MJPEG_MEDIA_DIR for the Kodak images)
 #   bench     `mjpeg bench` sweeps on the same picture (CSV; plots are drawn elsewhere with
 #             `mjpeg bench --from bench.csv --plots DIR`)
+#   devices   several stream buffers (issue 14): the multi-device pipeline GPU tests (env
+#             MJPEG_TEST_DEVICES, default 0,0 = two stream buffers on device 0; 0,1 on a machine
+#             with two GPUs), then at 1920x1080 `mjpeg compare --modes sok,aok` with --devices 0
+#             and with the list (env MJPEG_CHECK_DEVICES, default 0,0 and, with two GPUs, also
+#             0,1; compare then shows each GPU mode per device count) and `mjpeg encode` of a
+#             1080p Y4M clip (MJPEG_PYTHON with numpy) with each list; fps per device count
 #   e2e       tests/gpu/e2e.sh: `mjpeg encode` of Y4M clips (file in the page cache, stdin) against
 #             `mjpeg compare` on the same frames, 1920x1080 and 3840x2160, every mode, with the
 #             self-balancing split and (MJPEG_E2E_SWEEP, default 1 here) fixed aok splits
@@ -52,7 +58,7 @@ tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,big},"
+parts=",${MJPEG_CHECK_PARTS:-tests,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,big},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -67,7 +73,8 @@ if want tests; then
   note "gpu tests (MJPEG_REQUIRE_GPU=1): rc=$rc"
   # The streaming pipeline in sok, sok --pinned and aok: every frame byte-identical to the CPU.
   if [[ -x $bin/mjpeg_pipeline_gpu_tests ]]; then
-    timeout 240 "$bin/mjpeg_pipeline_gpu_tests" --gtest_brief=1 >"$logs/pipeline_tests.log" 2>&1
+    timeout 240 "$bin/mjpeg_pipeline_gpu_tests" --gtest_brief=1 --gtest_filter='-*Devices*' \
+      >"$logs/pipeline_tests.log" 2>&1
     rc=$?; tail -3 "$logs/pipeline_tests.log"
     note "pipeline gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
   fi
@@ -76,6 +83,67 @@ if want tests; then
     timeout 240 "$bin/mjpeg_api_gpu_tests" --gtest_brief=1 >"$logs/api_tests.log" 2>&1
     rc=$?; tail -3 "$logs/api_tests.log"
     note "library (VideoEncoder) gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
+  fi
+fi
+
+if want devices; then
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  test_lists=${MJPEG_TEST_DEVICES:-0,0}
+  [[ -z ${MJPEG_TEST_DEVICES:-} && $gpus -ge 2 ]] && test_lists="0,0 0,1"
+  for list in $test_lists; do
+    MJPEG_TEST_DEVICES=$list timeout 400 "$bin/mjpeg_pipeline_gpu_tests" --gtest_brief=1 \
+      --gtest_filter='*Devices*' >"$logs/devices_tests_${list//,/-}.log" 2>&1
+    rc=$?; tail -3 "$logs/devices_tests_${list//,/-}.log"
+    note "multi-device pipeline tests, buffers on devices $list (MJPEG_REQUIRE_GPU=1): rc=$rc"
+  done
+  lists=${MJPEG_CHECK_DEVICES:-0,0}
+  [[ -z ${MJPEG_CHECK_DEVICES:-} && $gpus -ge 2 ]] && lists="0,0 0,1"
+  : >"$logs/devices_fps.txt"
+  # "ROW: fps, bound by ..." of every SOK/AOK row of compare's first table.
+  rows_fps() {
+    awk '/^mode .* fps/ { on = 1; next } on && /^$/ { exit }
+         on && /^(SOK|AOK)/ { name = $1; i = 2; while ($i !~ /^[0-9.]+$/) name = name " " $(i++)
+                              print "  " name ": " $i " fps" }' "$1"
+  }
+  for list in 0 $lists; do
+    f=${list//,/-}
+    timeout 400 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
+      --modes sok,aok --devices "$list" --nvjpeg-threads 0 --json "$logs/compare_devices_$f.json" \
+      --trace "$logs/trace_devices_$f.json" >"$logs/compare_devices_$f.txt" 2>"$logs/compare_devices_$f.err"
+    rc=$?
+    { echo "compare 1920x1080 --devices $list (rc=$rc):"; rows_fps "$logs/compare_devices_$f.txt"; } >>"$logs/devices_fps.txt"
+    note "mjpeg compare 1920x1080 --devices $list: rc=$rc"
+  done
+  # mjpeg encode of a 1080p Y4M clip from the page cache, aok, per device list (stages fps from
+  # --stats leaves out the one-off setup, as compare's fps does).
+  py=${MJPEG_PYTHON:-python3}
+  clip=${TMPDIR:-/tmp}/mjpeg-devices-1080p.y4m
+  if [[ -s $clip ]] || "$py" "$here/tests/gpu/make_y4m_clip.py" "$picture" "$clip" --size 1920x1080 \
+      --frames 300 >"$logs/devices_clip.log" 2>&1; then
+    cat "$clip" >/dev/null
+    for list in 0 $lists; do
+      f=${list//,/-}
+      out=${TMPDIR:-/tmp}/mjpeg-devices-$f.avi
+      timeout 300 "$bin/mjpeg" encode "$clip" -o "$out" -y --mode aok --devices "$list" --stats \
+        >"$logs/encode_devices_$f.txt" 2>&1
+      rc=$?
+      line=$(grep -m1 '^mjpeg: wrote' "$logs/encode_devices_$f.txt")
+      # fps over the stages (the summary's fps includes the setup: contexts, slot allocation).
+      stages=$(awk '/over [0-9.]+ s wall/ { for (i = 1; i <= NF; i++) if ($i == "over") w = $(i + 1) }
+                    /setup \(allocation\)/ { s = $3 } /^mjpeg: wrote/ { n = $4 }
+                    END { if (w > s) printf "%.1f", n / (w - s) }' "$logs/encode_devices_$f.txt")
+      echo "encode 1080p Y4M --devices $list (rc=$rc): ${stages:-?} fps over the stages; ${line#mjpeg: wrote }" >>"$logs/devices_fps.txt"
+      grep -E 'bound by|frames per stream buffer' "$logs/encode_devices_$f.txt" | sed 's/^/  /' >>"$logs/devices_fps.txt"
+      [[ $list == 0 ]] && ref_avi=$out
+      if [[ $list != 0 ]]; then
+        cmp -s "$ref_avi" "$out" && same=identical || same=DIFFERENT
+        echo "  AVI $same to --devices 0" >>"$logs/devices_fps.txt"
+      fi
+    done
+    rm -f "${TMPDIR:-/tmp}"/mjpeg-devices-*.avi
+    note "mjpeg encode 1080p Y4M per device list: (fps below)"
+  else
+    note "mjpeg encode per device list: no clip (see $logs/devices_clip.log)"
   fi
 fi
 
@@ -242,6 +310,15 @@ fi
 if want e2e; then
   echo
   sed -n '/^==== end to end/,$p' "$logs/e2e.txt"
+fi
+if want devices; then
+  echo
+  echo "==== fps per device count (stream buffers), 1920x1080 q90 4:2:0, Kodak mosaic"
+  cat "$logs/devices_fps.txt"
+  for list in $lists; do
+    echo; echo "==== mjpeg compare --devices $list"
+    cat "$logs/compare_devices_${list//,/-}.txt"
+  done
 fi
 if want compare; then
   echo

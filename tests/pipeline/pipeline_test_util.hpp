@@ -141,6 +141,24 @@ inline void expect_frames_equal(const std::vector<std::vector<std::uint8_t>>& ex
   }
 }
 
+/// A sok/aok run's per-buffer statistics: one per device-list entry (one for an empty list),
+/// on its device, frames adding up to `frames`; with several buffers and at least as many
+/// frames, every buffer got some (the first slots handed out alternate between buffers).
+inline void expect_buffer_shares(const pipeline::Stats& st, const std::vector<int>& devices,
+                                 std::int64_t frames) {
+  const std::vector<int> list = devices.empty() ? std::vector<int>{0} : devices;
+  ASSERT_EQ(st.buffers.size(), list.size());
+  std::int64_t sum = 0;
+  for (std::size_t b = 0; b < list.size(); ++b) {
+    EXPECT_EQ(st.buffers[b].device, list[b]);
+    if (frames >= static_cast<std::int64_t>(list.size())) {
+      EXPECT_GT(st.buffers[b].frames, 0) << "buffer " << b;
+    }
+    sum += st.buffers[b].frames;
+  }
+  EXPECT_EQ(sum, frames);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Test bodies
 // ---------------------------------------------------------------------------------------------
@@ -201,9 +219,12 @@ inline std::vector<StreamCase> stream_cases() {
   };
 }
 
-/// Every frame byte-identical to encode_jpeg, in order, for this case and mode.
+/// Every frame byte-identical to encode_jpeg, in order, for this case and mode. `devices`
+/// (sok/aok): the stream buffers' devices (empty: device 0); with several, every buffer
+/// transforms some frames and their counts add up.
 inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_sok = false,
-                         gpu::GpuOutput output = gpu::GpuOutput::tokens) {
+                         gpu::GpuOutput output = gpu::GpuOutput::tokens,
+                         const std::vector<int>& devices = {}) {
   const auto frames = make_frames(c.frames, c.width, c.height, c.format);
   EncodeOptions o;
   o.quality = 85;
@@ -221,6 +242,7 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   p.slots = c.slots;
   p.pinned_sok = pinned_sok;
   p.gpu_output = output;
+  p.devices = devices;
   pipeline::MemoryFrameSource source(views(frames));
   MemorySink sink;
   std::int64_t progress_calls = 0, last_progress = 0;
@@ -244,6 +266,7 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   // Which path coded the frames: GPU tokens (these pictures never overflow) or coefficients.
   const bool tokens = mode != pipeline::Mode::cpu && output == gpu::GpuOutput::tokens;
   EXPECT_EQ(st.token_frames, tokens ? c.frames : 0);
+  if (mode != pipeline::Mode::cpu) expect_buffer_shares(st, devices, c.frames);
 }
 
 /// A source that throws on frame `fail_at`: encode_stream throws that error, promptly, and what
@@ -328,7 +351,8 @@ inline void check_stop(pipeline::Mode mode, int n, int m, int k, std::int64_t st
 /// GPU statistics agree with them. With token output a frame's download is two GPU spans (the
 /// header, then the body) and, in aok, the downloader's host span.
 inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
-                        gpu::GpuOutput output = gpu::GpuOutput::tokens) {
+                        gpu::GpuOutput output = gpu::GpuOutput::tokens,
+                        const std::vector<int>& devices = {}) {
   using pipeline::SpanKind;
   const int n = 10;
   const auto frames = make_frames(n, 96, 64, PixelFormat::rgb24);
@@ -342,6 +366,7 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
   p.slots = 6;
   p.pinned_sok = pinned_sok;
   p.gpu_output = output;
+  p.devices = devices;
   p.trace = &trace;
   pipeline::MemoryFrameSource source(views(frames));
   MemorySink sink;
@@ -415,12 +440,37 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
   }
   EXPECT_EQ(st.gpu_timed, gpu);
   if (gpu) {
+    // Every stream buffer has its own tracks, named with its device; the frames' GPU spans lie
+    // on the tracks of the buffer that transformed them, so each buffer's kernel track has as
+    // many spans as the buffer has frames.
+    expect_buffer_shares(st, devices, n);
+    const std::vector<int> list = devices.empty() ? std::vector<int>{0} : devices;
+    for (std::size_t b = 0; b < list.size(); ++b) {
+      std::string prefix = "GPU " + std::to_string(list[b]);
+      if (std::count(list.begin(), list.end(), list[b]) > 1) prefix += " buffer " + std::to_string(b + 1);
+      const std::string kernel_track =
+          prefix + (mode == pipeline::Mode::aok ? " kernel stream" : " (legacy default stream)");
+      int track = -1;
+      for (std::size_t t = 0; t < tracks.size(); ++t)
+        if (tracks[t].name == kernel_track) track = static_cast<int>(t);
+      ASSERT_GE(track, 0) << "no track " << kernel_track;
+      EXPECT_TRUE(tracks[static_cast<std::size_t>(track)].gpu);
+      std::int64_t kernels = 0;
+      for (const pipeline::Span& s : spans) kernels += s.track == track && s.kind == SpanKind::kernel;
+      EXPECT_EQ(kernels, st.buffers[b].frames) << kernel_track;
+      if (st.gpu_timed) {
+        EXPECT_GT(st.buffers[b].kernel_gpu_s, 0) << kernel_track;
+      }
+    }
     EXPECT_GT(st.upload_gpu_s, 0);
     EXPECT_GT(st.kernel_gpu_s, 0);
     EXPECT_GT(st.download_gpu_s, 0);
     const double sum = st.upload_gpu_s + st.kernel_gpu_s + st.download_gpu_s;
     EXPECT_LE(st.gpu_union_s, sum + 1e-9);
-    EXPECT_GE(st.gpu_union_s, std::max({st.upload_gpu_s, st.kernel_gpu_s, st.download_gpu_s}));
+    // One stream's copies never overlap each other, so the union covers at least each kind's
+    // sum; with D stream buffers D streams of a kind may run at once: a D-th of it.
+    EXPECT_GE(st.gpu_union_s * static_cast<double>(st.buffers.size()) + 1e-9,
+              std::max({st.upload_gpu_s, st.kernel_gpu_s, st.download_gpu_s}));
     EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(n) * 96 * 64 * 3);
     EXPECT_GT(st.download_bytes, 0u);
   }
@@ -514,7 +564,8 @@ inline PlanarFormat planar_format_of(const PlanarCase& c) {
 
 /// Planar frames from memory (copied or in place): every frame byte-identical to encode_jpeg
 /// of its RGB, in order; upload bytes (GPU modes) are the planar frame's bytes.
-inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool pinned_sok = false) {
+inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool pinned_sok = false,
+                                const std::vector<int>& devices = {}) {
   const auto frames = make_planar_frames(c.frames, c.width, c.height, c.chroma);
   const PlanarFormat pf = planar_format_of(c);
   EncodeOptions o;
@@ -536,6 +587,7 @@ inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool p
   p.slots = c.slots;
   p.pinned_sok = pinned_sok;
   p.gpu_timing = mode != pipeline::Mode::cpu;
+  p.devices = devices;
   MemorySink sink;
   pipeline::Stats st;
   within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
@@ -544,6 +596,7 @@ inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool p
   if (mode != pipeline::Mode::cpu) {
     EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(c.frames) *
                                    planar_layout(c.width, c.height, c.chroma).bytes);
+    expect_buffer_shares(st, devices, c.frames);
   }
 }
 
@@ -591,7 +644,7 @@ inline std::vector<std::vector<std::uint8_t>> y4m_reference(const std::string& p
 /// equal to the sequential reference; `limit` frames at most (-1: all).
 inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int producers,
                              int slots, std::int64_t limit = -1, Subsampling s = Subsampling::s420,
-                             bool pinned_sok = false) {
+                             bool pinned_sok = false, const std::vector<int>& devices = {}) {
   EncodeOptions o;
   o.quality = 75;
   o.subsampling = s;
@@ -604,6 +657,7 @@ inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int p
   p.entropy_threads = 2;
   p.slots = slots;
   p.pinned_sok = pinned_sok;
+  p.devices = devices;
   MemorySink sink;
   pipeline::Stats st;
   within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });

@@ -196,6 +196,143 @@ TEST(CpuPipeline, ModeNames) {
   EXPECT_THROW(pipeline::parse_mode("gpu"), UsageError);
 }
 
+// --devices: lists, "all", repeats (one more stream buffer on that device) and the errors,
+// each a UsageError naming the offending item.
+TEST(DeviceList, ParsesListsAllAndRepeats) {
+  using pipeline::parse_device_list;
+  EXPECT_EQ(parse_device_list("0", 0), (std::vector<int>{0}));
+  EXPECT_EQ(parse_device_list("0,1", 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_device_list("3,1", 0), (std::vector<int>{3, 1}));
+  EXPECT_EQ(parse_device_list("007", 0), (std::vector<int>{7}));  // decimal, not octal
+  EXPECT_EQ(parse_device_list("0,0", 1), (std::vector<int>{0, 0}));  // two buffers on device 0
+  EXPECT_EQ(parse_device_list("1,0,1", 2), (std::vector<int>{1, 0, 1}));
+  EXPECT_EQ(parse_device_list("1023", 0), (std::vector<int>{1023}));
+  // "all": every device the runtime reports (the count is only asked for then).
+  EXPECT_EQ(parse_device_list("all", 1), (std::vector<int>{0}));
+  EXPECT_EQ(parse_device_list("all", 4), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(parse_device_list("all", 40).size(), static_cast<std::size_t>(pipeline::kMaxStreamBuffers));
+  EXPECT_THROW(parse_device_list("all", 0), Error);
+  EXPECT_EQ(pipeline::device_list_text({0, 0, 2}), "0,0,2");
+}
+
+TEST(DeviceList, SyntaxErrorsAreUsageErrorsNamingTheItem) {
+  auto message = [](const std::string& text) {
+    try {
+      pipeline::parse_device_list(text, 2);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const char* bad : {"", ",", "0,", ",1", "0,,1", "x", "0,x", "-1", "+1", "1.5", " 1",
+                          "0x1", "1024", "99999999999", "all,0", "0,all", "ALL"}) {
+    const std::string m = message(bad);
+    EXPECT_EQ(m.rfind("--devices '" + std::string(bad) + "': ", 0), 0u) << bad << ": " << m;
+  }
+  EXPECT_NE(message("0,x").find("'x' is not a device index"), std::string::npos);
+  EXPECT_NE(message("1024").find("device 1024 is outside 0..1023"), std::string::npos);
+  EXPECT_NE(message("0,all").find("'all' stands alone"), std::string::npos);
+  std::string seventeen = "0";
+  for (int i = 1; i < 17; ++i) seventeen += "," + std::to_string(i % 2);
+  EXPECT_NE(message(seventeen).find("more than 16 entries"), std::string::npos);
+  std::string sixteen = seventeen.substr(0, seventeen.size() - 2);
+  EXPECT_EQ(pipeline::parse_device_list(sixteen, 0).size(), 16u);
+}
+
+TEST(DeviceList, MissingDevicesAreOneClearError) {
+  EXPECT_NO_THROW(pipeline::check_devices_exist({0, 1, 0}, 2));
+  try {
+    pipeline::check_devices_exist({0, 3, 5}, 2);
+    FAIL() << "no error";
+  } catch (const UsageError&) {
+    FAIL() << "a missing device is a runtime error, not a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "CUDA device 3 does not exist (2 found)");
+  }
+  try {
+    pipeline::check_devices_exist({0}, 0, "no CUDA device found");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "CUDA device 0 does not exist (no CUDA device found)");
+  }
+}
+
+TEST(DeviceList, OptionsKeepDeviceAsAOneElementListAndAreValidated) {
+  pipeline::PipelineOptions p;
+  EXPECT_EQ(pipeline::device_list(p), (std::vector<int>{0}));
+  p.device = 3;
+  EXPECT_EQ(pipeline::device_list(p), (std::vector<int>{3}));
+  p.devices = {1, 1, 2};
+  EXPECT_EQ(pipeline::device_list(p), (std::vector<int>{1, 1, 2}));
+  EXPECT_NO_THROW(pipeline::validate(p));
+  p.inject_gpu_error_buffer = 2;
+  EXPECT_NO_THROW(pipeline::validate(p));
+  p.inject_gpu_error_buffer = 3;  // a buffer that is not there
+  EXPECT_THROW(pipeline::validate(p), UsageError);
+  p.inject_gpu_error_buffer = 0;
+  p.devices = {0, 1024};
+  EXPECT_THROW(pipeline::validate(p), UsageError);
+  p.devices.assign(17, 0);
+  EXPECT_THROW(pipeline::validate(p), UsageError);
+}
+
+// The cpu mode has no stream buffers: a device list changes nothing (same bytes, no buffer
+// statistics).
+TEST(DeviceList, CpuModeIgnoresTheDeviceList) {
+  const auto frames = make_frames(9, 40, 24, PixelFormat::rgb24);
+  const auto ref = reference(frames, EncodeOptions{});
+  pipeline::PipelineOptions p;
+  p.mode = Mode::cpu;
+  p.producers = 2;
+  p.entropy_threads = 2;
+  p.slots = 3;
+  p.devices = {0, 0, 1};
+  pipeline::MemoryFrameSource source(views(frames));
+  MemorySink sink;
+  pipeline::Stats st;
+  within(30, [&] { st = pipeline::encode_stream(source, EncodeOptions{}, sink, p); });
+  expect_frames_equal(ref, sink.frames, frames.size());
+  EXPECT_TRUE(st.buffers.empty());
+}
+
+// encode --start: a frame range; the frames before it are read and dropped, the rest renumbered
+// from 0; every producer count gives the frames of the range, in order, byte-identical.
+TEST(SkipFrameSource, FrameRangesOfCopiedAndLentFrames) {
+  const auto frames = make_frames(15, 40, 24, PixelFormat::rgb24);
+  const EncodeOptions o;
+  const auto ref = reference(frames, o);
+  for (bool lent : {true, false})
+    for (int producers : {1, 3})
+      for (std::int64_t skip : {0, 1, 7, 14, 15, 20}) {
+        std::vector<ImageView> v = views(frames);
+        std::vector<std::vector<std::uint8_t>> padded;
+        if (!lent) {  // rows with padding: the source copies them (read_into), it cannot lend
+          for (ImageView& f : v) {
+            padded.emplace_back(f.stride * f.height + f.height * 4);
+            for (int y = 0; y < f.height; ++y)
+              std::memcpy(padded.back().data() + y * (f.stride + 4), f.data + y * f.stride, f.stride);
+            f.data = padded.back().data();
+            f.stride += 4;
+          }
+        }
+        auto inner = std::make_unique<pipeline::MemoryFrameSource>(v);
+        ASSERT_EQ(inner->lends_frames(), lent);
+        pipeline::SkipFrameSource source(std::move(inner), skip);
+        pipeline::PipelineOptions p;
+        p.mode = Mode::cpu;
+        p.producers = producers;
+        p.entropy_threads = 2;
+        p.slots = 5;
+        MemorySink sink;
+        pipeline::Stats st;
+        within(30, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+        const std::size_t want = skip >= 15 ? 0 : static_cast<std::size_t>(15 - skip);
+        ASSERT_EQ(sink.frames.size(), want) << "skip " << skip;
+        for (std::size_t i = 0; i < want; ++i)
+          ASSERT_EQ(sink.frames[i], ref[static_cast<std::size_t>(skip) + i]) << "skip " << skip << " frame " << i;
+      }
+}
+
 // The Y4M adapter: N producers converting in parallel give exactly the frames of a serial
 // read + yuv_to_rgb24 + encode_jpeg, in order; max_frames limits the count.
 TEST(Y4mSource, ParallelConversionMatchesSerial) {
@@ -467,6 +604,36 @@ TEST_F(Y4mFiles, PlainHeadersAreReadPositionallyByEveryProducer) {
   for (int producers : {1, 3, 6})
     for (std::int64_t limit : {std::int64_t(-1), std::int64_t(7)})
       check_y4m_stream(path, Mode::cpu, producers, 5, limit);
+}
+
+// Frame ranges of a Y4M file (encode --start N --frames F) read positionally by several
+// producers: the frames of the range, renumbered, byte-identical to the sequential read; two
+// ranges end to end are the whole file.
+TEST_F(Y4mFiles, FrameRangesThroughSkipFrameSource) {
+  const std::string path = file("range.y4m");
+  ASSERT_EQ(write_y4m(path, 38, 22, "C420jpeg", 13), "");
+  EncodeOptions o;
+  o.quality = 75;
+  const auto ref = y4m_reference(path, o);
+  ASSERT_EQ(ref.size(), 13u);
+  for (int producers : {1, 4})
+    for (auto [start, count] : {std::pair<std::int64_t, std::int64_t>{0, 6}, {6, -1}, {5, 3}, {12, 5}, {13, -1}}) {
+      io::Y4mReader reader(path);
+      auto inner = std::make_unique<pipeline::Y4mFrameSource>(reader, count < 0 ? -1 : start + count);
+      pipeline::SkipFrameSource source(std::move(inner), start);
+      pipeline::PipelineOptions p;
+      p.mode = Mode::cpu;
+      p.producers = producers;
+      p.entropy_threads = 2;
+      p.slots = 4;
+      MemorySink sink;
+      within(30, [&] { pipeline::encode_stream(source, o, sink, p); });
+      const std::size_t want = static_cast<std::size_t>(
+          std::max<std::int64_t>(0, (count < 0 ? 13 : std::min<std::int64_t>(13, start + count)) - start));
+      ASSERT_EQ(sink.frames.size(), want) << start << "+" << count;
+      for (std::size_t i = 0; i < want; ++i)
+        ASSERT_EQ(sink.frames[i], ref[static_cast<std::size_t>(start) + i]) << start << " frame " << i;
+    }
 }
 
 TEST_F(Y4mFiles, EveryChromaLayoutRangeAndMatrix) {
