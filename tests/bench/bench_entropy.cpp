@@ -1,5 +1,5 @@
 // mjpeg_bench_entropy: the CPU stages against libjpeg-turbo, on the kHD frame (1920x1080
-// mosaic of Kodak images at native scale, as ../shared/tools/make-bench-frames.sh makes it),
+// mosaic of Kodak images at native scale, tiled in the order of kodak_mosaic_order()),
 // q90 4:2:0, one thread:
 //   ours/transform/VARIANT  the CPU transform alone (colour conversion, downsampling, FDCT,
 //                       quantization) for each instruction-set variant this CPU runs, the

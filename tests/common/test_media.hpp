@@ -40,7 +40,7 @@ Image load_png(const std::string& path);
 /// Throws std::runtime_error naming the path when missing.
 const Image& kodak(int index);
 
-/// Landscape Kodak images in the order of ../shared/tools/make-bench-frames.sh (25 entries).
+/// Landscape Kodak images in the order the benchmark mosaics tile them (25 entries).
 const std::vector<int>& kodak_mosaic_order();
 
 /// A width x height RGB mosaic of 768x512 Kodak images at native scale, tiled left to right,

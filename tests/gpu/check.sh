@@ -29,7 +29,7 @@
 #             CPU (env MJPEG_MEDIA_DIR for the Kodak images)
 #   bench     `mjpeg bench` sweeps on the same picture (CSV; plots are drawn elsewhere with
 #             `mjpeg bench --from bench.csv --plots DIR`)
-#   devices   several stream buffers (issue 14): the multi-device pipeline GPU tests (env
+#   devices   several stream buffers: the multi-device pipeline GPU tests (env
 #             MJPEG_TEST_DEVICES, default 0,0 = two stream buffers on device 0; 0,1 on a machine
 #             with two GPUs), then at 1920x1080 `mjpeg compare --modes sok,aok` with --devices 0
 #             and with the list (env MJPEG_CHECK_DEVICES, default 0,0 and, with two GPUs, also

@@ -3,8 +3,8 @@
 # cache and from standard input) against `mjpeg compare` on the same frames from memory, at
 # 1920x1080 and 3840x2160, in each mode, in one run:
 #   tests/gpu/e2e.sh MJPEG_BINARY K4K.ppm [FRAMES]
-# The clips pan across the Kodak 4K mosaic (make_y4m_clip.py; ../shared/tools/make-bench-frames.sh's
-# k4k.png saved as PPM), 4:2:0, q90, default options (the self-balancing thread split).
+# The clips pan across the Kodak 4K mosaic (make_y4m_clip.py; the 3840x2160 mosaic of
+# tests/common/test_media.hpp's kodak_mosaic_order(), as PPM), 4:2:0, q90, default options (the self-balancing thread split).
 # Per size, source and mode: fps, the stage that bounds it, the producer + entropy split it
 # ended with, the bytes uploaded per frame, and encode / compare. "stages fps" leaves out the
 # one-off setup (CUDA context, slot allocation), as compare's fps does; "wall fps" is what the
