@@ -408,6 +408,8 @@ TEST_F(GpuTest, PlanarBadArgumentsAreUsageErrors) {
   const gpu::TransformPlan planar(g, t, pf);
   const gpu::TransformPlan packed(g, t, PixelFormat::rgb24);
   gpu::DeviceBuffer px(16 * 16 * 3), coeffs(g.coefficient_count() * 2);
+  // Defined pixels: the one launch that runs reads them (compute-sanitizer initcheck).
+  MJPEG_CUDA_CHECK(cudaMemset(px.get(), 128, 16 * 16 * 3));
   const std::uint8_t* base = px.as<std::uint8_t>();
   const std::uint8_t* planes[3] = {base, base + 256, base + 320};
   const std::size_t pitches[3] = {16, 8, 8};
