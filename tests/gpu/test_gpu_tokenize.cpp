@@ -226,6 +226,9 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
                                 gpu::Variant::pipeline, 2, nullptr);
           gpu::TokenizePlan kplan(g, restart, optimize, g.total_blocks * 64);
           gpu::DeviceBuffer out(kplan.output_bytes());
+          // Poisoned: the test copies the whole capacity back, and the tail past the stream is
+          // never written (the pipeline copies only the stream; compute-sanitizer initcheck).
+          MJPEG_CUDA_CHECK(cudaMemset(out.get(), 0xA5, kplan.output_bytes()));
           gpu::launch_tokenize(kplan, coeffs.as<std::int16_t>(), out.get(), nullptr);
           MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
           std::vector<std::uint8_t> host(kplan.output_bytes());
