@@ -165,6 +165,7 @@ void AtomicFile::write(const void* data, std::size_t size) {
   // A large payload (a video frame) goes straight to the OS, after what is buffered, in one
   // writev: no copy through the buffer (measured as a bound of file output at thousands of
   // 1080p frames per second).
+  if (size == 0) return;  // (data may then be null: nothing to copy, memcpy must not see it)
   if (size >= kDirectWrite || size >= buffer_size_) {
     write_two(buffer_.get(), buffered_, data, size);
     buffered_ = 0;
