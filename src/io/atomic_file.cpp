@@ -119,23 +119,13 @@ AtomicFile::AtomicFile(const std::string& path, bool replace_existing, std::size
 AtomicFile::~AtomicFile() { abandon(); }
 
 void AtomicFile::write_all(const void* data, std::size_t size) {
-  const auto* p = static_cast<const std::uint8_t*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd_, p, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail_errno(path_, "write failed", errno);
-    }
-    if (n == 0) fail_errno(path_, "write failed", EIO);
-    p += n;
-    size -= std::size_t(n);
-    flushed_ += std::uint64_t(n);
-  }
+  write_two(data, size, nullptr, 0);
 }
 
 void AtomicFile::write_two(const void* a, std::size_t na, const void* b, std::size_t nb) {
   iovec v[2] = {{const_cast<void*>(a), na}, {const_cast<void*>(b), nb}};
-  int first = na ? 0 : 1;
+  int first = 0;
+  while (first < 2 && v[first].iov_len == 0) ++first;  // nothing to write of an empty part
   while (first < 2) {
     const ssize_t n = ::writev(fd_, v + first, 2 - first);
     if (n < 0) {
