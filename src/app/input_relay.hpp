@@ -68,6 +68,8 @@ class RelaySource final : public pipeline::FrameSource {
   bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override {
     return inner_->lend(producer, data, index);
   }
+  void pin_lent_frames() override { inner_->pin_lent_frames(); }
+  void release(std::int64_t index) override { inner_->release(index); }
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                  std::int64_t& index) override;
 

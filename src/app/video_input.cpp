@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -47,7 +48,9 @@ struct VideoInput::Owned {
 };
 
 VideoInput::VideoInput() = default;
-VideoInput::~VideoInput() = default;
+// The source first: it may hold page locks on the reader's file mapping, which go before
+// the mapping does.
+VideoInput::~VideoInput() { source.reset(); }
 VideoInput::VideoInput(VideoInput&&) noexcept = default;
 VideoInput& VideoInput::operator=(VideoInput&&) noexcept = default;
 
@@ -191,7 +194,15 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
   in.description = info.describe();  // "... fps Y4M 420jpeg, ..."
-  in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
+  // A regular file is mapped, its frames used where they lie (uploaded from the page cache);
+  // MJPEG_Y4M_MAP=0 reads them into the slots instead (to compare the two).
+  const char* map_env = std::getenv("MJPEG_Y4M_MAP");
+  const bool map = !in.owned->relay && !(map_env && std::string(map_env) == "0") &&
+                   in.owned->y4m->map_frames();
+  if (map)
+    in.source = std::make_unique<pipeline::MappedY4mFrameSource>(*in.owned->y4m, max_frames);
+  else
+    in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
   if (in.owned->relay)
     in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
   return in;

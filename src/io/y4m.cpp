@@ -2,6 +2,7 @@
 #include "io/y4m.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -317,7 +318,61 @@ void Y4mReader::resume_at(std::int64_t index) {
   frames_read_ = index;
 }
 
+bool Y4mReader::map_frames() {
+  if (map_ != nullptr) return true;
+  const int fd = ::fileno(file_);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const off_t start = ::ftello(file_);  // unbuffered: exactly after the stream header
+  if (start < 0 || st.st_size <= start) return false;
+  void* m = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) return false;
+  map_ = static_cast<const std::uint8_t*>(m);
+  map_bytes_ = static_cast<std::size_t>(st.st_size);
+  map_skip_ = static_cast<std::size_t>(start);
+  map_next_ = 0;
+  return true;
+}
+
+const std::uint8_t* Y4mReader::next_mapped_frame() {
+  if (map_ == nullptr) throw UsageError(name_ + ": next_mapped_frame without map_frames");
+  const std::uint8_t* base = mapping();
+  const std::size_t size = mapping_bytes();
+  const std::size_t need = info_.frame_bytes();
+  std::size_t at = map_next_;
+  if (at == size) return nullptr;  // clean end of stream
+  const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
+  const auto truncated_header = [&] {
+    fail(name_, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
+  };
+  if (size - at < 5) {
+    if (std::memcmp(base + at, "FRAME", size - at) != 0)
+      fail(name_, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
+    truncated_header();
+  }
+  if (std::memcmp(base + at, "FRAME", 5) != 0)
+    fail(name_, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
+  at += 5;
+  // Optional frame parameters up to the newline (the rules of read_frame_header).
+  std::size_t length = 0;
+  for (bool first = true;; first = false) {
+    if (at == size) truncated_header();
+    const char c = static_cast<char>(base[at++]);
+    if (c == '\n') break;
+    if (first && c != ' ') fail(name_, frame_name + ": malformed FRAME header");
+    if (++length > kMaxHeaderLine) fail(name_, frame_name + ": FRAME header too long");
+  }
+  if (size - at < need)
+    fail(name_, "truncated " + frame_name + ": got " + std::to_string(size - at) + " of " +
+                    std::to_string(need) + " bytes");
+  map_next_ = at + need;
+  ++frames_read_;
+  return base + at;
+}
+
 Y4mReader::~Y4mReader() {
+  if (map_ != nullptr) ::munmap(const_cast<std::uint8_t*>(map_), map_bytes_);
   if (owns_file_ && file_ != nullptr) std::fclose(file_);
 }
 

@@ -133,6 +133,24 @@ class Y4mReader {
   /// offset: every frame before it has a plain header.
   void resume_at(std::int64_t index);
 
+  // --- Mapped reading ----------------------------------------------------------------------
+  // A regular file can be mapped read-only, so that frames are used where they lie in the page
+  // cache (a GPU uploads them from there once they are page-locked) instead of being read into
+  // other memory. The frames then come from next_mapped_frame, in stream order; read_frame
+  // and the positional calls must not be used any more.
+  /// Maps the file from the first frame header to its current end. False (and nothing
+  /// changes) for a pipe or a terminal, before the stream header was parsed from a regular
+  /// file, or when mmap fails. A file that grows later is encoded up to the size it had here.
+  bool map_frames();
+  /// The mapping's first byte (the first frame header) and length; null / 0 when not mapped.
+  const std::uint8_t* mapping() const { return map_ == nullptr ? nullptr : map_ + map_skip_; }
+  std::size_t mapping_bytes() const { return map_bytes_ - map_skip_; }
+  /// The next frame's payload (info().frame_bytes() bytes in the mapping), or null at a clean
+  /// end of the stream. Checks its FRAME header (parameters allowed) exactly as read_frame
+  /// does and throws Error with read_frame's messages on a truncated or malformed frame. Not
+  /// thread-safe: callers serialise.
+  const std::uint8_t* next_mapped_frame();
+
  private:
   void parse_stream_header();
   bool read_frame_header();  // false at clean EOF
@@ -146,6 +164,10 @@ class Y4mReader {
   int fd_ = -1;                        // positional reading: the file's descriptor
   std::int64_t data_start_ = 0;        // offset of the first frame header
   std::int64_t positional_frames_ = -1;
+  const std::uint8_t* map_ = nullptr;  // mapped reading: the whole mapping (page-aligned)
+  std::size_t map_bytes_ = 0;          // its length
+  std::size_t map_skip_ = 0;           // bytes before the first frame header
+  std::size_t map_next_ = 0;           // offset (from mapping()) of the next frame header
 };
 
 /// Parses a stream header line (without "YUV4MPEG2" or with it; no trailing newline needed).

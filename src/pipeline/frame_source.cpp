@@ -1,9 +1,14 @@
 #include "pipeline/frame_source.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <utility>
 
+#include "host_pin.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::pipeline {
@@ -184,9 +189,12 @@ bool SkipFrameSource::skip_once(int producer) {
   for (std::int64_t i = 0; i < skip_ && !ended_; ++i) {
     std::int64_t index = -1;
     const std::uint8_t* lent = nullptr;
-    ended_ = inner_->lends_frames()
-                 ? !inner_->lend(producer, lent, index)
-                 : !inner_->read_into(producer, scratch.data(), inner_->format().row_bytes(), index);
+    if (inner_->lends_frames()) {
+      ended_ = !inner_->lend(producer, lent, index);
+      if (!ended_) inner_->release(index);  // not encoded: done with at once
+    } else {
+      ended_ = !inner_->read_into(producer, scratch.data(), inner_->format().row_bytes(), index);
+    }
   }
   return !ended_;
 }
@@ -202,6 +210,164 @@ bool SkipFrameSource::lend(int producer, const std::uint8_t*& data, std::int64_t
   if (!skip_once(producer) || !inner_->lend(producer, data, index)) return false;
   index -= skip_;
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// WindowPins
+// ---------------------------------------------------------------------------------------------
+
+WindowPins::WindowPins(const std::uint8_t* base, std::size_t bytes, std::size_t window, Pin pin)
+    : base_(base), bytes_(bytes), window_(window), pin_(std::move(pin)) {
+  if (window_ == 0) throw UsageError("WindowPins: zero window");
+  windows_.resize(bytes_ == 0 ? 0 : (bytes_ - 1) / window_ + 1);
+}
+
+WindowPins::~WindowPins() {
+  for (Window& w : windows_) w.pin.reset();
+}
+
+void WindowPins::acquire(std::size_t offset, std::size_t bytes) {
+  if (bytes == 0) return;
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (std::size_t w = offset / window_; w <= (offset + bytes - 1) / window_; ++w) {
+    Window& win = windows_[w];
+    if (!win.pin && !win.tried) {
+      // Whole pages: the last window ends inside the file's last page, which is mapped whole.
+      const std::size_t begin = w * window_;
+      std::size_t end = std::min(begin + window_, bytes_);
+      end = (end + page - 1) / page * page;
+      win.pin = pin_ ? pin_(base_ + begin, end - begin) : nullptr;
+      win.tried = !win.pin;  // a failure is not retried
+      if (win.pin) {
+        pinned_peak_ = std::max(pinned_peak_, ++pinned_now_);
+      } else {
+        ++failures_;
+      }
+    }
+    ++win.refs;
+  }
+}
+
+void WindowPins::release(std::size_t offset, std::size_t bytes) {
+  if (bytes == 0) return;
+  for (std::size_t w = offset / window_; w <= (offset + bytes - 1) / window_; ++w) {
+    if (windows_[w].refs > 0) --windows_[w].refs;
+    maybe_unpin(w);
+  }
+}
+
+void WindowPins::passed(std::size_t offset) {
+  frontier_ = std::max(frontier_, offset);
+  for (std::size_t w = low_; w < windows_.size() && (w + 1) * window_ <= frontier_; ++w)
+    maybe_unpin(w);
+}
+
+void WindowPins::maybe_unpin(std::size_t w) {
+  Window& win = windows_[w];
+  const bool behind = frontier_ == std::numeric_limits<std::size_t>::max() ||
+                      (w + 1) * window_ <= frontier_;
+  if (win.refs > 0 || !behind) return;
+  if (win.pin) {
+    win.pin.reset();
+    --pinned_now_;
+  }
+  win.tried = true;  // no later frame touches it: never locked again
+  while (low_ < windows_.size() && windows_[low_].tried && !windows_[low_].pin &&
+         windows_[low_].refs == 0 && (low_ + 1) * window_ <= frontier_)
+    ++low_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MappedY4mFrameSource
+// ---------------------------------------------------------------------------------------------
+
+MappedY4mFrameSource::MappedY4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames,
+                                           WindowPins::Pin pin, std::size_t window_bytes)
+    : reader_(reader), max_frames_(max_frames), pin_(std::move(pin)), window_bytes_(window_bytes) {
+  if (reader_.mapping() == nullptr)
+    throw UsageError("MappedY4mFrameSource: the reader has not mapped its file");
+  const io::Y4mInfo& info = reader_.info();
+  format_ = SourceFormat{info.width, info.height, PixelFormat::rgb24, io::planar_format(info)};
+  bytes_ = info.frame_bytes();
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto first = reinterpret_cast<std::uintptr_t>(reader_.mapping());
+  page_base_ = reinterpret_cast<const std::uint8_t*>(first - first % page);
+  if (!pin_) pin_ = gpu::try_pin_read_only;
+}
+
+void MappedY4mFrameSource::pin_lent_frames() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pins_) return;
+  const std::size_t span =
+      static_cast<std::size_t>(reader_.mapping() - page_base_) + reader_.mapping_bytes();
+  pins_ = std::make_unique<WindowPins>(page_base_, span, window_bytes_, pin_);
+}
+
+bool MappedY4mFrameSource::next(const std::uint8_t*& data, std::int64_t& index) {
+  if (ended_) return false;
+  const std::uint8_t* frame =
+      max_frames_ >= 0 && next_ >= max_frames_ ? nullptr : reader_.next_mapped_frame();
+  if (frame == nullptr) {
+    ended_ = true;
+    if (pins_) pins_->passed(std::numeric_limits<std::size_t>::max());
+    return false;
+  }
+  const auto offset = static_cast<std::size_t>(frame - page_base_);
+  offsets_.push_back(offset);
+  if (pins_) {
+    pins_->passed(offset);
+    pins_->acquire(offset, bytes_);
+  }
+  data = frame;
+  index = next_++;
+  return true;
+}
+
+bool MappedY4mFrameSource::lend(int, const std::uint8_t*& data, std::int64_t& index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    return next(data, index);
+  } catch (...) {
+    ended_ = true;  // the other producers see the end; the pipeline rethrows this
+    throw;
+  }
+}
+
+bool MappedY4mFrameSource::read_into(int, std::uint8_t* dst, std::size_t, std::int64_t& index) {
+  const std::uint8_t* data = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      if (!next(data, index)) return false;
+    } catch (...) {
+      ended_ = true;
+      throw;
+    }
+  }
+  std::memcpy(dst, data, bytes_);  // the mapping stays valid: no lock needed
+  release(index);
+  return true;
+}
+
+void MappedY4mFrameSource::release(std::int64_t index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pins_ || index < 0 || index >= static_cast<std::int64_t>(offsets_.size())) return;
+  pins_->release(offsets_[static_cast<std::size_t>(index)], bytes_);
+}
+
+int MappedY4mFrameSource::pinned_windows() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pins_ ? pins_->pinned_now() : 0;
+}
+
+int MappedY4mFrameSource::pinned_windows_peak() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pins_ ? pins_->pinned_peak() : 0;
+}
+
+int MappedY4mFrameSource::pin_failures() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pins_ ? pins_->failures() : 0;
 }
 
 }  // namespace mjpeg::pipeline

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -69,6 +70,54 @@ class FrameSource {
     (void)producer, (void)data, (void)index;
     return false;
   }
+  /// lends_frames() sources: called once before the producers start when the lent frames
+  /// will be uploaded to a GPU (sok --pinned, aok). A source whose frames are not page-locked
+  /// yet (a mapped file) locks them from then on as they are lent, a window at a time.
+  virtual void pin_lent_frames() {}
+  /// lends_frames() sources, thread-safe: the pipeline is done with the bytes of lent frame
+  /// `index` (uploaded and transformed, or transformed where they lie). A source may then
+  /// unlock them. Frames of a failed encode may never be released.
+  virtual void release(std::int64_t index) { (void)index; }
+};
+
+/// Page-locks a range of host memory given out as frames: a frame's bytes are locked when
+/// it is lent (acquire), in windows of `window` bytes, and a window is unlocked once every
+/// frame touching it was released and no later frame can touch it (frames are lent in order
+/// of their offsets). Not thread-safe: the source serialises. `pin(data, bytes)` returns a
+/// handle whose destruction unlocks, or null when the range could not be locked (the frames
+/// are then copied from pageable memory, which is slower but equally correct).
+class WindowPins {
+ public:
+  using Pin = std::function<std::shared_ptr<void>(const void* data, std::size_t bytes)>;
+  /// `base` page-aligned; `bytes` may end inside the last page (that page is locked whole).
+  WindowPins(const std::uint8_t* base, std::size_t bytes, std::size_t window, Pin pin);
+  ~WindowPins();
+  /// The frame at [offset, offset + bytes) from base is lent: locks its windows.
+  void acquire(std::size_t offset, std::size_t bytes);
+  /// That frame is done with.
+  void release(std::size_t offset, std::size_t bytes);
+  /// No frame lent from now on starts before `offset` (the end of the stream: SIZE_MAX).
+  void passed(std::size_t offset);
+  /// Windows locked now, at most at once, and lock attempts that failed.
+  int pinned_now() const { return pinned_now_; }
+  int pinned_peak() const { return pinned_peak_; }
+  int failures() const { return failures_; }
+
+ private:
+  struct Window {
+    std::shared_ptr<void> pin;
+    int refs = 0;
+    bool tried = false;
+  };
+  void maybe_unpin(std::size_t w);
+
+  const std::uint8_t* base_;
+  std::size_t bytes_, window_;
+  Pin pin_;
+  std::vector<Window> windows_;
+  std::size_t frontier_ = 0;  // no frame lent later starts before it
+  std::size_t low_ = 0;       // windows below it are unlocked and done
+  int pinned_now_ = 0, pinned_peak_ = 0, failures_ = 0;
 };
 
 /// Frames already in memory (tests, compare, image sequences). The frames must outlive the
@@ -114,6 +163,8 @@ class SkipFrameSource final : public FrameSource {
   bool lent_frames_pinned() const override { return inner_->lent_frames_pinned(); }
   int max_useful_producers() const override { return inner_->max_useful_producers(); }
   bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
+  void pin_lent_frames() override { inner_->pin_lent_frames(); }
+  void release(std::int64_t index) override { inner_->release(index + skip_); }
 
  private:
   /// Skips the frames before the range once; false when the stream ends among them.
@@ -166,6 +217,52 @@ class Y4mFrameSource final : public FrameSource {
   std::set<std::int64_t> plain_;
   std::int64_t sequential_from_ = INT64_MAX;
   std::int64_t seq_next_ = -1;
+};
+
+/// A Y4M file mapped into memory (io::Y4mReader::map_frames): its frames are lent where they
+/// lie, so that a GPU uploads them straight from the page cache once they are page-locked
+/// (pin_lent_frames: read-only cudaHostRegister, window by window as frames are lent,
+/// released as frames are done) and the cpu mode transforms them there. No producer copies a
+/// frame. Frame headers are checked in order as frames are lent (parameters allowed), with
+/// the reader's messages. `max_frames` < 0: the whole stream. `pin`: how ranges are locked
+/// (default: gpu::try_pin_read_only; tests pass their own).
+class MappedY4mFrameSource final : public FrameSource {
+ public:
+  /// `reader` must have been mapped (map_frames() returned true) and outlive the source.
+  MappedY4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames = -1,
+                       WindowPins::Pin pin = {}, std::size_t window_bytes = kWindowBytes);
+  SourceFormat format() const override { return format_; }
+  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                 std::int64_t& index) override;
+  bool lends_frames() const override { return true; }
+  bool lent_frames_pinned() const override { return true; }
+  bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
+  void pin_lent_frames() override;
+  void release(std::int64_t index) override;
+  /// Lock windows (tests and --stats): locked now, at most at once, failed attempts.
+  int pinned_windows() const;
+  int pinned_windows_peak() const;
+  int pin_failures() const;
+
+  /// Bytes per lock window: enough frames that the few frames straddling two windows do not
+  /// matter, small enough that only the frames in flight stay locked.
+  static constexpr std::size_t kWindowBytes = std::size_t(64) << 20;
+
+ private:
+  bool next(const std::uint8_t*& data, std::int64_t& index);
+
+  io::Y4mReader& reader_;
+  std::int64_t max_frames_;
+  SourceFormat format_;
+  std::size_t bytes_ = 0;
+  const std::uint8_t* page_base_ = nullptr;  // page-aligned start of the frames' pages
+  WindowPins::Pin pin_;
+  std::size_t window_bytes_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<WindowPins> pins_;  // after pin_lent_frames()
+  std::int64_t next_ = 0;
+  bool ended_ = false;
+  std::vector<std::size_t> offsets_;  // frame i at page_base_ + offsets_[i]
 };
 
 }  // namespace mjpeg::pipeline

@@ -626,6 +626,7 @@ void Run::setup() {
   worker_threads_ = balance ? opt_.balance_threads - 1 : opt_.entropy_threads;
   gate_.set(opt_.producers, opt_.entropy_threads);
   if (trace_) add_tracks();
+  if (lend_ && opt_.mode != Mode::cpu) source_.pin_lent_frames();
   source_.prepare(producer_threads_);
 }
 
@@ -840,6 +841,9 @@ void Run::worker(int id) {
         }
         if (timing_) log_gpu(job);
       }
+      // The frame's pixels are uploaded (or transformed where they lay): a lent frame's page
+      // locks may go. Its bytes stay readable (on_frame below).
+      if (lend_) source_.release(job.index);
       {
         StageScope scope(entropy_ns_, SpanKind::entropy, trace_, my_track, job.index);
         if (gpu) {

@@ -649,21 +649,38 @@ inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int p
   o.quality = 75;
   o.subsampling = s;
   const auto ref = y4m_reference(path, o);
-  io::Y4mReader reader(path);
-  pipeline::Y4mFrameSource source(reader, limit);
-  pipeline::PipelineOptions p;
-  p.mode = mode;
-  p.producers = producers;
-  p.entropy_threads = 2;
-  p.slots = slots;
-  p.pinned_sok = pinned_sok;
-  p.devices = devices;
-  MemorySink sink;
-  pipeline::Stats st;
-  within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
-  const std::size_t want = limit < 0 ? ref.size() : std::min<std::size_t>(ref.size(), limit);
-  EXPECT_EQ(static_cast<std::size_t>(st.frames), want) << path;
-  expect_frames_equal(ref, sink.frames, want);
+  // Read into the slots, and mapped (frames used where they lie; in sok --pinned and aok
+  // page-locked window by window, uploaded from the page cache).
+  for (const bool mapped : {false, true}) {
+    SCOPED_TRACE(mapped ? "mapped file" : "read into the slots");
+    io::Y4mReader reader(path);
+    std::unique_ptr<pipeline::FrameSource> source;
+    if (mapped) {
+      ASSERT_TRUE(reader.map_frames()) << path;
+      source = std::make_unique<pipeline::MappedY4mFrameSource>(reader, limit);
+    } else {
+      source = std::make_unique<pipeline::Y4mFrameSource>(reader, limit);
+    }
+    pipeline::PipelineOptions p;
+    p.mode = mode;
+    p.producers = producers;
+    p.entropy_threads = 2;
+    p.slots = slots;
+    p.pinned_sok = pinned_sok;
+    p.devices = devices;
+    MemorySink sink;
+    pipeline::Stats st;
+    within(60, [&] { st = pipeline::encode_stream(*source, o, sink, p); });
+    const std::size_t want = limit < 0 ? ref.size() : std::min<std::size_t>(ref.size(), limit);
+    EXPECT_EQ(static_cast<std::size_t>(st.frames), want) << path;
+    expect_frames_equal(ref, sink.frames, want);
+    if (mapped && mode != pipeline::Mode::cpu) {
+      const auto& m = static_cast<const pipeline::MappedY4mFrameSource&>(*source);
+      EXPECT_EQ(m.pinned_windows(), 0) << "every page lock released after the encode";
+      if (mode == pipeline::Mode::aok || pinned_sok)
+        EXPECT_EQ(m.pin_failures(), 0) << "read-only registration of the mapped file";
+    }
+  }
 }
 
 }  // namespace mjpeg::pipetest

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -695,6 +696,171 @@ TEST_F(Y4mFiles, TruncatedLastFrameIsAnErrorAfterTheWholeFrames) {
   });
   EXPECT_NE(message.find("truncated frame 5"), std::string::npos) << message;
   EXPECT_LE(sink.frames.size(), 4u);
+}
+
+// A stand-in for cudaHostRegister: records the live locks and fails the test on a lock that
+// overlaps a live one, is not page-aligned or leaves the range.
+struct FakePins {
+  const std::uint8_t* base = nullptr;
+  std::size_t limit = 0;  // bytes from base that may be locked (whole pages)
+  std::mutex mutex;
+  std::map<const std::uint8_t*, std::size_t> live;
+  int locks = 0;
+  bool fail_all = false;
+
+  pipeline::WindowPins::Pin pin() {
+    return [this](const void* data, std::size_t bytes) -> std::shared_ptr<void> {
+      std::lock_guard<std::mutex> lock(mutex);
+      const auto* p = static_cast<const std::uint8_t*>(data);
+      const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % page, 0u);
+      EXPECT_EQ(bytes % page, 0u);
+      EXPECT_GE(p, base);
+      EXPECT_LE(p + bytes, base + limit);
+      for (const auto& [q, n] : live) EXPECT_TRUE(p + bytes <= q || q + n <= p) << "overlap";
+      if (fail_all) return nullptr;
+      live[p] = bytes;
+      ++locks;
+      return std::shared_ptr<void>(const_cast<std::uint8_t*>(p), [this](void* q) {
+        std::lock_guard<std::mutex> l(mutex);
+        EXPECT_EQ(live.erase(static_cast<std::uint8_t*>(q)), 1u);
+      });
+    };
+  }
+  bool covered(const std::uint8_t* p, std::size_t n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (std::size_t i = 0; i < n; i += 64) {
+      bool in = false;
+      for (const auto& [q, m] : live) in = in || (p + i >= q && p + i < q + m);
+      if (!in) return false;
+    }
+    return true;
+  }
+};
+
+// Frames of 3000 bytes lent in order, four in flight, released out of order: every lent
+// frame's bytes stay locked until it is released, windows behind go, nothing is left.
+TEST(WindowPins, LentFramesStayLockedAndWindowsBehindAreUnlocked) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t frame = 3000, frames = 40, bytes = frame * frames + 100;
+  std::vector<std::uint8_t> storage(bytes + 2 * page);
+  auto* base = reinterpret_cast<std::uint8_t*>(
+      (reinterpret_cast<std::uintptr_t>(storage.data()) + page - 1) / page * page);
+  FakePins fake;
+  fake.base = base;
+  fake.limit = (bytes + page - 1) / page * page;
+  {
+    pipeline::WindowPins pins(base, bytes, 2 * page, fake.pin());
+    std::vector<std::size_t> in_flight;
+    for (std::size_t i = 0; i < frames; ++i) {
+      pins.passed(100 + i * frame);
+      pins.acquire(100 + i * frame, frame);
+      in_flight.push_back(i);
+      if (in_flight.size() == 4) {  // release the second oldest, then the oldest
+        for (std::size_t k : {std::size_t(1), std::size_t(0)}) {
+          const std::size_t f = in_flight[k];
+          in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(k));
+          pins.release(100 + f * frame, frame);
+        }
+      }
+      for (std::size_t f : in_flight)
+        ASSERT_TRUE(fake.covered(base + 100 + f * frame, frame)) << "frame " << f << " after " << i;
+      EXPECT_LE(pins.pinned_now(), 5) << "only the windows of the frames in flight";
+    }
+    pins.passed(std::numeric_limits<std::size_t>::max());
+    for (std::size_t f : in_flight) pins.release(100 + f * frame, frame);
+    EXPECT_EQ(pins.pinned_now(), 0);
+    EXPECT_GE(pins.pinned_peak(), 2);
+    EXPECT_EQ(pins.failures(), 0);
+  }
+  EXPECT_TRUE(fake.live.empty());
+  EXPECT_GE(fake.locks, static_cast<int>(bytes / (2 * page)));
+}
+
+TEST(WindowPins, AFailedLockIsCountedAndNotRetried) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<std::uint8_t> storage(6 * page);
+  auto* base = reinterpret_cast<std::uint8_t*>(
+      (reinterpret_cast<std::uintptr_t>(storage.data()) + page - 1) / page * page);
+  FakePins fake;
+  fake.base = base;
+  fake.limit = 4 * page;
+  fake.fail_all = true;
+  pipeline::WindowPins pins(base, 4 * page, 2 * page, fake.pin());
+  pins.acquire(0, 100);
+  pins.acquire(200, 100);  // the same window: not tried again
+  EXPECT_EQ(pins.failures(), 1);
+  EXPECT_EQ(pins.pinned_now(), 0);
+}
+
+// A mapped Y4M file: frames lent where they lie in the mapping, equal to the read ones; with
+// page locks (a stand-in here; the GPU tests lock for real), small windows that frames
+// straddle, all released after the encode; a truncated last frame is the reader's error.
+TEST_F(Y4mFiles, MappedFileLendsFramesAndReleasesEveryLock) {
+  const std::string path = file("mapped.y4m");
+  ASSERT_EQ(write_y4m(path, 38, 22, "C420jpeg", 13), "");
+  EncodeOptions o;
+  o.quality = 75;
+  const auto ref = y4m_reference(path, o);
+  for (int producers : {1, 3}) {
+    io::Y4mReader reader(path);
+    ASSERT_TRUE(reader.map_frames());
+    FakePins fake;
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const auto first = reinterpret_cast<std::uintptr_t>(reader.mapping());
+    fake.base = reinterpret_cast<const std::uint8_t*>(first - first % page);
+    fake.limit = (first % page + reader.mapping_bytes() + page - 1) / page * page;
+    pipeline::MappedY4mFrameSource source(reader, -1, fake.pin(), page);
+    EXPECT_TRUE(source.lends_frames());
+    source.pin_lent_frames();  // the pipeline does this in sok --pinned and aok only
+    pipeline::PipelineOptions p;
+    p.mode = Mode::cpu;
+    p.producers = producers;
+    p.entropy_threads = 2;
+    p.slots = 4;
+    MemorySink sink;
+    within(30, [&] { pipeline::encode_stream(source, o, sink, p); });
+    expect_frames_equal(ref, sink.frames, ref.size());
+    EXPECT_EQ(source.pinned_windows(), 0);
+    EXPECT_GE(source.pinned_windows_peak(), 1);
+    EXPECT_LE(source.pinned_windows_peak(), 6) << "4 slots of 1254-byte frames, 4 KiB windows";
+    EXPECT_GE(fake.locks, 4) << "13 frames of 1254 bytes span 4 windows";
+    EXPECT_TRUE(fake.live.empty());
+  }
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(std::filesystem::file_size(path) - 10)), 0);
+  io::Y4mReader reader(path);
+  ASSERT_TRUE(reader.map_frames());
+  pipeline::MappedY4mFrameSource source(reader);
+  MemorySink sink;
+  pipeline::PipelineOptions p;
+  p.producers = 3;
+  p.slots = 4;
+  std::string message;
+  within(30, [&] {
+    try {
+      pipeline::encode_stream(source, o, sink, p);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  });
+  EXPECT_NE(message.find("truncated frame 13: got 1244 of 1254 bytes"), std::string::npos) << message;
+  EXPECT_LE(sink.frames.size(), 12u);
+}
+
+TEST(Y4mMapping, PipesAndStandardInputAreNotMapped) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string header = "YUV4MPEG2 W8 H4 F25:1 Cmono\n";
+  ASSERT_EQ(::write(fds[1], header.data(), header.size()), static_cast<ssize_t>(header.size()));
+  ::close(fds[1]);
+  std::FILE* f = ::fdopen(fds[0], "rb");
+  ASSERT_NE(f, nullptr);
+  {
+    io::Y4mReader reader(f, "pipe");
+    EXPECT_FALSE(reader.map_frames());
+    EXPECT_EQ(reader.mapping(), nullptr);
+  }
+  std::fclose(f);
 }
 
 }  // namespace
