@@ -525,7 +525,8 @@ int Run::fitting_slots(int k, const std::vector<int>& devices) const {
   const std::size_t frame = format_.frame_bytes();
   const std::size_t coeffs = geometry_.coefficient_count() * sizeof(std::int16_t);
   const std::size_t device_per_slot = frame + 3 * coeffs;  // pixels, coefficients, tokens
-  const std::size_t pinned_per_slot = frame + coeffs;      // pixels, result
+  // Pixels (none when the frames are lent: they are uploaded from where they lie), result.
+  const std::size_t pinned_per_slot = (lend_ ? 0 : frame) + coeffs;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const std::size_t ram = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
   const std::size_t pinned_budget =
@@ -599,7 +600,7 @@ void Run::setup() {
       on_buffer(b, [&] {
         gpus_.push_back(std::make_unique<StreamBuffer>(
             geometry_, tables_, format_, k, kind, devices[b], opt_.variant, opt_.stages, timing_,
-            opt_.gpu_output, encode_.restart_interval, encode_.optimize));
+            opt_.gpu_output, encode_.restart_interval, encode_.optimize, !lend_));
       });
       if (b == opt_.inject_gpu_error_buffer) gpus_.back()->inject_error_at(opt_.inject_gpu_error_at);
       to_gpu_.push_back(std::make_unique<BoundedQueue<Job>>(static_cast<std::size_t>(k)));

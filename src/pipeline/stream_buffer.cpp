@@ -52,7 +52,7 @@ StreamBuffer::Slot::Slot(bool timing)
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                            const SourceFormat& input, int slots, Kind kind, int device,
                            gpu::Variant variant, int stages, bool timing, GpuOutput output,
-                           int restart_interval, bool histogram)
+                           int restart_interval, bool histogram, bool host_pixels)
     : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages),
       timing_(timing), origin_(timing_event(timing)), output_(output) {
   if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
@@ -83,13 +83,13 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
     slots_.push_back(std::make_unique<Slot>(timing));
     Slot& s = *slots_.back();
     if (pinned) {
-      s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
+      if (host_pixels) s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
       s.pinned_result = gpu::PinnedBuffer(result_bytes);
       s.host_pixels = s.pinned_pixels.as<std::uint8_t>();
       s.host_result = s.pinned_result.as<std::uint8_t>();
     } else {
       // Pageable, as a plain program would have it (the SOK baseline).
-      s.pageable_pixels.reset(new std::uint8_t[pixel_bytes_]);
+      if (host_pixels) s.pageable_pixels.reset(new std::uint8_t[pixel_bytes_]);
       s.pageable_result.reset(new std::uint8_t[result_bytes]);
       s.host_pixels = s.pageable_pixels.get();
       s.host_result = s.pageable_result.get();

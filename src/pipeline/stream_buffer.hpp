@@ -90,11 +90,13 @@ class StreamBuffer {
   /// `timing`: every slot also gets start events and all events take timestamps, so that
   /// gpu_times() can say when each copy and kernel ran (a little dearer per record).
   /// `output`: what comes back; with tokens, `restart_interval` and `histogram` (--optimize)
-  /// say what the tokenizer writes.
+  /// say what the tokenizer writes. `host_pixels`: false when every frame is uploaded from
+  /// memory of its own (lent, page-locked frames): the slots then get no host pixel buffer
+  /// (host_pixels() is null), a third less page-locked memory to allocate.
   StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                const SourceFormat& input, int slots, Kind kind, int device, gpu::Variant variant,
                int stages, bool timing = false, GpuOutput output = GpuOutput::coefficients,
-               int restart_interval = 0, bool histogram = false);
+               int restart_interval = 0, bool histogram = false, bool host_pixels = true);
   /// Waits for outstanding GPU work (never throws), then frees.
   ~StreamBuffer();
   StreamBuffer(const StreamBuffer&) = delete;
