@@ -677,8 +677,9 @@ inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int p
     if (mapped && mode != pipeline::Mode::cpu) {
       const auto& m = static_cast<const pipeline::MappedY4mFrameSource&>(*source);
       EXPECT_EQ(m.pinned_windows(), 0) << "every page lock released after the encode";
-      if (mode == pipeline::Mode::aok || pinned_sok)
+      if (mode == pipeline::Mode::aok || pinned_sok) {
         EXPECT_EQ(m.pin_failures(), 0) << "read-only registration of the mapped file";
+      }
     }
   }
 }
