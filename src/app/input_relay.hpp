@@ -70,6 +70,7 @@ class RelaySource final : public pipeline::FrameSource {
   }
   void pin_lent_frames() override { inner_->pin_lent_frames(); }
   void release(std::int64_t index) override { inner_->release(index); }
+  LockWindows lent_lock_windows() const override { return inner_->lent_lock_windows(); }
   bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
                  std::int64_t& index) override;
 

@@ -78,6 +78,14 @@ class FrameSource {
   /// `index` (uploaded and transformed, or transformed where they lie). A source may then
   /// unlock them. Frames of a failed encode may never be released.
   virtual void release(std::int64_t index) { (void)index; }
+  /// Where the lent frames' page locks begin and end: windows of `bytes` bytes from `origin`.
+  /// A GPU copy must not cross from one window into the next (CUDA refuses a copy whose range
+  /// spans two registrations), so uploads are split there. bytes == 0: no windows.
+  struct LockWindows {
+    const std::uint8_t* origin = nullptr;
+    std::size_t bytes = 0;
+  };
+  virtual LockWindows lent_lock_windows() const { return {}; }
 };
 
 /// Page-locks a range of host memory given out as frames: a frame's bytes are locked when
@@ -165,6 +173,7 @@ class SkipFrameSource final : public FrameSource {
   bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
   void pin_lent_frames() override { inner_->pin_lent_frames(); }
   void release(std::int64_t index) override { inner_->release(index + skip_); }
+  LockWindows lent_lock_windows() const override { return inner_->lent_lock_windows(); }
 
  private:
   /// Skips the frames before the range once; false when the stream ends among them.
@@ -239,6 +248,7 @@ class MappedY4mFrameSource final : public FrameSource {
   bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
   void pin_lent_frames() override;
   void release(std::int64_t index) override;
+  LockWindows lent_lock_windows() const override { return {page_base_, window_bytes_}; }
   /// Lock windows (tests and --stats): locked now, at most at once, failed attempts.
   int pinned_windows() const;
   int pinned_windows_peak() const;

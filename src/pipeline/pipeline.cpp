@@ -603,6 +603,10 @@ void Run::setup() {
             opt_.gpu_output, encode_.restart_interval, encode_.optimize, !lend_));
       });
       if (b == opt_.inject_gpu_error_buffer) gpus_.back()->inject_error_at(opt_.inject_gpu_error_at);
+      if (lend_) {
+        const FrameSource::LockWindows w = source_.lent_lock_windows();
+        if (w.bytes > 0) gpus_.back()->split_copies_at(w.origin, w.bytes);
+      }
       to_gpu_.push_back(std::make_unique<BoundedQueue<Job>>(static_cast<std::size_t>(k)));
       if (downloader_)
         to_download_.push_back(std::make_unique<BoundedQueue<Job>>(static_cast<std::size_t>(k)));

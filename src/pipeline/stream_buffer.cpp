@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -128,6 +129,26 @@ void StreamBuffer::launch(const gpu::DeviceBuffer& pixels, const gpu::DeviceBuff
   }
 }
 
+void StreamBuffer::copy_to_device(void* dst, const std::uint8_t* src, std::size_t bytes,
+                                  cudaStream_t stream, bool sync) const {
+  auto* d = static_cast<std::uint8_t*>(dst);
+  while (bytes > 0) {
+    std::size_t piece = bytes;
+    if (window_bytes_ > 0 && src >= window_origin_) {
+      const auto into = static_cast<std::size_t>(src - window_origin_) % window_bytes_;
+      piece = std::min(bytes, window_bytes_ - into);
+    }
+    if (sync) {
+      MJPEG_CUDA_CHECK(cudaMemcpy(d, src, piece, cudaMemcpyHostToDevice));
+    } else {
+      MJPEG_CUDA_CHECK(cudaMemcpyAsync(d, src, piece, cudaMemcpyHostToDevice, stream));
+    }
+    d += piece;
+    src += piece;
+    bytes -= piece;
+  }
+}
+
 void StreamBuffer::upload_async(int slot, const std::uint8_t* src) {
   Slot& s = *slots_[slot];
   // N producers share the upload stream: one producer's records and copy must not interleave
@@ -137,8 +158,7 @@ void StreamBuffer::upload_async(int slot, const std::uint8_t* src) {
   // (1) initiate the transfer, (2) record DATARDY behind it in the same stream,
   // (3) signal on the host that the event exists (release: the record happens-before).
   if (timing_) s.upload_start.record(upload_.get());
-  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_pixels.get(), src, pixel_bytes_,
-                                   cudaMemcpyHostToDevice, upload_.get()));
+  copy_to_device(s.device_pixels.get(), src, pixel_bytes_, upload_.get(), false);
   s.data_ready.record(upload_.get());
   s.data_ready_recorded.fetch_add(1, std::memory_order_release);
 }
@@ -255,8 +275,7 @@ void StreamBuffer::offload_sync(int slot, const std::uint8_t* src) {
   // orders them with the copies and the kernel.
   cudaStream_t legacy = nullptr;
   if (timing_) s.upload_start.record(legacy);
-  MJPEG_CUDA_CHECK(cudaMemcpy(s.device_pixels.get(), src, pixel_bytes_,
-                              cudaMemcpyHostToDevice));
+  copy_to_device(s.device_pixels.get(), src, pixel_bytes_, legacy, true);
   if (timing_) {
     s.data_ready.record(legacy);
     s.kernel_start.record(legacy);

@@ -116,6 +116,14 @@ class StreamBuffer {
   /// `src`: the frame's host bytes (pixel_bytes()); the slot's own host_pixels, or a frame
   /// that stays in (pinned) memory until its result is back (copied where it lies).
   void upload_async(int slot, const std::uint8_t* src);
+  /// Frames uploaded from memory page-locked in windows of `window` bytes from `origin` (a
+  /// mapped file, FrameSource::lent_lock_windows): their copies are split where they cross a
+  /// window boundary, since CUDA refuses one copy across two registrations. Before the first
+  /// upload.
+  void split_copies_at(const std::uint8_t* origin, std::size_t window) {
+    window_origin_ = origin;
+    window_bytes_ = window;
+  }
   /// Dispatcher: kernel (and tokenizer) after data_ready; after transform_done the download of
   /// the coefficients (result_ready) or of the token stream's header (header_ready).
   void transform_async(int slot);
@@ -211,6 +219,12 @@ class StreamBuffer {
   gpu::Stream upload_, kernel_, download_;
   gpu::Stream body_;  // tokens: the bodies (downloader only; no waits on GPU events)
   std::mutex upload_mutex_;    // producers enqueue on the upload stream one at a time
+  /// Copies `bytes` from host `src` to `dst` as cudaMemcpyAsync calls on `stream` (or
+  /// synchronous cudaMemcpy calls when `sync`), split at the lock windows' boundaries.
+  void copy_to_device(void* dst, const std::uint8_t* src, std::size_t bytes, cudaStream_t stream,
+                      bool sync) const;
+  const std::uint8_t* window_origin_ = nullptr;
+  std::size_t window_bytes_ = 0;
   int slot_count_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;  // Slot holds atomics: not movable
 };

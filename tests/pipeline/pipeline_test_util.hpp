@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <algorithm>
@@ -657,7 +658,11 @@ inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int p
     std::unique_ptr<pipeline::FrameSource> source;
     if (mapped) {
       ASSERT_TRUE(reader.map_frames()) << path;
-      source = std::make_unique<pipeline::MappedY4mFrameSource>(reader, limit);
+      // Page-sized lock windows: many of the small frames cross a window boundary, where the
+      // upload must be split (one copy may not span two registrations).
+      source = std::make_unique<pipeline::MappedY4mFrameSource>(
+          reader, limit, pipeline::WindowPins::Pin{},
+          static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
     } else {
       source = std::make_unique<pipeline::Y4mFrameSource>(reader, limit);
     }
