@@ -226,9 +226,6 @@ void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions
                                              s.upload_bytes / static_cast<std::uint64_t>(s.frames))
                                : "")
                    .c_str());
-  if (s.slots > 0)
-    std::fprintf(stderr, "mjpeg: %d slots per stream buffer: %d before the first frame, %d in all\n",
-                 s.slots, s.slots_at_start, s.slots_allocated);
   if (s.buffers.size() > 1) {  // how the frames were spread over the devices
     std::string line = "mjpeg: frames per stream buffer:";
     for (std::size_t b = 0; b < s.buffers.size(); ++b)

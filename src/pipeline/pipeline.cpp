@@ -158,10 +158,6 @@ int balanced_producers(double produce_s, double consume_s, int threads, int max_
 
 namespace {
 
-/// sok/aok with the default slot count: slots allocated before the first frame per stream
-/// buffer; the others follow while it runs (Run::grow_slots).
-constexpr int kFirstSlots = 8;
-
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
@@ -389,7 +385,6 @@ class Run {
   void writer();
   void rebalance();  // writer thread, after each frame (balancing only)
   void fail(std::exception_ptr e);
-  void grow_slots();
   void add_tracks();
   /// A dispatcher or downloader that fed the entropy queue has left; the last one closes it.
   void feeder_done();
@@ -468,11 +463,6 @@ class Run {
   int rebalances_ = 0;
   std::mutex error_mutex_;
   std::exception_ptr error_;
-  std::atomic<bool> failed_{false};
-  // sok/aok: slots per stream buffer, and how many of them setup allocated (the rest come
-  // from grow_slots while the first frames run).
-  int slots_per_buffer_ = 0, ready_slots_ = 0;
-  std::atomic<int> grown_slots_{0};
   Clock::time_point start_;
 
   bool timing_ = false;     // GPU event timing (sok/aok with gpu_timing or a trace)
@@ -501,7 +491,6 @@ void Run::fail(std::exception_ptr e) {
     std::lock_guard<std::mutex> lock(error_mutex_);
     if (!error_) error_ = e;  // first exception wins
   }
-  failed_.store(true, std::memory_order_relaxed);
   free_slots_.abort();
   free_records_.abort();
   for (auto& q : to_gpu_) q->abort();
@@ -594,11 +583,6 @@ void Run::setup() {
           !gpu::usable_device(devices[i], &reason))
         throw Error(mode + reason);
     if (opt_.slots_auto) k = fitting_slots(k, devices);
-    // With the default count only the first slots are allocated here and the others while
-    // the first frames run (grow_slots): page-locking 44 slots of a 1080p frame took 0.1-0.25
-    // s on the H200, longer than a short clip's encode. A forced --slots is allocated whole.
-    slots_per_buffer_ = k;
-    ready_slots_ = opt_.slots_auto ? std::min(k, kFirstSlots) : k;
     const StreamBuffer::Kind kind = opt_.mode == Mode::aok ? StreamBuffer::Kind::aok
                                     : opt_.pinned_sok      ? StreamBuffer::Kind::sok_pinned
                                                            : StreamBuffer::Kind::sok_pageable;
@@ -616,8 +600,7 @@ void Run::setup() {
       on_buffer(b, [&] {
         gpus_.push_back(std::make_unique<StreamBuffer>(
             geometry_, tables_, format_, k, kind, devices[b], opt_.variant, opt_.stages, timing_,
-            opt_.gpu_output, encode_.restart_interval, encode_.optimize, !lend_,
-            ready_slots_));
+            opt_.gpu_output, encode_.restart_interval, encode_.optimize, !lend_));
       });
       if (b == opt_.inject_gpu_error_buffer) gpus_.back()->inject_error_at(opt_.inject_gpu_error_at);
       if (lend_) {
@@ -630,7 +613,7 @@ void Run::setup() {
       buffer_log_.push_back(std::make_unique<GpuSpanLog>());
       for (int i = 0; i < k; ++i) {
         HostSlot& s = slots_[static_cast<std::size_t>(b) * k + i];
-        if (i < ready_slots_) s.pixels = gpus_.back()->host_pixels(i);
+        s.pixels = gpus_.back()->host_pixels(i);
         s.buffer = b;
         s.local = i;
       }
@@ -638,7 +621,7 @@ void Run::setup() {
     // Every slot starts free, the buffers' slots interleaved, so that the first frames go to
     // every device in turn; from then on each comes back once its frame is coded, and the
     // next frame goes to whichever buffer's slot is back first.
-    for (int i = 0; i < ready_slots_; ++i)
+    for (int i = 0; i < k; ++i)
       for (int b = 0; b < buffers; ++b) free_slots_.push(b * k + i);
     records_.resize(2 * slots_.size());
     for (std::size_t r = 0; r < records_.size(); ++r) free_records_.push(static_cast<int>(r));
@@ -956,32 +939,6 @@ void Run::rebalance() {
   ++rebalances_;
 }
 
-// Allocates the slots setup left out, one per buffer in turn, each handed to the producers as
-// soon as it exists. Stops at the end of the stream (no producer left: more slots would not
-// be used), at a stop or an error; an allocation that fails (memory) leaves the slots there
-// are, which is no error.
-void Run::grow_slots() {
-  const int k = slots_per_buffer_;
-  try {
-    for (int i = ready_slots_; i < k; ++i) {
-      for (int b = 0; b < static_cast<int>(gpus_.size()); ++b) {
-        if (stopping() || failed_.load(std::memory_order_relaxed) || producers_left_.load() == 0)
-          return;
-        StreamBuffer& gpu = *gpus_[static_cast<std::size_t>(b)];
-        on_buffer(b, [&] {
-          gpu.bind_thread();
-          gpu.add_slot(i);
-        });
-        slots_[static_cast<std::size_t>(b) * k + i].pixels = gpu.host_pixels(i);
-        grown_slots_.fetch_add(1, std::memory_order_relaxed);
-        free_slots_.push(b * k + i);
-      }
-    }
-  } catch (const std::exception&) {
-    // Out of memory (device or page-locked): the encode goes on with the slots it has.
-  }
-}
-
 Stats Run::execute() {
   start_ = Clock::now();
   setup();  // throws directly: no thread is running yet
@@ -1004,7 +961,6 @@ Stats Run::execute() {
       if (downloader_) threads.emplace_back(&Run::downloader, this, b);
     }
     for (int w = 0; w < worker_threads_; ++w) threads.emplace_back(&Run::worker, this, w);
-    if (ready_slots_ < slots_per_buffer_) threads.emplace_back(&Run::grow_slots, this);
   } catch (...) {
     // Thread creation failed: stop what runs. The counters of the missing threads never reach
     // zero, but abort() has already released everybody.
@@ -1020,12 +976,6 @@ Stats Run::execute() {
   st.frames = frames_;
   st.jpeg_bytes = jpeg_bytes_;
   st.setup_s = setup_s;
-  if (!gpus_.empty()) {
-    st.slots = slots_per_buffer_;
-    st.slots_at_start = ready_slots_;
-    st.slots_allocated =
-        ready_slots_ + grown_slots_.load() / static_cast<int>(gpus_.size());
-  }
   st.read_s = s(read_ns_);
   st.upload_issue_s = s(upload_ns_);
   for (std::size_t b = 0; b < gpus_.size(); ++b) {

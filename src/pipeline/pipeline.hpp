@@ -164,9 +164,6 @@ struct Stats {
   std::uint64_t jpeg_bytes = 0;   ///< JPEG bytes handed to the sink (no container overhead)
   double wall_s = 0;              ///< whole encode_stream, allocation included
   double setup_s = 0;             ///< slot allocation, plans, stream creation
-  /// sok/aok: slots per stream buffer, and how many of them were allocated before the first
-  /// frame (the others while the frames ran; fewer at the end of a short stream).
-  int slots = 0, slots_at_start = 0, slots_allocated = 0;
   double read_s = 0;              ///< producers inside FrameSource::read_into
   double upload_issue_s = 0;      ///< aok: producers issuing the H2D copy + DATARDY record
   double gpu_s = 0;               ///< sok: the blocking copy-in/launch/wait/copy-out;

@@ -53,7 +53,7 @@ StreamBuffer::Slot::Slot(bool timing)
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                            const SourceFormat& input, int slots, Kind kind, int device,
                            gpu::Variant variant, int stages, bool timing, GpuOutput output,
-                           int restart_interval, bool histogram, bool host_pixels, int ready)
+                           int restart_interval, bool histogram, bool host_pixels)
     : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages),
       timing_(timing), origin_(timing_event(timing)), output_(output) {
   if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
@@ -76,41 +76,29 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
                                                     geometry.coefficient_count());
     header_bytes_ = tokenize_->header_bytes();
   }
-  result_bytes_ = header_bytes_ + coeff_bytes_;
-  host_pixels_ = host_pixels;
+  const std::size_t result_bytes = header_bytes_ + coeff_bytes_;
 
   slot_count_ = slots;
-  slots_.resize(static_cast<std::size_t>(slots));
-  const int now = ready < 0 ? slots : std::min(std::max(ready, 1), slots);
-  for (int i = 0; i < now; ++i) allocate(i);
-}
-
-void StreamBuffer::allocate(int slot) {
-  auto owned = std::make_unique<Slot>(timing_);
-  Slot& s = *owned;
-  if (kind_ != Kind::sok_pageable) {
-    if (host_pixels_) s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
-    s.pinned_result = gpu::PinnedBuffer(result_bytes_);
-    s.host_pixels = s.pinned_pixels.as<std::uint8_t>();
-    s.host_result = s.pinned_result.as<std::uint8_t>();
-  } else {
-    // Pageable, as a plain program would have it (the SOK baseline).
-    if (host_pixels_) s.pageable_pixels.reset(new std::uint8_t[pixel_bytes_]);
-    s.pageable_result.reset(new std::uint8_t[result_bytes_]);
-    s.host_pixels = s.pageable_pixels.get();
-    s.host_result = s.pageable_result.get();
+  const bool pinned = kind != Kind::sok_pageable;
+  for (int i = 0; i < slots; ++i) {
+    slots_.push_back(std::make_unique<Slot>(timing));
+    Slot& s = *slots_.back();
+    if (pinned) {
+      if (host_pixels) s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
+      s.pinned_result = gpu::PinnedBuffer(result_bytes);
+      s.host_pixels = s.pinned_pixels.as<std::uint8_t>();
+      s.host_result = s.pinned_result.as<std::uint8_t>();
+    } else {
+      // Pageable, as a plain program would have it (the SOK baseline).
+      if (host_pixels) s.pageable_pixels.reset(new std::uint8_t[pixel_bytes_]);
+      s.pageable_result.reset(new std::uint8_t[result_bytes]);
+      s.host_pixels = s.pageable_pixels.get();
+      s.host_result = s.pageable_result.get();
+    }
+    s.device_pixels = gpu::DeviceBuffer(pixel_bytes_);
+    s.device_coeffs = gpu::DeviceBuffer(coeff_bytes_);
+    if (tokenize_) s.device_tokens = gpu::DeviceBuffer(tokenize_->output_bytes());
   }
-  s.device_pixels = gpu::DeviceBuffer(pixel_bytes_);
-  s.device_coeffs = gpu::DeviceBuffer(coeff_bytes_);
-  if (tokenize_) s.device_tokens = gpu::DeviceBuffer(tokenize_->output_bytes());
-  slots_[static_cast<std::size_t>(slot)] = std::move(owned);
-}
-
-void StreamBuffer::add_slot(int slot) {
-  if (slot < 0 || slot >= slot_count_ || slots_[static_cast<std::size_t>(slot)])
-    throw UsageError("stream buffer: add_slot " + std::to_string(slot) +
-                     " is outside the slots still to allocate");
-  allocate(slot);
 }
 
 StreamBuffer::~StreamBuffer() { drain(); }

@@ -96,14 +96,7 @@ class StreamBuffer {
   StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                const SourceFormat& input, int slots, Kind kind, int device, gpu::Variant variant,
                int stages, bool timing = false, GpuOutput output = GpuOutput::coefficients,
-               int restart_interval = 0, bool histogram = false, bool host_pixels = true,
-               int ready = -1);
-  /// A buffer built with `ready` < `slots` has slots 0..ready-1 allocated; add_slot(i) allocates
-  /// slot i (ready <= i < slots, each once, on one thread, which has this buffer's device
-  /// selected) while the others are in use. A slot id must not be used before its add_slot
-  /// returned (the pipeline hands it out only then). Throws mjpeg::Error (out of memory: the
-  /// buffer keeps the slots it has).
-  void add_slot(int slot);
+               int restart_interval = 0, bool histogram = false, bool host_pixels = true);
   /// Waits for outstanding GPU work (never throws), then frees.
   ~StreamBuffer();
   StreamBuffer(const StreamBuffer&) = delete;
@@ -226,7 +219,6 @@ class StreamBuffer {
   gpu::Stream upload_, kernel_, download_;
   gpu::Stream body_;  // tokens: the bodies (downloader only; no waits on GPU events)
   std::mutex upload_mutex_;    // producers enqueue on the upload stream one at a time
-  void allocate(int slot);
   /// Copies `bytes` from host `src` to `dst` as cudaMemcpyAsync calls on `stream` (or
   /// synchronous cudaMemcpy calls when `sync`), split at the lock windows' boundaries.
   void copy_to_device(void* dst, const std::uint8_t* src, std::size_t bytes, cudaStream_t stream,
@@ -234,10 +226,7 @@ class StreamBuffer {
   const std::uint8_t* window_origin_ = nullptr;
   std::size_t window_bytes_ = 0;
   int slot_count_ = 0;
-  // Slot holds atomics: not movable. Sized once; add_slot fills the entries after `ready`.
-  std::vector<std::unique_ptr<Slot>> slots_;
-  std::size_t result_bytes_ = 0;
-  bool host_pixels_ = true;
+  std::vector<std::unique_ptr<Slot>> slots_;  // Slot holds atomics: not movable
 };
 
 }  // namespace mjpeg::pipeline

@@ -164,49 +164,6 @@ INSTANTIATE_TEST_SUITE_P(
 // Y4M files through sok/aok: the frames read straight into pinned slots (positionally by several
 // producers, sequentially after header parameters), converted by the kernels: every frame equal
 // to yuv_to_rgb24 + encode_jpeg of the sequential read.
-// The default slot count: the first slots are allocated before the first frame, the others
-// while frames run, each handed out once it exists; the bytes are those of the reference, on
-// one stream buffer and on two, and a stream that ends early stops the allocation.
-TEST(GpuPipeline, SlotsGrowWhileTheFirstFramesRun) {
-  MJPEG_NEED_GPU();
-  const auto frames = make_frames(90, 96, 64, PixelFormat::rgb24);
-  EncodeOptions o;
-  o.quality = 80;
-  const auto ref = reference(frames, o);
-  for (GpuMode m : kModes)
-    for (const std::vector<int>& devices : {std::vector<int>{}, std::vector<int>{0, 0}}) {
-      SCOPED_TRACE(name_of_mode(m) + (devices.empty() ? "" : " two buffers"));
-      pipeline::PipelineOptions p;
-      p.mode = m.mode;
-      p.pinned_sok = m.pinned_sok;
-      p.producers = 2;
-      p.entropy_threads = 3;
-      p.slots = 30;
-      p.slots_auto = true;
-      p.devices = devices;
-      pipeline::MemoryFrameSource source(views(frames));
-      MemorySink sink;
-      pipeline::Stats st;
-      within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
-      expect_frames_equal(ref, sink.frames, ref.size());
-      EXPECT_EQ(st.slots, 30);
-      EXPECT_EQ(st.slots_at_start, 8);
-      EXPECT_GE(st.slots_allocated, 8);
-      EXPECT_LE(st.slots_allocated, 30);
-    }
-  // Forced --slots: all before the first frame.
-  pipeline::PipelineOptions p;
-  p.mode = Mode::aok;
-  p.slots = 12;
-  pipeline::MemoryFrameSource source(views(frames));
-  MemorySink sink;
-  pipeline::Stats st;
-  within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
-  expect_frames_equal(ref, sink.frames, ref.size());
-  EXPECT_EQ(st.slots_at_start, 12);
-  EXPECT_EQ(st.slots_allocated, 12);
-}
-
 TEST(GpuPipeline, Y4mFilesPlanarThroughTheGpu) {
   MJPEG_NEED_GPU();
   char dir[] = "/tmp/mjpeg_gpu_y4m_XXXXXX";
