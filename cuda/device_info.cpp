@@ -6,6 +6,8 @@
 
 namespace mjpeg::gpu {
 
+bool built_with_cuda() { return true; }
+
 std::vector<DeviceInfo> list_devices(std::string* reason) {
   std::vector<DeviceInfo> devices;
   int count = 0;

@@ -18,6 +18,10 @@ struct DeviceInfo {
   std::string problem;        ///< why not, when !usable
 };
 
+/// False in a build without CUDA (MJPEG_WITH_CUDA=OFF, cuda/cpu_only.cpp): no device is ever
+/// found there, and every query's `reason` says so.
+bool built_with_cuda();
+
 /// The devices the CUDA runtime reports, each checked with usable_device (which creates its
 /// context); empty with `reason` set when there are none or the driver cannot be used. Makes CUDA calls: never call it during static initialisation.
 std::vector<DeviceInfo> list_devices(std::string* reason);

@@ -1,5 +1,5 @@
-// The GPU tokenizer: quantized zigzag coefficients (layout of jpeg_geometry.hpp) -> the token
-// stream of cuda/token_format.hpp, bit-identical to the CPU tokenizer (src/jpeg/tokens.cpp).
+// The GPU tokenizer: quantized zigzag coefficients (layout of core/geometry.hpp) -> the token
+// stream of src/core/token_format.hpp, bit-identical to the CPU tokenizer (src/jpeg/tokens.cpp).
 //
 // Three steps on one stream, all over the blocks in *scan order* (s = 0 .. n-1: MCU by MCU, and
 // inside an MCU the blocks in the order the scan codes them):
@@ -33,7 +33,7 @@
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "mjpeg/error.hpp"
-#include "token_format.hpp"
+#include "core/token_format.hpp"
 
 namespace mjpeg::gpu {
 
@@ -276,14 +276,6 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_slots(const ScanParams p)
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
 }  // namespace
-
-const char* to_string(GpuOutput o) { return o == GpuOutput::tokens ? "tokens" : "coefficients"; }
-
-GpuOutput parse_gpu_output(const std::string& text) {
-  if (text == "tokens") return GpuOutput::tokens;
-  if (text == "coefficients") return GpuOutput::coefficients;
-  throw UsageError("unknown GPU output '" + text + "' (expected tokens or coefficients)");
-}
 
 struct TokenizePlan::Impl {
   ScanParams base{};

@@ -1,5 +1,5 @@
 // Plain C++ API of the GPU tokenizer (no CUDA headers needed to include it): a frame's quantized
-// coefficients in device memory -> its token stream (cuda/token_format.hpp) in device memory,
+// coefficients in device memory -> its token stream (src/core/token_format.hpp) in device memory,
 // so that only the compact stream crosses PCIe and the CPU coder only packs bits.
 //
 //   TokenizePlan plan(geometry, restart_interval, histogram, capacity_slots);  // once
@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "jpeg_geometry.hpp"
+#include "core/geometry.hpp"
 
 namespace mjpeg::gpu {
 

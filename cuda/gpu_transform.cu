@@ -15,23 +15,6 @@
 
 namespace mjpeg::gpu {
 
-const char* to_string(Variant v) {
-  switch (v) {
-    case Variant::direct: return "direct";
-    case Variant::pipeline: return "pipeline";
-    case Variant::partitioned: return "partitioned";
-    case Variant::primitives: return "primitives";
-  }
-  return "?";
-}
-
-Variant parse_variant(const std::string& text) {
-  for (Variant v : kAllVariants)
-    if (text == to_string(v)) return v;
-  throw UsageError("unknown GPU variant '" + text +
-                   "' (expected direct, pipeline, partitioned or primitives)");
-}
-
 int device_count(std::string* reason) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);

@@ -18,9 +18,9 @@
 #include <memory>
 #include <string>
 
-#include "jpeg/planar.hpp"
-#include "jpeg/quant.hpp"
-#include "jpeg_geometry.hpp"
+#include "core/planar_format.hpp"
+#include "core/quant.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg::gpu {

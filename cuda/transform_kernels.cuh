@@ -53,7 +53,7 @@
 
 #include <cstdint>
 
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 #include "transform_params.hpp"
 
 namespace mjpeg::gpu::detail {

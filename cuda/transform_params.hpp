@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 
 namespace mjpeg::gpu::detail {
 

@@ -10,8 +10,8 @@
 
 #include "common/oracle.hpp"
 #include "common/test_media.hpp"
-#include "jpeg/geometry.hpp"
-#include "jpeg/quant.hpp"
+#include "core/geometry.hpp"
+#include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"

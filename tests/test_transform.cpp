@@ -18,10 +18,10 @@
 #include "common/oracle.hpp"
 #include "common/test_media.hpp"
 #include "jpeg/entropy.hpp"
-#include "jpeg/geometry.hpp"
-#include "jpeg/quant.hpp"
+#include "core/geometry.hpp"
+#include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 

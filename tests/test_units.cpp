@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "jpeg/geometry.hpp"
+#include "core/geometry.hpp"
 #include "jpeg/huffman.hpp"
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 #include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 
@@ -387,7 +387,7 @@ TEST(Huffman, EveryVariantMatchesTheReferenceCoder) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The token stream (cuda/token_format.hpp) and the token coder: the CPU tokenizer's histogram
+// The token stream (src/core/token_format.hpp) and the token coder: the CPU tokenizer's histogram
 // equals gather_stats, and every token-coder variant writes exactly the reference coder's bytes
 // on the same edge-case coefficients (escapes: DC categories 9..11 and AC 9..10; ZRLs;
 // coefficient 63 without EOB; 0xFF stuffing; restarts; optimal tables).

@@ -37,11 +37,11 @@
 #include <nlohmann/json.hpp>
 
 #include "frame_reader.hpp"
-#include "jpeg/geometry.hpp"
-#include "jpeg/quant.hpp"
+#include "core/geometry.hpp"
+#include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "jpeg_decoder.hpp"
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "quality/metrics.hpp"

@@ -20,7 +20,7 @@
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
-#include "jpeg/planar.hpp"
+#include "core/planar_format.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
 

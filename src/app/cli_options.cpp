@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "gpu_transform.hpp"
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "pipeline/pipeline.hpp"

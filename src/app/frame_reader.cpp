@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "image_input.hpp"
+#include "jpeg/planar.hpp"
 #include "jpeg_decoder.hpp"
 #include "mjpeg/error.hpp"
 

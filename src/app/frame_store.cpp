@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "jpeg/planar.hpp"
 #include "mjpeg/error.hpp"
 #include "video_input.hpp"
 #include "wording.hpp"

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "io/pnm.hpp"
-#include "jpeg/geometry.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/error.hpp"
 
 #if MJPEG_HAVE_OPENCV

@@ -33,7 +33,7 @@
 
 #include <fmt/format.h>
 
-#include "jpeg/planar.hpp"
+#include "core/planar_format.hpp"
 #include "libav_rgb.hpp"
 #include "mjpeg/error.hpp"
 

@@ -19,7 +19,7 @@
 #include "interrupt.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
-#include "jpeg/geometry.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 #include "pipeline/analysis.hpp"

@@ -13,6 +13,7 @@
 #include <limits>
 #include <sstream>
 
+#include "jpeg/planar.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::io {

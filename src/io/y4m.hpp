@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "jpeg/planar.hpp"
+#include "core/planar_format.hpp"
 
 namespace mjpeg::io {
 
@@ -174,7 +174,7 @@ class Y4mReader {
 /// Exposed for tests. Throws Error naming `name` on invalid or unsupported content.
 Y4mInfo parse_y4m_header(const std::string& line, const std::string& name);
 
-/// The stream's frames as planar frames for the encoder (jpeg/planar.hpp): chroma layout and
+/// The stream's frames as planar frames for the encoder (core/planar_format.hpp): chroma layout and
 /// the rounded integer conversion of info.matrix / info.range, the arithmetic of yuv_to_rgb24.
 PlanarFormat planar_format(const Y4mInfo& info);
 

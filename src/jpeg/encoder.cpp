@@ -4,8 +4,8 @@
 #include <string>
 
 #include "jpeg/entropy.hpp"
-#include "jpeg/geometry.hpp"
-#include "jpeg/quant.hpp"
+#include "core/geometry.hpp"
+#include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 

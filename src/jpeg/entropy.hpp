@@ -5,13 +5,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "jpeg/quant.hpp"
-#include "jpeg_geometry.hpp"
+#include "core/quant.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg {
 
-/// Replaces `out` with the JPEG file for `coeffs` (layout of jpeg_geometry.hpp).
+/// Replaces `out` with the JPEG file for `coeffs` (layout of core/geometry.hpp).
 /// Uses options.restart_interval and options.optimize; quality is already in `tables`.
 void encode_coefficients(const FrameGeometry& g, const QuantTables& tables,
                          const std::int16_t* coeffs, const EncodeOptions& options,

@@ -1,4 +1,4 @@
-// Huffman coding of quantized coefficients (zigzag order, layout of jpeg_geometry.hpp) into
+// Huffman coding of quantized coefficients (zigzag order, layout of core/geometry.hpp) into
 // the entropy-coded segment of a baseline JPEG scan, with restart markers.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "jpeg_geometry.hpp"
+#include "core/geometry.hpp"
 
 namespace mjpeg {
 

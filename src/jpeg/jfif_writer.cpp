@@ -1,6 +1,6 @@
 #include "jpeg/jfif_writer.hpp"
 
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 
 namespace mjpeg {
 namespace {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "jpeg/huffman.hpp"
-#include "jpeg/quant.hpp"
-#include "jpeg_geometry.hpp"
+#include "core/quant.hpp"
+#include "core/geometry.hpp"
 
 namespace mjpeg {
 

@@ -1,4 +1,4 @@
-// The CPU tokenizer (coefficients -> token stream, cuda/token_format.hpp), the histogram to
+// The CPU tokenizer (coefficients -> token stream, src/core/token_format.hpp), the histogram to
 // --optimize statistics, and the whole-frame encode_tokens. The coder's hot loop is in
 // token_coder.cpp.
 #include "jpeg/tokens.hpp"

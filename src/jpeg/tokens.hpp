@@ -1,4 +1,4 @@
-// Token streams (format in cuda/token_format.hpp): the compact form of a frame's quantized
+// Token streams (format in src/core/token_format.hpp): the compact form of a frame's quantized
 // coefficients that the GPU tokenizer produces and the CPU token coder consumes. This module has
 // the CPU tokenizer (the reference the GPU kernel is tested against, and what stands in for the
 // GPU where there is none) and the coder.
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "jpeg/huffman.hpp"
-#include "jpeg/quant.hpp"
-#include "jpeg_geometry.hpp"
+#include "core/quant.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
-#include "token_format.hpp"
+#include "core/token_format.hpp"
 
 namespace mjpeg {
 
@@ -34,7 +34,7 @@ struct TokenBuffer {
   TokenView view() const;
 };
 
-/// Turns quantized coefficients (layout of jpeg_geometry.hpp) into the token stream the scan
+/// Turns quantized coefficients (layout of core/geometry.hpp) into the token stream the scan
 /// would code with `restart_interval`; fills the histogram too when `histogram` is true.
 /// Reuses `out`'s storage.
 void tokenize(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "jpeg/transform_simd.hpp"
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg {

@@ -1,4 +1,4 @@
-// The CPU transform: pixels -> quantized coefficients in the layout of jpeg_geometry.hpp (colour
+// The CPU transform: pixels -> quantized coefficients in the layout of core/geometry.hpp (colour
 // conversion, edge replication, downsampling, FDCT, quantization, dummy blocks). The GPU
 // kernels must produce exactly the same buffer.
 //
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "jpeg/quant.hpp"
-#include "jpeg_geometry.hpp"
+#include "core/quant.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg {

@@ -42,7 +42,7 @@
 #include <iterator>
 #include <vector>
 
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 
 // GCC: per-function target pragmas (as huffman.cpp). clang (the fuzz build): the same code
 // under `#pragma clang attribute`, so the fuzzers cover the vector variants too.

@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
-#include "jpeg_geometry.hpp"
+#include "core/geometry.hpp"
 
 namespace mjpeg::simd {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "io/y4m.hpp"
-#include "jpeg/planar.hpp"
+#include "core/planar_format.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg::pipeline {

@@ -12,18 +12,29 @@
 
 #include <unistd.h>
 
-#include <nvtx3/nvToolsExt.h>
-
+#include "core/geometry.hpp"
+#include "core/quant.hpp"
 #include "device_info.hpp"
 #include "jpeg/entropy.hpp"
-#include "jpeg/geometry.hpp"
-#include "jpeg/quant.hpp"
-#include "jpeg/tokens.hpp"
 #include "jpeg/planar.hpp"
+#include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 #include "pipeline/bounded_queue.hpp"
+
+#if MJPEG_WITH_CUDA
+#include <nvtx3/nvToolsExt.h>
+
 #include "pipeline/stream_buffer.hpp"
+#else
+// A build without CUDA: no stream buffer (sok/aok are refused in Run::setup) and no NVTX
+// ranges (they are for Nsight Systems, which profiles the GPU build).
+#include "pipeline/stream_buffer_none.hpp"
+namespace {
+inline void nvtxRangePushA(const char*) {}
+inline void nvtxRangePop() {}
+}  // namespace
+#endif
 
 namespace mjpeg::pipeline {
 
@@ -573,6 +584,7 @@ void Run::setup() {
     const std::string mode = std::string("mode ") + to_string(opt_.mode) + ": ";
     std::string reason;
     const int count = gpu::device_count(&reason);
+    if (!gpu::built_with_cuda()) throw Error(mode + reason + "; only mode cpu is available");
     try {
       check_devices_exist(devices, count, reason);
     } catch (const Error& e) {

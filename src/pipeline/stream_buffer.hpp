@@ -52,9 +52,9 @@
 #include "cuda_raii.hpp"
 #include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 #include "jpeg/tokens.hpp"
-#include "jpeg_geometry.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
 #include "pipeline/frame_source.hpp"
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::quality {

@@ -6,7 +6,7 @@
 //    the three channels' MSE, which is what ffmpeg's `psnr` filter reports as "average" for
 //    rgb24 (gbrp) frames.
 //  - Y, Cb, Cr: full-range ("JPEG") BT.601 YCbCr at full resolution (4:4:4), computed from each
-//    RGB pixel with libjpeg's own fixed-point conversion (cuda/jpeg_math.hpp, the encoder's
+//    RGB pixel with libjpeg's own fixed-point conversion (src/core/jpeg_math.hpp, the encoder's
 //    arithmetic). Chroma is compared before any subsampling, so Cb/Cr errors include what
 //    subsampling and upsampling lost.
 //  - SSIM: on that Y plane, computed as ffmpeg's `ssim` filter computes it: 8x8 windows on a

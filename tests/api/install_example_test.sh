@@ -6,7 +6,8 @@
 #      (find_package(mjpeg), no CUDA language), built and run: its AVIs are read by ffprobe
 #      (codec, size, frame count) and decoded by ffmpeg without an error;
 #   3. the README's sample (examples/encode_frames/minimal.cpp) also built with pkg-config;
-#   4. the installed CLI runs and the man page renders; find_package(mjpeg 99) is refused.
+#   4. the installed CLI runs and the man page renders; find_package(mjpeg 99) is refused;
+#   5. the package finds CUDAToolkit in a CUDA build and names no CUDA in a CPU-only one.
 # Usage: install_example_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -31,6 +32,21 @@ done
 # Public headers name no CUDA, OpenCV or FFmpeg type.
 if grep -nE 'cuda|cv::|opencv|libav|AVFrame|nvjpeg' "$prefix"/include/mjpeg/*.hpp | grep -v '^[^:]*:[0-9]*: *//'; then
   fail "a public header uses CUDA, OpenCV or FFmpeg"
+fi
+
+# The package asks for CUDA exactly when the library was built with it: a CPU-only build
+# (MJPEG_WITH_CUDA=OFF) installs a package that needs no CUDA toolkit at all.
+config="$prefix/$libdir/cmake/mjpeg/mjpegConfig.cmake"
+if grep -q '^MJPEG_WITH_CUDA:BOOL=OFF' "$build/CMakeCache.txt"; then
+  echo "== a CPU-only build: no CUDA in the package"
+  if grep -hn 'CUDA' "$prefix/$libdir/cmake/mjpeg/"*.cmake | grep -v '^[0-9]*: *#'; then
+    fail "the CMake package of a CPU-only build names CUDA"
+  fi
+  if grep -n 'cuda' "$prefix/$libdir/pkgconfig/mjpeg.pc"; then fail "mjpeg.pc of a CPU-only build names CUDA"; fi
+  "$prefix/bin/mjpeg" info | grep -q '^CUDA devices: none (this mjpeg was built without CUDA)' ||
+    fail "the installed CPU-only mjpeg does not say it was built without CUDA"
+else
+  grep -q 'find_dependency(CUDAToolkit)' "$config" || fail "mjpegConfig.cmake of a CUDA build does not find CUDAToolkit"
 fi
 
 echo "== examples/encode_frames against the installed package"

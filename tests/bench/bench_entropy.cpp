@@ -12,7 +12,7 @@
 //   ours/scan/VARIANT   the entropy-coded segment alone (no headers), for each instruction-set
 //                       variant of the coder this CPU runs (the first is what ours/entropy uses)
 //   ours/tokens         encode_tokens: the whole JFIF file from the frame's token stream (the
-//                       compact format the GPU hands back, cuda/token_format.hpp; made once here
+//                       compact format the GPU hands back, src/core/token_format.hpp; made once here
 //                       by the CPU tokenizer that stands in for the GPU)
 //   ours/token_scan/VARIANT  the scan alone from the tokens, for each token-coder variant
 //   ours/tokenize       the CPU tokenizer itself (what the GPU does in sok/aok; for reference)
@@ -40,9 +40,9 @@
 
 #include "common/test_media.hpp"
 #include "jpeg/entropy.hpp"
-#include "jpeg/geometry.hpp"
+#include "core/geometry.hpp"
 #include "jpeg/huffman.hpp"
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 #include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"

@@ -53,6 +53,36 @@ case_devices_without_gpu() {
   [[ ! -e c.avi ]] || die "c.avi created"
 }
 
+# A build without CUDA (MJPEG_WITH_CUDA=OFF): info says so; sok and aok are one error line each
+# (exit 1, no output) in encode, compare and bench; without --mode the CPU encodes, with one
+# note about CUDA.
+case_cpu_only_build_refuses_gpu_modes() {
+  "$MJPEG" info | grep -q '^CUDA devices: none (this mjpeg was built without CUDA)' ||
+    skip "this mjpeg was built with CUDA"
+  expect_ok info
+  grep -q '^CUDA architectures: none (built without CUDA)$' out.txt || die "$(cat out.txt)"
+  make_y4m in.y4m 3 64x48
+  local m
+  for m in sok aok; do
+    expect_fail 1 encode in.y4m -o g.avi --mode "$m"
+    [[ "$(cat err.txt)" == "mjpeg: error: --mode $m needs CUDA device 0: this mjpeg was built without CUDA" ]] ||
+      die "--mode $m: $(cat err.txt)"
+    expect_fail 1 compare in.y4m --modes "cpu,$m" --frames 2
+    grep -q "^mjpeg: error: mode $m needs a CUDA device: this mjpeg was built without CUDA$" err.txt ||
+      die "compare --modes cpu,$m: $(cat err.txt)"
+    expect_fail 1 bench "$SAMPLE" --modes "$m" --frames 2
+    grep -q "built without CUDA" err.txt || die "bench --modes $m: $(cat err.txt)"
+  done
+  expect_fail 1 encode in.y4m -o g.avi --mode sok --pinned
+  [[ ! -e g.avi ]] || die "g.avi created"
+  expect_ok encode in.y4m -o c.avi
+  [[ "$(grep -ci 'cuda' err.txt)" -eq 1 ]] &&
+    grep -q '^mjpeg: note: this mjpeg was built without CUDA; encoding on the CPU$' err.txt ||
+    die "not one note saying why the CPU encodes: $(cat err.txt)"
+  expect_ok encode in.y4m -o cpu.avi --mode cpu
+  same_bytes c.avi cpu.avi
+}
+
 # The cpu mode has no stream buffers: a device list changes no byte; compare and bench take it.
 case_devices_cpu_mode_same_bytes() {
   make_y4m in.y4m 8 96x64

@@ -20,9 +20,9 @@
 #include "cuda_raii.hpp"
 #include "gpu_test_util.hpp"
 #include "gpu_transform.hpp"
-#include "jpeg/geometry.hpp"
+#include "core/geometry.hpp"
 #include "jpeg/planar.hpp"
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 
 using namespace mjpeg;
 

@@ -21,12 +21,12 @@
 #include "gpu_test_util.hpp"
 #include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
-#include "jpeg/geometry.hpp"
-#include "jpeg/quant.hpp"
+#include "core/geometry.hpp"
+#include "core/quant.hpp"
 #include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
-#include "token_format.hpp"
+#include "core/token_format.hpp"
 
 namespace mjpeg {
 namespace {

@@ -19,9 +19,9 @@
 #include "gpu_test_util.hpp"
 #include "gpu_transform.hpp"
 #include "jpeg/entropy.hpp"
-#include "jpeg/geometry.hpp"
+#include "core/geometry.hpp"
 #include "jpeg/planar.hpp"
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
 #ifdef MJPEG_GPU_TESTS_WITH_MEDIA

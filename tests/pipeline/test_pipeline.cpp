@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "io/y4m.hpp"
-#include "jpeg/geometry.hpp"
-#include "jpeg/quant.hpp"
+#include "core/geometry.hpp"
+#include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "pipeline_test_util.hpp"
 

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "mjpeg/options.hpp"
+
 namespace mjpeg {
 
 inline constexpr int kBlockSize = 64;
@@ -42,5 +44,9 @@ struct FrameGeometry {
     return comp[c].block_offset + static_cast<std::size_t>(by) * comp[c].blocks_w + bx;
   }
 };
+
+/// Geometry of a width x height frame at the given sampling (gray: one component).
+/// Throws UsageError for sizes outside 1..kMaxDimension.
+FrameGeometry make_geometry(int width, int height, Subsampling sampling);
 
 }  // namespace mjpeg

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "jpeg_math.hpp"
+#include "core/jpeg_math.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg {
@@ -53,7 +53,7 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components);
 /// A preset's base tables (slots 0..), their scale (percent, as jpeg_add_quant_table takes it)
 /// and the component slots at `quality`. Tune::none: the two Annex K tables scaled by
 /// quality_scale(quality), slots 0,1,1 (cjpeg -quality Q). Tune::psnr / ssim: one luma and one
-/// chroma table per quality (src/jpeg/quant_presets.inc, docs/tuning/*.txt) used as they are
+/// chroma table per quality (src/core/quant_presets.inc, docs/tuning/*.txt) used as they are
 /// (scale 100, cjpeg -qtables without -quality), slots 0,1,1.
 struct PresetTables {
   std::vector<QuantTableValues> tables;

@@ -1,4 +1,4 @@
-#include "jpeg/quant.hpp"
+#include "core/quant.hpp"
 
 #include <algorithm>
 
@@ -18,7 +18,7 @@ constexpr QuantTableValues kAnnexK[2] = {
      99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
      99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99}};
 
-#include "jpeg/quant_presets.inc"
+#include "core/quant_presets.inc"
 
 std::string line_of(const std::string& source, int line) {
   return source + ", line " + std::to_string(line);

@@ -1,4 +1,4 @@
-#include "jpeg/geometry.hpp"
+#include "core/geometry.hpp"
 
 #include <string>
 

@@ -1,0 +1,36 @@
+// The names of the GPU options (variant, output) as the CLI and the reports write them: plain
+// C++, in every build (a CPU-only build parses and prints them too, and then refuses the mode).
+#include <string>
+
+#include "gpu_tokenize.hpp"
+#include "gpu_transform.hpp"
+#include "mjpeg/error.hpp"
+
+namespace mjpeg::gpu {
+
+const char* to_string(Variant v) {
+  switch (v) {
+    case Variant::direct: return "direct";
+    case Variant::pipeline: return "pipeline";
+    case Variant::partitioned: return "partitioned";
+    case Variant::primitives: return "primitives";
+  }
+  return "?";
+}
+
+Variant parse_variant(const std::string& text) {
+  for (Variant v : kAllVariants)
+    if (text == to_string(v)) return v;
+  throw UsageError("unknown GPU variant '" + text +
+                   "' (expected direct, pipeline, partitioned or primitives)");
+}
+
+const char* to_string(GpuOutput o) { return o == GpuOutput::tokens ? "tokens" : "coefficients"; }
+
+GpuOutput parse_gpu_output(const std::string& text) {
+  if (text == "tokens") return GpuOutput::tokens;
+  if (text == "coefficients") return GpuOutput::coefficients;
+  throw UsageError("unknown GPU output '" + text + "' (expected tokens or coefficients)");
+}
+
+}  // namespace mjpeg::gpu
