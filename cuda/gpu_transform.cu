@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
@@ -96,6 +97,14 @@ namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// The kernel table of (layout, input) from whichever transform_tu<N>.cu instantiates it.
+template <int... Unit>
+bool find_kernel_table(int layout, int input, detail::KernelTable& t,
+                       std::integer_sequence<int, Unit...>) {
+  return (detail::kernel_table_in_unit<Unit>(layout, input, t) || ...);
+}
+static_assert(detail::kMaxKernelStages == kMaxStages, "kernel table columns = stage counts");
+
 }  // namespace
 
 TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, PixelFormat input)
@@ -121,25 +130,14 @@ TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, 
   m.input = input;
   m.planar = planar;
 
-  if (planar.planar()) {
-    if (g.num_components == 1)
-      detail::kernel_table_gray_planar(m.table);
-    else if (g.max_v == 2)
-      detail::kernel_table_420_planar(m.table);
-    else if (g.max_h == 2)
-      detail::kernel_table_422_planar(m.table);
-    else
-      detail::kernel_table_444_planar(m.table);
-  } else if (g.num_components == 1) {
-    input == PixelFormat::gray8 ? detail::kernel_table_gray_gray(m.table)
-                                : detail::kernel_table_gray_rgb(m.table);
-  } else if (g.max_v == 2) {
-    detail::kernel_table_420(m.table);
-  } else if (g.max_h == 2) {
-    detail::kernel_table_422(m.table);
-  } else {
-    detail::kernel_table_444(m.table);
-  }
+  const int layout = g.num_components == 1 ? detail::kLGray
+                     : g.max_v == 2          ? detail::kL420
+                     : g.max_h == 2          ? detail::kL422
+                                             : detail::kL444;
+  const int kernel_input = planar.planar() ? detail::kPlanarInput : channels(input);
+  if (!find_kernel_table(layout, kernel_input, m.table,
+                         std::make_integer_sequence<int, detail::kTransformUnits>{}))
+    throw UsageError("TransformPlan: no transform kernels for this sampling and input");
 
   detail::DeviceTables host{};
   for (int c = 0; c < 3; ++c)  // each component's own table (gray: [0] only is read)
@@ -178,8 +176,8 @@ TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, 
   int dev = 0, sms = 0;
   MJPEG_CUDA_CHECK(cudaGetDevice(&dev));
   MJPEG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  for (int v = 0; v < 4; ++v) {
-    for (int s = 0; s < 4; ++s) {
+  for (int v = 0; v < detail::kVariantCount; ++v) {
+    for (int s = 0; s < detail::kMaxKernelStages; ++s) {
       const detail::KernelEntry& e = m.table.entry[v][s];
       MJPEG_CUDA_CHECK(cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(e.smem)));

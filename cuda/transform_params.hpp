@@ -57,6 +57,8 @@ struct KernelParams {
 
 enum Layout : int { kL444 = 0, kL422 = 1, kL420 = 2, kLGray = 3 };
 enum VariantId : int { kDirect = 0, kPipeline = 1, kPartitioned = 2, kPrimitives = 3 };
+constexpr int kVariantCount = 4;
+constexpr int kMaxKernelStages = 4;  ///< pipeline stages 1..4 (gpu::kMaxStages)
 
 /// One kernel instance: entry point and launch shape.
 struct KernelEntry {
@@ -66,17 +68,28 @@ struct KernelEntry {
   int tile_w = 0, tile_h = 0;
 };
 struct KernelTable {
-  KernelEntry entry[4][4];  ///< [variant][stages - 1]
+  KernelEntry entry[kVariantCount][kMaxKernelStages];  ///< [variant][stages - 1]
 };
 
-void kernel_table_444(KernelTable& t);
-void kernel_table_422(KernelTable& t);
-void kernel_table_420(KernelTable& t);
-void kernel_table_gray_rgb(KernelTable& t);
-void kernel_table_gray_gray(KernelTable& t);
-void kernel_table_444_planar(KernelTable& t);
-void kernel_table_422_planar(KernelTable& t);
-void kernel_table_420_planar(KernelTable& t);
-void kernel_table_gray_planar(KernelTable& t);
+// Every configuration the kernels are compiled for, X(layout L, input C, translation unit):
+// sampling layout, bytes per packed input pixel or kPlanarInput, and which transform_tu<N>.cu
+// instantiates its kernels (the units are balanced by compile time: a planar configuration costs
+// about twice a packed one).
+#define MJPEG_TRANSFORM_CONFIGS(X) \
+  X(kL444, 3, 0)                   \
+  X(kL422, 3, 0)                   \
+  X(kL420, 3, 0)                   \
+  X(kLGray, 3, 0)                  \
+  X(kLGray, 1, 0)                  \
+  X(kL444, kPlanarInput, 0)        \
+  X(kL422, kPlanarInput, 1)        \
+  X(kL420, kPlanarInput, 1)        \
+  X(kLGray, kPlanarInput, 1)
+constexpr int kTransformUnits = 2;  ///< transform_tu0.cu, transform_tu1.cu
+
+/// Fills `t` with the kernels of (layout, input) when translation unit Tu instantiates that
+/// configuration; false otherwise (transform_instances.cuh).
+template <int Tu>
+bool kernel_table_in_unit(int layout, int input, KernelTable& t);
 
 }  // namespace mjpeg::gpu::detail

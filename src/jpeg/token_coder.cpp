@@ -1,4 +1,4 @@
-// The CPU token coder: a token stream (cuda/token_format.hpp) -> the entropy-coded segment of a
+// The CPU token coder: a token stream (core/token_format.hpp) -> the entropy-coded segment of a
 // baseline JPEG scan, byte-identical to encode_scan() on the coefficients the tokens came from.
 //
 // All the per-coefficient work (zero runs, sizes, value bits, DC differences) was done by the

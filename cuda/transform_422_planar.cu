@@ -1,6 +1,0 @@
-// Kernel instances for one sampling/input configuration (one file each: parallel compilation).
-#include "transform_kernels.cuh"
-
-namespace mjpeg::gpu::detail {
-void kernel_table_422_planar(KernelTable& t) { fill_kernel_table<kL422, kPlanarInput>(t); }
-}  // namespace mjpeg::gpu::detail

@@ -1,0 +1,5 @@
+// The transform kernels of translation unit 0 (the configurations MJPEG_TRANSFORM_CONFIGS in
+// transform_params.hpp assigns to it).
+#include "transform_kernels.cuh"
+
+template bool mjpeg::gpu::detail::kernel_table_in_unit<0>(int, int, KernelTable&);
