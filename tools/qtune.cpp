@@ -62,7 +62,7 @@ std::vector<io::Image> read_frames(const std::string& path) {
 }
 
 /// Unquantized coefficients (islow FDCT output, 8x the orthonormal DCT) of one frame, in the
-/// encoder's layout: the production transform with divisors that divide by one.
+/// encoder's layout: the production transform (scalar reference) with divisors that divide by one.
 std::vector<std::int16_t> raw_coefficients(const io::Image& f, const FrameGeometry& g) {
   QuantTables t;
   t.components = 3;
@@ -77,7 +77,10 @@ std::vector<std::int16_t> raw_coefficients(const io::Image& f, const FrameGeomet
     }
   }
   std::vector<std::int16_t> c(g.coefficient_count());
-  transform_cpu(f.view(), g, t, c.data());
+  // The scalar reference, named: it quantizes with the 64-bit divisors above (a division by
+  // one). The vector variants build their 16-bit divisors from `natural` (8 x the step), so
+  // with them these "raw" coefficients would come out divided by 8 and rounded.
+  transform_cpu("scalar", f.view(), g, t, c.data());
   return c;
 }
 

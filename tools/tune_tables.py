@@ -9,6 +9,9 @@ Steps (each cached in --cache, so a rerun only redoes what changed):
               "average") and ssim filter (luma: the full-range BT.601 Y of those rgb24 frames);
   3. model:   mjpeg_qtune model: per-position Lagrangian choice of the tables (Y, Cb, Cr) over
               the training frames, for a grid of multipliers;
+  3b. refine: (only with --refine, an attempt not used by the presets) at a few anchor
+              multipliers, a search with the real encoder that moves each entry of the model's
+              tables up or down (refine()), carried to the other multipliers (refinement());
   4. fit:     mjpeg_qtune eval: each candidate encoded (with --optimize) and measured; the
               preset's table for each quality 1..100 is the candidate whose measured quality
               is closest to what cjpeg's Annex K tables give at that quality on the training
@@ -222,6 +225,127 @@ def aggregate(res_id, figure):
     return sum(vals) / len(vals)
 
 
+def relative_costs(res, base, mu):
+    """Per clip: MSE / base MSE + mu[clip] * bytes / base bytes. mu[clip] is the local slope of
+    relative MSE against relative bytes of that clip's candidate curve, so a lower cost is,
+    to first order, a higher PSNR at the same size."""
+    mse = lambda p: 10 ** (-p / 10)
+    return {c: mse(res[c][1]) / mse(base[c][1]) + mu[c] * res[c][0] / base[c][0] for c in base}
+
+
+def pareto_gain(res, base, mu):
+    """The summed cost reduction of `res` against `base`, or None when any clip's cost rises
+    (a table that trades one clip's PSNR for another's is not taken: the targets are per clip)."""
+    new, old = relative_costs(res, base, mu), relative_costs(base, base, mu)
+    if any(new[c] > old[c] for c in base):
+        return None
+    return sum(old[c] - new[c] for c in base)
+
+
+def moved(v, up):
+    """One step of the search: about 12% up or down, at least 1, within 1..255."""
+    n = max(1, round(v * 1.12 if up else v / 1.12))
+    if n == v:
+        n = v + (1 if up else -1)
+    return min(255, max(1, n))
+
+
+def refine(args, cache, inputs, base, mu, tag, rounds=2):
+    """A search with the real encoder around one candidate `base` ([luma, chroma]): in each
+    round every entry of both tables is moved up and down by a step (256 encodes of the training
+    set); the moves that lower the cost of every clip (pareto_gain) are taken together, the
+    best first and one per entry; if the combination does not lower every clip's cost, only
+    the best move."""
+    cur = [list(base[0]), list(base[1])]
+    ref = evaluate(args, cache, [{"id": "b", "quality": 50, "optimize": True, "qtables": cur}],
+                   inputs, tag)["b"]
+    for r in range(rounds):
+        moves, jobs = [], []
+        for s in (0, 1):
+            for n in range(64):
+                for up in (True, False):
+                    v = moved(cur[s][n], up)
+                    if v == cur[s][n]:
+                        continue
+                    t = [list(cur[0]), list(cur[1])]
+                    t[s][n] = v
+                    moves.append((s, n, v))
+                    jobs.append({"id": f"m{len(jobs)}", "quality": 50, "optimize": True,
+                                 "qtables": t})
+        res = evaluate(args, cache, jobs, inputs, tag)
+        gains = sorted(((g, m, j["id"]) for j, m in zip(jobs, moves)
+                        for g in [pareto_gain(res[j["id"]], ref, mu)] if g is not None and g > 0),
+                       reverse=True)
+        if not gains:
+            break
+        combined = [list(cur[0]), list(cur[1])]
+        taken = set()
+        for g, (s, n, v), _ in gains:
+            if (s, n) not in taken:
+                taken.add((s, n))
+                combined[s][n] = v
+        got = evaluate(args, cache, [{"id": "c", "quality": 50, "optimize": True,
+                                      "qtables": combined}], inputs, tag)["c"]
+        g = pareto_gain(got, ref, mu)
+        if g is None or g < gains[0][0]:
+            s, n, v = gains[0][1]
+            combined = [list(cur[0]), list(cur[1])]
+            combined[s][n] = v
+            got, g = res[gains[0][2]], gains[0][0]
+            taken = {(s, n)}
+        log(f"  refine {tag} round {r}: {len(gains)} moves better for every clip, "
+            f"{len(taken)} taken, summed cost -{g:.4f}")
+        cur, ref = combined, got
+    return cur
+
+
+def refinement(args, cache, inputs, preset, grid, cands, res):
+    """The search at the anchor multipliers of the preset, and a function adjust(tables, L)
+    carrying its result to any multiplier L: each AC entry multiplied by the factor (refined /
+    model table) interpolated in log(L) between the anchors, fading to 1 over a decade beyond
+    the first and last anchor; each DC entry (the model's worst guess: its choice jumps between
+    neighbouring multipliers) replaced by the refined anchors' DC values themselves,
+    interpolated in log between them (towards the model's own beyond the outer anchors)."""
+    anchors = PRESETS[preset].get("refine")
+    if not anchors:
+        return lambda tables, lam: tables
+    fig = 1
+    points = []
+    for a in anchors:
+        k = min(range(1, len(grid) - 1), key=lambda i: abs(math.log(grid[i] / a)))
+        lo, mid, hi = res[f"L{k - 1}"], res[f"L{k}"], res[f"L{k + 1}"]
+        mse = lambda p: 10 ** (-p / 10)
+        mu = {c: -((mse(lo[c][fig]) - mse(hi[c][fig])) / mse(mid[c][fig]))
+              / ((lo[c][0] - hi[c][0]) / mid[c][0]) for c in mid}
+        base = cands[k]["tables"][:2]
+        best = refine(args, cache, inputs, base, mu, f"{preset}-refine-{k}")
+        points.append((math.log(grid[k]),
+                       [[b / a0 for a0, b in zip(base[s], best[s])] for s in (0, 1)],
+                       [best[0][0], best[1][0]]))
+        log(f"{preset}: refined the candidate at multiplier {grid[k]:.4g} (slopes "
+            + ", ".join(f"{v:.2f}" for v in mu.values()) + ")")
+    one = [[1.0] * 64, [1.0] * 64]
+    points = ([(points[0][0] - math.log(10), one, None)] + points
+              + [(points[-1][0] + math.log(10), one, None)])
+
+    def adjust(tables, lam):
+        x = math.log(lam)
+        if x <= points[0][0] or x >= points[-1][0]:
+            return tables
+        for (x0, f0, d0), (x1, f1, d1) in zip(points, points[1:]):
+            if x0 <= x <= x1:
+                t = (x - x0) / (x1 - x0)
+                out = [[min(255, max(1, round(v * (a + t * (b - a)))))
+                        for v, a, b in zip(tables[s], f0[s], f1[s])] for s in (0, 1)]
+                for s in (0, 1):
+                    a = d0[s] if d0 else tables[s][0]
+                    b = d1[s] if d1 else tables[s][0]
+                    out[s][0] = max(1, round(a * (b / a) ** t))
+                return out
+        return tables
+    return adjust
+
+
 def fit_preset(args, cache, sets, preset, annexk):
     """The preset's tables for qualities 1..100 (list of [luma, chroma])."""
     p = PRESETS[preset]
@@ -232,6 +356,13 @@ def fit_preset(args, cache, sets, preset, annexk):
     jobs = [{"id": f"L{i}", "quality": 50, "optimize": True, "qtables": c["tables"][:2]}
             for i, c in enumerate(cands)]
     res = evaluate(args, cache, jobs, inputs, preset)
+    adjust = refinement(args, cache, inputs, preset, grid, cands, res)
+    if p.get("refine"):
+        # The candidates again, each adjusted at its multiplier, measured.
+        jobs = [{"id": f"L{i}", "quality": 50, "optimize": True,
+                 "qtables": adjust(c["tables"][:2], grid[i])}
+                for i, c in enumerate(cands)]
+        res = evaluate(args, cache, jobs, inputs, preset + "-refined")
     fig = p["figure"]
     curve = [(math.log(grid[i]), aggregate(res[f"L{i}"], fig)) for i in range(GRID)]
     # The figure falls as the multiplier grows; interpolate log(multiplier) at each target.
@@ -244,7 +375,8 @@ def fit_preset(args, cache, sets, preset, annexk):
                 x = x0 + (x1 - x0) * (y0 - target) / (y0 - y1)
                 break
         chosen.append(math.exp(x))
-    tables = [m["tables"][:2] for m in model(args, preset, chosen, inputs)]
+    tables = [adjust(m["tables"][:2], lam)
+              for m, lam in zip(model(args, preset, chosen, inputs), chosen)]
     # A lower quality is never finer anywhere: from quality 100 down, each entry at least the
     # one of the quality above (the per-position choices can otherwise waver by a step).
     for q in range(98, -1, -1):
@@ -297,10 +429,14 @@ def check(args, cache, sets):
     ffmpeg's filters; returns the rows of docs/tuning/results.md."""
     ff = ffmpeg_points(sets, "check", [2, 4, 8], cache)
     inputs = [e["check"] for e in sets.values()]
+    # The measurements depend on the tables compiled in: their digest is part of every key.
+    with open(os.path.join(ROOT, "src", "jpeg", "quant_presets.inc"), "rb") as f:
+        built = hashlib.sha1(f.read()).hexdigest()[:12]
     rows = []
     for preset, fig in (("none", 1), ("psnr", 1), ("none", 2), ("ssim", 2)):
-        ours = evaluate(args, cache, [{"id": q, "quality": q, "optimize": True, "tune": preset}
-                                      for q in range(1, 101)], inputs, "check-" + preset)
+        ours = evaluate(args, cache, [{"id": q, "quality": q, "optimize": True, "tune": preset,
+                                       "presets": built} for q in range(1, 101)],
+                        inputs, "check-" + preset)
         for name, e in sets.items():
             for qv in (2, 4, 8):
                 size = ff[name][qv][0]
@@ -312,7 +448,7 @@ def check(args, cache, sets):
                     continue
                 pts = []
                 for b, q in {below, above}:
-                    key = f"mjpeg:{name}:check:{preset}:{q}:{e['check_idx']}"
+                    key = f"mjpeg:{name}:check:{preset}:{q}:{e['check_idx']}:{built}"
                     v = cache.get(key)
                     if v is None:
                         enc = os.path.join(cache.path, f"{name}.check.{preset}{q}.mjpeg")
@@ -340,6 +476,11 @@ def write_results(rows, sets):
            "ffmpeg's filters against the rgb24 frames (frames paired by index): `psnr` on rgb24",
            "(average), `ssim` on luma (rgb24 to gray). Ours: the figure of our curve (the",
            "qualities around ffmpeg's size) interpolated in log size at ffmpeg's byte count.",
+           "",
+           "Made by `cmake --build build --target mjpeg mjpeg_qtune && python3 "
+           "tools/tune_tables.py --check`",
+           "(docs/tuning/README.md: how the tables were derived, and why ffmpeg keeps a lead on",
+           "some clips).",
            "",
            "Clips and check frames:", ""]
     for name, e in sets.items():
@@ -371,11 +512,16 @@ def main():
     ap.add_argument("--cache", default=os.path.join(ROOT, "build", "tuning"))
     ap.add_argument("--train-frames", type=int, default=8)
     ap.add_argument("--check-frames", type=int, default=10)
+    ap.add_argument("--refine", default="",
+                    help="comma-separated anchor multipliers for the real-encoder search of the "
+                         "PSNR preset (an attempt, off by default: docs/tuning/README.md)")
     ap.add_argument("--write", action="store_true",
                     help="write docs/tuning/*.txt and src/core/quant_presets.inc")
     ap.add_argument("--check", action="store_true",
                     help="measure the built presets against ffmpeg (docs/tuning/results.md)")
     args = ap.parse_args()
+    if args.refine:
+        PRESETS["psnr"]["refine"] = tuple(float(x) for x in args.refine.split(","))
     cache = Cache(args.cache)
     sets = prepare(args, cache)
     for part in ("train", "check"):

@@ -1013,6 +1013,12 @@ case_qtune_tool_models_and_measures() {
   [[ -x $tool ]] || skip "mjpeg_qtune not built"
   command -v python3 >/dev/null || skip "python3 not found"
   "$tool" model --lambdas 2,50 "$SAMPLE" >model.jsonl 2>err.txt || die "model: $(cat err.txt)"
+  # The model's coefficients are the unquantized ones whatever CPU transform variant is the
+  # default (the vector variants quantize with divisors built from the table, 8 x a step of 1,
+  # so the model must not take them): the same tables with the scalar reference forced.
+  MJPEG_CPU_TRANSFORM=scalar "$tool" model --lambdas 2,50 "$SAMPLE" >scalar.jsonl 2>err.txt \
+    || die "model (scalar): $(cat err.txt)"
+  cmp -s model.jsonl scalar.jsonl || die "model depends on the CPU transform variant"
   printf '[{"id": "a", "quality": 90, "optimize": true}, {"id": "b", "quality": 50, "tune": "psnr"}]' >jobs.json
   "$tool" eval jobs.json "$SAMPLE" >eval.jsonl 2>err.txt || die "eval: $(cat err.txt)"
   expect_ok encode "$SAMPLE" -o a.jpg -q 90 --optimize
