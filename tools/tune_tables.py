@@ -430,7 +430,7 @@ def check(args, cache, sets):
     ff = ffmpeg_points(sets, "check", [2, 4, 8], cache)
     inputs = [e["check"] for e in sets.values()]
     # The measurements depend on the tables compiled in: their digest is part of every key.
-    with open(os.path.join(ROOT, "src", "jpeg", "quant_presets.inc"), "rb") as f:
+    with open(os.path.join(ROOT, "src", "core", "quant_presets.inc"), "rb") as f:
         built = hashlib.sha1(f.read()).hexdigest()[:12]
     rows = []
     for preset, fig in (("none", 1), ("psnr", 1), ("none", 2), ("ssim", 2)):
