@@ -75,8 +75,13 @@ case_second_interrupt_removes_temporary_files() {
     pid=$!
     bg $pid
     wait_until 120 "mjpeg's first frame" progress_shown
+    # Both signals pending at once (another signal: it cannot merge with the first): sent to
+    # the stopped process, so that on a busy machine the first one's clean stop cannot finish
+    # the output before the second one arrives.
+    kill -STOP $pid
     kill -INT $pid
-    kill -TERM $pid  # another signal: it cannot merge with the first
+    kill -TERM $pid
+    kill -CONT $pid
     wait_exit $pid
     [[ $RC -eq 130 ]] || die "$out: exit code $RC after two signals, expected 130: $(cat err.txt)"
     grep '^mjpeg: error: ' err.txt >errors.txt
