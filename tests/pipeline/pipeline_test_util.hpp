@@ -270,6 +270,22 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   if (mode != pipeline::Mode::cpu) expect_buffer_shares(st, devices, c.frames);
 }
 
+/// Runs encode_stream (failing the test after `seconds`) and returns the message of the
+/// mjpeg::Error it throws; empty when it returns normally.
+inline std::string encode_error(pipeline::FrameSource& source, const EncodeOptions& o,
+                                io::FrameSink& sink, const pipeline::PipelineOptions& p,
+                                int seconds = 30) {
+  std::string message;
+  within(seconds, [&] {
+    try {
+      pipeline::encode_stream(source, o, sink, p);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  });
+  return message;
+}
+
 /// A source that throws on frame `fail_at`: encode_stream throws that error, promptly, and what
 /// was written before is a prefix of the right frames.
 inline void check_source_error(pipeline::Mode mode, int n, int m, int k, std::int64_t fail_at) {
@@ -283,14 +299,7 @@ inline void check_source_error(pipeline::Mode mode, int n, int m, int k, std::in
   p.slots = k;
   ScriptedSource source(views(frames), fail_at, -1, nullptr);
   MemorySink sink;
-  std::string message;
-  within(30, [&] {
-    try {
-      pipeline::encode_stream(source, o, sink, p);
-    } catch (const Error& e) {
-      message = e.what();
-    }
-  });
+  const std::string message = encode_error(source, o, sink, p);
   EXPECT_NE(message.find("read error in frame " + std::to_string(fail_at)), std::string::npos)
       << "got: '" << message << "'";
   EXPECT_LE(sink.frames.size(), static_cast<std::size_t>(fail_at));
@@ -308,14 +317,7 @@ inline void check_sink_error(pipeline::Mode mode, int n, int m, int k, std::int6
   p.slots = k;
   pipeline::MemoryFrameSource source(views(frames));
   MemorySink sink(fail_at);
-  std::string message;
-  within(30, [&] {
-    try {
-      pipeline::encode_stream(source, o, sink, p);
-    } catch (const Error& e) {
-      message = e.what();
-    }
-  });
+  const std::string message = encode_error(source, o, sink, p);
   EXPECT_EQ(message, "memory sink: disk full");
   EXPECT_EQ(sink.frames.size(), static_cast<std::size_t>(fail_at));
 }

@@ -497,14 +497,7 @@ TEST(Balance, StopAndErrorsWithIdleThreads) {
   {
     ScriptedSource source(views(frames), 100, -1, nullptr);
     MemorySink sink;
-    std::string message;
-    within(30, [&] {
-      try {
-        pipeline::encode_stream(source, o, sink, p);
-      } catch (const Error& e) {
-        message = e.what();
-      }
-    });
+    const std::string message = encode_error(source, o, sink, p);
     EXPECT_NE(message.find("read error in frame 100"), std::string::npos) << message;
     expect_frames_equal(ref, sink.frames, sink.frames.size());
   }
@@ -686,14 +679,7 @@ TEST_F(Y4mFiles, TruncatedLastFrameIsAnErrorAfterTheWholeFrames) {
   pipeline::PipelineOptions p;
   p.producers = 3;
   p.slots = 4;
-  std::string message;
-  within(30, [&] {
-    try {
-      pipeline::encode_stream(source, EncodeOptions{}, sink, p);
-    } catch (const Error& e) {
-      message = e.what();
-    }
-  });
+  const std::string message = encode_error(source, EncodeOptions{}, sink, p);
   EXPECT_NE(message.find("truncated frame 5"), std::string::npos) << message;
   EXPECT_LE(sink.frames.size(), 4u);
 }
@@ -835,14 +821,7 @@ TEST_F(Y4mFiles, MappedFileLendsFramesAndReleasesEveryLock) {
   pipeline::PipelineOptions p;
   p.producers = 3;
   p.slots = 4;
-  std::string message;
-  within(30, [&] {
-    try {
-      pipeline::encode_stream(source, o, sink, p);
-    } catch (const Error& e) {
-      message = e.what();
-    }
-  });
+  const std::string message = encode_error(source, o, sink, p);
   EXPECT_NE(message.find("truncated frame 13: got 1244 of 1254 bytes"), std::string::npos) << message;
   EXPECT_LE(sink.frames.size(), 12u);
 }

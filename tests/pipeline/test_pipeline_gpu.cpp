@@ -231,14 +231,7 @@ TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
     p.inject_gpu_error_at = at;
     pipeline::MemoryFrameSource source(views(frames));
     MemorySink sink;
-    std::string message;
-    within(30, [&] {
-      try {
-        pipeline::encode_stream(source, o, sink, p);
-      } catch (const Error& e) {
-        message = e.what();
-      }
-    });
+    const std::string message = encode_error(source, o, sink, p);
     EXPECT_NE(message.find("cudaErrorInvalidValue"), std::string::npos) << "at " << at << ": " << message;
     EXPECT_EQ(message.rfind("CUDA device 0: ", 0), 0u) << message;  // the device is named
     ASSERT_LE(sink.frames.size(), static_cast<std::size_t>(at));
@@ -258,14 +251,7 @@ TEST(GpuPipeline, DeviceOutOfMemoryIsAClearError) {
   pipeline::PipelineOptions p;
   p.mode = Mode::sok;  // pageable host slots: only the device allocations are real
   p.slots = 1000;      // ~800 GB of device memory
-  std::string message;
-  within(120, [&] {
-    try {
-      pipeline::encode_stream(source, EncodeOptions{}, sink, p);
-    } catch (const Error& e) {
-      message = e.what();
-    }
-  });
+  const std::string message = encode_error(source, EncodeOptions{}, sink, p, 120);
   EXPECT_NE(message.find("cudaErrorMemoryAllocation"), std::string::npos) << message;
   EXPECT_TRUE(sink.frames.empty());
 }
@@ -494,14 +480,7 @@ TEST(GpuDevicesErrors, AFailingBufferStopsTheEncodeAndIsNamed) {
         p.inject_gpu_error_buffer = buffer;
         pipeline::MemoryFrameSource source(views(frames));
         MemorySink sink;
-        std::string message;
-        within(30, [&] {
-          try {
-            pipeline::encode_stream(source, o, sink, p);
-          } catch (const Error& e) {
-            message = e.what();
-          }
-        });
+        const std::string message = encode_error(source, o, sink, p);
         const std::string name =
             "CUDA device " + std::to_string(devices[buffer]) +
             (same ? " (stream buffer " + std::to_string(buffer + 1) + " of 2)" : "") + ": ";
