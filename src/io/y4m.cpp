@@ -347,11 +347,7 @@ const std::uint8_t* Y4mReader::next_mapped_frame() {
   const auto truncated_header = [&] {
     fail(name_, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
   };
-  if (size - at < 5) {
-    if (std::memcmp(base + at, "FRAME", size - at) != 0)
-      fail(name_, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
-    truncated_header();
-  }
+  if (size - at < 5) truncated_header();  // as read_frame_header: fewer than 5 bytes left
   if (std::memcmp(base + at, "FRAME", 5) != 0)
     fail(name_, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
   at += 5;
