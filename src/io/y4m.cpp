@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -25,6 +26,29 @@ constexpr int kMaxY4mDimension = 65535;         // keeps every size computation 
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw Error(name + ": " + what);
+}
+
+/// The rules of a FRAME header, shared by the stdio reader and the mapped one: `word` holds the
+/// first `got` (1 to 5) bytes of the header, `next()` yields the bytes after them, EOF at the
+/// end of the stream. Optional frame parameters run up to the newline; none of them changes the
+/// frame size.
+template <typename NextByte>
+void check_frame_header(const std::string& stream, const std::string& frame_name,
+                        const char* word, std::size_t got, NextByte next) {
+  const auto truncated = [&] {
+    fail(stream, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
+  };
+  if (got < 5) truncated();
+  if (std::memcmp(word, "FRAME", 5) != 0)
+    fail(stream, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
+  std::size_t length = 0;
+  for (bool first = true;; first = false) {
+    const int c = next();
+    if (c == EOF) truncated();
+    if (c == '\n') return;
+    if (first && c != ' ') fail(stream, frame_name + ": malformed FRAME header");
+    if (++length > kMaxHeaderLine) fail(stream, frame_name + ": FRAME header too long");
+  }
 }
 
 /// Parses a non-negative decimal integer that fills all of `s`; -1 when it is not one.
@@ -344,22 +368,11 @@ const std::uint8_t* Y4mReader::next_mapped_frame() {
   std::size_t at = map_next_;
   if (at == size) return nullptr;  // clean end of stream
   const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
-  const auto truncated_header = [&] {
-    fail(name_, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
-  };
-  if (size - at < 5) truncated_header();  // as read_frame_header: fewer than 5 bytes left
-  if (std::memcmp(base + at, "FRAME", 5) != 0)
-    fail(name_, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
-  at += 5;
-  // Optional frame parameters up to the newline (the rules of read_frame_header).
-  std::size_t length = 0;
-  for (bool first = true;; first = false) {
-    if (at == size) truncated_header();
-    const char c = static_cast<char>(base[at++]);
-    if (c == '\n') break;
-    if (first && c != ' ') fail(name_, frame_name + ": malformed FRAME header");
-    if (++length > kMaxHeaderLine) fail(name_, frame_name + ": FRAME header too long");
-  }
+  const std::size_t got = std::min<std::size_t>(5, size - at);
+  const char* word = reinterpret_cast<const char*>(base + at);
+  at += got;
+  check_frame_header(name_, frame_name, word, got,
+                     [&]() -> int { return at == size ? EOF : base[at++]; });
   if (size - at < need)
     fail(name_, "truncated " + frame_name + ": got " + std::to_string(size - at) + " of " +
                     std::to_string(need) + " bytes");
@@ -400,18 +413,7 @@ bool Y4mReader::read_frame_header() {
     if (std::ferror(file_)) fail(name_, "read error before " + frame_name + ": " + std::strerror(errno));
     return false;  // clean end of stream
   }
-  if (got < 5) fail(name_, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
-  if (std::memcmp(word, "FRAME", 5) != 0)
-    fail(name_, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
-  // Optional frame parameters up to the newline; none of them changes the frame size.
-  std::size_t length = 0;
-  for (bool first = true;; first = false) {
-    const int c = std::getc(file_);
-    if (c == EOF) fail(name_, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
-    if (c == '\n') break;
-    if (first && c != ' ') fail(name_, frame_name + ": malformed FRAME header");
-    if (++length > kMaxHeaderLine) fail(name_, frame_name + ": FRAME header too long");
-  }
+  check_frame_header(name_, frame_name, word, got, [this] { return std::getc(file_); });
   return true;
 }
 

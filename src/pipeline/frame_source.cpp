@@ -12,6 +12,14 @@
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::pipeline {
+namespace {
+
+std::size_t page_size() {
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+}  // namespace
 
 std::size_t SourceFormat::frame_bytes() const {
   if (is_planar()) return planar_layout(width, height, planar.chroma).bytes;
@@ -228,7 +236,7 @@ WindowPins::~WindowPins() {
 
 void WindowPins::acquire(std::size_t offset, std::size_t bytes) {
   if (bytes == 0) return;
-  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t page = page_size();
   for (std::size_t w = offset / window_; w <= (offset + bytes - 1) / window_; ++w) {
     Window& win = windows_[w];
     if (!win.pin && !win.tried) {
@@ -289,7 +297,7 @@ MappedY4mFrameSource::MappedY4mFrameSource(io::Y4mReader& reader, std::int64_t m
   const io::Y4mInfo& info = reader_.info();
   format_ = SourceFormat{info.width, info.height, PixelFormat::rgb24, io::planar_format(info)};
   bytes_ = info.frame_bytes();
-  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t page = page_size();
   const auto first = reinterpret_cast<std::uintptr_t>(reader_.mapping());
   page_base_ = reinterpret_cast<const std::uint8_t*>(first - first % page);
   if (!pin_) pin_ = gpu::try_pin_read_only;
@@ -305,44 +313,39 @@ void MappedY4mFrameSource::pin_lent_frames() {
 
 bool MappedY4mFrameSource::next(const std::uint8_t*& data, std::int64_t& index) {
   if (ended_) return false;
-  const std::uint8_t* frame =
-      max_frames_ >= 0 && next_ >= max_frames_ ? nullptr : reader_.next_mapped_frame();
-  if (frame == nullptr) {
-    ended_ = true;
-    if (pins_) pins_->passed(std::numeric_limits<std::size_t>::max());
-    return false;
-  }
-  const auto offset = static_cast<std::size_t>(frame - page_base_);
-  offsets_.push_back(offset);
-  if (pins_) {
-    pins_->passed(offset);
-    pins_->acquire(offset, bytes_);
-  }
-  data = frame;
-  index = next_++;
-  return true;
-}
-
-bool MappedY4mFrameSource::lend(int, const std::uint8_t*& data, std::int64_t& index) {
-  std::lock_guard<std::mutex> lock(mutex_);
   try {
-    return next(data, index);
+    const std::uint8_t* frame =
+        max_frames_ >= 0 && next_ >= max_frames_ ? nullptr : reader_.next_mapped_frame();
+    if (frame == nullptr) {
+      ended_ = true;
+      if (pins_) pins_->passed(std::numeric_limits<std::size_t>::max());
+      return false;
+    }
+    const auto offset = static_cast<std::size_t>(frame - page_base_);
+    offsets_.push_back(offset);
+    if (pins_) {
+      pins_->passed(offset);
+      pins_->acquire(offset, bytes_);
+    }
+    data = frame;
+    index = next_++;
+    return true;
   } catch (...) {
     ended_ = true;  // the other producers see the end; the pipeline rethrows this
     throw;
   }
 }
 
+bool MappedY4mFrameSource::lend(int, const std::uint8_t*& data, std::int64_t& index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return next(data, index);
+}
+
 bool MappedY4mFrameSource::read_into(int, std::uint8_t* dst, std::size_t, std::int64_t& index) {
   const std::uint8_t* data = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    try {
-      if (!next(data, index)) return false;
-    } catch (...) {
-      ended_ = true;
-      throw;
-    }
+    if (!next(data, index)) return false;
   }
   std::memcpy(dst, data, bytes_);  // the mapping stays valid: no lock needed
   release(index);

@@ -261,6 +261,8 @@ class MappedY4mFrameSource final : public FrameSource {
   static constexpr std::size_t kWindowBytes = std::size_t(64) << 20;
 
  private:
+  /// The next frame where it lies (the caller holds mutex_); false at the end. A reader error
+  /// ends the source for every producer and is rethrown.
   bool next(const std::uint8_t*& data, std::int64_t& index);
 
   io::Y4mReader& reader_;

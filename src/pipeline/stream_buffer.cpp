@@ -54,7 +54,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
                            const SourceFormat& input, int slots, Kind kind, int device,
                            gpu::Variant variant, int stages, bool timing, GpuOutput output,
                            int restart_interval, bool histogram, bool host_pixels)
-    : select_(device), device_(device), kind_(kind), variant_(variant), stages_(stages),
+    : select_(device), device_(device), variant_(variant), stages_(stages),
       timing_(timing), origin_(timing_event(timing)), output_(output) {
   if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
   if (input.width != geometry.width || input.height != geometry.height)

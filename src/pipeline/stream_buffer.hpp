@@ -199,7 +199,6 @@ class StreamBuffer {
   };
   DeviceSelect select_;
   int device_;
-  Kind kind_;
   gpu::Variant variant_;
   int stages_;
   bool timing_ = false;

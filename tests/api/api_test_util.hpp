@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/deadline.hpp"
 #include "common/test_media.hpp"
 #include "io/y4m.hpp"
 #include "mjpeg/encoder.hpp"
@@ -27,20 +28,7 @@
 
 namespace mjpeg::apitest {
 
-/// Runs `fn` on a thread; longer than `seconds` is a deadlock: report and exit the binary.
-template <class Fn>
-void within(double seconds, Fn fn) {
-  std::packaged_task<void()> task(std::move(fn));
-  std::future<void> done = task.get_future();
-  std::thread t(std::move(task));
-  if (done.wait_for(std::chrono::duration<double>(seconds)) != std::future_status::ready) {
-    std::fprintf(stderr, "video API test: no result after %.0f s: deadlock\n", seconds);
-    std::fflush(stderr);
-    std::_Exit(3);
-  }
-  t.join();
-  done.get();
-}
+using test::within;
 
 /// One input frame in the contiguous layout of frame_bytes(options), plus the RGB (or gray)
 /// picture that encode_jpeg must see for it.

@@ -8,24 +8,11 @@
 #include <tuple>
 
 #include "api_test_util.hpp"
+#include "common/gpu_guard.hpp"
 #include "gpu_transform.hpp"
 
 namespace mjpeg::apitest {
 namespace {
-
-bool require_gpu() {
-  const char* v = std::getenv("MJPEG_REQUIRE_GPU");
-  return v && std::string(v) == "1";
-}
-
-#define MJPEG_NEED_GPU()                                                          \
-  do {                                                                            \
-    std::string reason_;                                                          \
-    if (!gpu::usable_device(&reason_)) {                                          \
-      if (require_gpu()) FAIL() << "MJPEG_REQUIRE_GPU=1 but: " << reason_;        \
-      GTEST_SKIP() << "no usable CUDA device: " << reason_;                       \
-    }                                                                             \
-  } while (0)
 
 const Offload kModes[] = {Offload::sok, Offload::sok_pinned, Offload::aok};
 

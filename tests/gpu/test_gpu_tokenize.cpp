@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_guard.hpp"
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "gpu_test_util.hpp"
@@ -39,11 +40,7 @@ bool env_is(const char* name, const char* value) {
 class GpuTokenize : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string reason;
-    if (!gpu::usable_device(&reason)) {
-      if (env_is("MJPEG_REQUIRE_GPU", "1")) FAIL() << "MJPEG_REQUIRE_GPU=1 but no usable GPU: " << reason;
-      GTEST_SKIP() << reason;
-    }
+    MJPEG_NEED_GPU();
   }
 };
 

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/gpu_guard.hpp"
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "gpu_test_util.hpp"
@@ -44,13 +45,7 @@ bool small_mode() { return env_is("MJPEG_GPU_SMALL", "1"); }
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string reason;
-    if (!gpu::usable_device(&reason)) {
-      if (env_is("MJPEG_REQUIRE_GPU", "1")) {
-        FAIL() << "MJPEG_REQUIRE_GPU=1 but no usable GPU: " << reason;
-      }
-      GTEST_SKIP() << reason;
-    }
+    MJPEG_NEED_GPU();
   }
 };
 

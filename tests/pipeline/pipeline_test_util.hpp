@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/deadline.hpp"
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "io/image.hpp"
@@ -107,21 +108,7 @@ class ScriptedSource final : public pipeline::FrameSource {
   std::atomic<bool>* stop_;
 };
 
-/// Runs `fn` on a thread; a run longer than `seconds` is a deadlock: report and exit the binary
-/// (a hung test would otherwise hang CI).
-template <class Fn>
-void within(double seconds, Fn fn) {
-  std::packaged_task<void()> task(std::move(fn));
-  std::future<void> done = task.get_future();
-  std::thread t(std::move(task));
-  if (done.wait_for(std::chrono::duration<double>(seconds)) != std::future_status::ready) {
-    std::fprintf(stderr, "pipeline test: no result after %.0f s: deadlock\n", seconds);
-    std::fflush(stderr);
-    std::_Exit(3);
-  }
-  t.join();
-  done.get();  // rethrows an assertion-free exception from fn, if any
-}
+using test::within;
 
 inline std::vector<std::vector<std::uint8_t>> reference(const std::vector<io::Image>& frames,
                                                         const EncodeOptions& o) {

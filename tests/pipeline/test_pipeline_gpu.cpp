@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/gpu_guard.hpp"
 #include "gpu_transform.hpp"
 #include "pipeline_test_util.hpp"
 
@@ -15,21 +16,6 @@ namespace mjpeg::pipetest {
 namespace {
 
 using pipeline::Mode;
-
-bool require_gpu() {
-  const char* v = std::getenv("MJPEG_REQUIRE_GPU");
-  return v && std::string(v) == "1";
-}
-
-// Skips the test (or fails it under MJPEG_REQUIRE_GPU=1) when no device can run the kernels.
-#define MJPEG_NEED_GPU()                                                          \
-  do {                                                                            \
-    std::string reason_;                                                          \
-    if (!gpu::usable_device(&reason_)) {                                          \
-      if (require_gpu()) FAIL() << "MJPEG_REQUIRE_GPU=1 but: " << reason_;        \
-      GTEST_SKIP() << "no usable CUDA device: " << reason_;                       \
-    }                                                                             \
-  } while (0)
 
 struct GpuMode {
   Mode mode;
