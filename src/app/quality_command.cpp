@@ -345,6 +345,9 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
       ->type_name("LIST")
       ->capture_default_str()
       ->group(sweep);
+  cmd->add_flag("--progressive", args.progressive,
+                "Sweep each preset also with --progressive (a third curve per preset)")
+      ->group(sweep);
   return cmd;
 }
 
