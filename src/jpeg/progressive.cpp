@@ -14,6 +14,9 @@
 
 #include <algorithm>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "jpeg/huffman.hpp"
 #include "jpeg/jfif_writer.hpp"
@@ -50,24 +53,28 @@ Codes derive_codes(const HuffmanSpec& spec) {
   return t;
 }
 
-/// Bits to bytes with 0xFF stuffing, as libjpeg's emit_bits/flush_bits.
+/// Bits to bytes with 0xFF stuffing, as libjpeg's emit_bits/flush_bits: a 64-bit accumulator
+/// that gives out 32 bits at a time (one append when none of the 4 bytes is 0xFF).
 class BitWriter {
  public:
   explicit BitWriter(std::vector<std::uint8_t>& out) : out_(out) {}
-  void put(std::uint32_t value, int n) {
-    if (n == 0) return;
-    acc_ = (acc_ << n) | (value & ((1u << n) - 1u));
+  /// Appends the low `n` bits of `value` (n <= 32; the bits above n must be zero).
+  void put(std::uint64_t value, int n) {
+    acc_ = (acc_ << n) | value;
     bits_ += n;
-    while (bits_ >= 8) {
-      bits_ -= 8;
-      const std::uint8_t b = static_cast<std::uint8_t>(acc_ >> bits_);
-      out_.push_back(b);
-      if (b == 0xFF) out_.push_back(0);
+    if (bits_ >= 32) {
+      bits_ -= 32;
+      word(static_cast<std::uint32_t>(acc_ >> bits_));
     }
   }
-  /// Pads the last byte with 1-bits.
+  /// Pads the last byte with 1-bits and writes what is left.
   void flush() {
-    put(0x7F, 7);
+    const int pad = (8 - (bits_ & 7)) & 7;
+    if (pad) put((1u << pad) - 1u, pad);
+    while (bits_ >= 8) {
+      bits_ -= 8;
+      byte(static_cast<std::uint8_t>(acc_ >> bits_));
+    }
     acc_ = 0;
     bits_ = 0;
   }
@@ -77,18 +84,72 @@ class BitWriter {
   }
 
  private:
+  void byte(std::uint8_t b) {
+    out_.push_back(b);
+    if (b == 0xFF) out_.push_back(0);
+  }
+  void word(std::uint32_t w) {
+    // A byte is 0xFF where ~w has a zero byte.
+    const std::uint32_t n = ~w;
+    if (((n - 0x01010101u) & ~n & 0x80808080u) == 0) {
+      const std::uint8_t bytes[4] = {static_cast<std::uint8_t>(w >> 24),
+                                     static_cast<std::uint8_t>(w >> 16),
+                                     static_cast<std::uint8_t>(w >> 8), static_cast<std::uint8_t>(w)};
+      out_.insert(out_.end(), bytes, bytes + 4);
+    } else {
+      for (int i = 3; i >= 0; --i) byte(static_cast<std::uint8_t>(w >> (8 * i)));
+    }
+  }
+
   std::vector<std::uint8_t>& out_;
   std::uint64_t acc_ = 0;
   int bits_ = 0;
 };
 
+/// Bit k set where coefficient k (zigzag) of the block is nonzero: each AC scan then walks only
+/// the nonzero positions of its band, and an empty band costs one test.
+std::uint64_t nonzero_mask(const std::int16_t* b) {
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  std::uint64_t m = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i + 8));
+    const __m128i z = _mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero));
+    m |= static_cast<std::uint64_t>(static_cast<std::uint16_t>(~_mm_movemask_epi8(z))) << (16 * i);
+  }
+  return m;
+#else
+  std::uint64_t m = 0;
+  for (int k = 0; k < kBlockSize; ++k) m |= static_cast<std::uint64_t>(b[k] != 0) << k;
+  return m;
+#endif
+}
+
+int lowest_bit(std::uint64_t m) {
+#if defined(__GNUC__)
+  return __builtin_ctzll(m);
+#else
+  int n = 0;
+  while (!(m & 1)) {
+    m >>= 1;
+    ++n;
+  }
+  return n;
+#endif
+}
+
 int bit_length(std::uint32_t v) {
+#if defined(__GNUC__)
+  return v ? 32 - __builtin_clz(v) : 0;
+#else
   int n = 0;
   while (v) {
     ++n;
     v >>= 1;
   }
   return n;
+#endif
 }
 
 /// Huffman table index of a component (libjpeg's defaults: luma 0, chroma 1).
@@ -100,9 +161,11 @@ template <bool Gather>
 class ScanCoder {
  public:
   ScanCoder(const FrameGeometry& g, const ProgressiveScan& scan, int restart_interval,
-            std::uint32_t (*counts)[257], const Codes* codes, BitWriter* bits)
-      : g_(g), scan_(scan), restart_(restart_interval), counts_(counts), codes_(codes),
-        bits_(bits) {}
+            const std::uint64_t* masks, std::uint32_t (*counts)[257], const Codes* codes,
+            BitWriter* bits)
+      : g_(g), scan_(scan), restart_(restart_interval), masks_(masks), counts_(counts),
+        codes_(codes), bits_(bits),
+        band_((scan.se == 63 ? ~0ull : (1ull << (scan.se + 1)) - 1) & ~((1ull << scan.ss) - 1)) {}
 
   void run(const std::int16_t* coeffs) {
     restarts_to_go_ = restart_;
@@ -116,8 +179,7 @@ class ScanCoder {
             const ComponentGeometry& cg = g_.comp[c];
             for (int yy = 0; yy < cg.v; ++yy)
               for (int xx = 0; xx < cg.h; ++xx)
-                code_block(i, c,
-                           coeffs + g_.block_index(c, my * cg.v + yy, mx * cg.h + xx) * kBlockSize);
+                code_block(i, c, coeffs, g_.block_index(c, my * cg.v + yy, mx * cg.h + xx));
           }
           after_unit();
         }
@@ -129,7 +191,7 @@ class ScanCoder {
       for (int by = 0; by < cg.height_in_blocks; ++by)
         for (int bx = 0; bx < cg.width_in_blocks; ++bx) {
           before_unit();
-          code_block(0, c, coeffs + g_.block_index(c, by, bx) * kBlockSize);
+          code_block(0, c, coeffs, g_.block_index(c, by, bx));
           after_unit();
         }
     }
@@ -138,15 +200,15 @@ class ScanCoder {
   }
 
  private:
-  void symbol(int c, int s) {
+  /// Symbol `s` of component c's table followed by the low `n` bits of `v`.
+  void code(int c, int s, std::uint32_t v, int n) {
     const int t = table_of(c);
-    if (Gather)
+    if (Gather) {
       ++counts_[t][s];
-    else
-      bits_->put(codes_[t].code[s], codes_[t].size[s]);
-  }
-  void value(std::uint32_t v, int n) {
-    if (!Gather) bits_->put(v, n);
+    } else {
+      const std::uint64_t bits = v & ((1u << n) - 1u);
+      bits_->put(static_cast<std::uint64_t>(codes_[t].code[s]) << n | bits, codes_[t].size[s] + n);
+    }
   }
 
   void before_unit() {
@@ -172,44 +234,45 @@ class ScanCoder {
   void emit_eobrun() {
     if (eobrun_ == 0) return;
     const int n = bit_length(static_cast<std::uint32_t>(eobrun_)) - 1;
-    symbol(eob_component_, n << 4);
-    value(static_cast<std::uint32_t>(eobrun_), n);
+    code(eob_component_, n << 4, static_cast<std::uint32_t>(eobrun_), n);
     eobrun_ = 0;
   }
 
-  void code_block(int i, int c, const std::int16_t* b) {
+  void code_block(int i, int c, const std::int16_t* coeffs, std::size_t index) {
+    const std::int16_t* b = coeffs + index * kBlockSize;
     if (scan_.ss == 0) {
       const int diff = b[0] - last_dc_[i];
       last_dc_[i] = b[0];
       const int size = bit_length(static_cast<std::uint32_t>(diff < 0 ? -diff : diff));
-      symbol(c, size);
-      value(static_cast<std::uint32_t>(diff < 0 ? diff - 1 : diff), size);
+      code(c, size, static_cast<std::uint32_t>(diff < 0 ? diff - 1 : diff), size);
       return;
     }
-    int run = 0;
-    for (int k = scan_.ss; k <= scan_.se; ++k) {
+    std::uint64_t m = masks_[index] & band_;
+    int next = scan_.ss;  // the first position not coded yet
+    if (m) emit_eobrun();
+    while (m) {
+      const int k = lowest_bit(m);
+      m &= m - 1;
+      int run = k - next;
+      for (; run > 15; run -= 16) code(c, 0xF0, 0, 0);
       const int v = b[k];
-      if (v == 0) {
-        ++run;
-        continue;
-      }
-      emit_eobrun();
-      for (; run > 15; run -= 16) symbol(c, 0xF0);
       const int size = bit_length(static_cast<std::uint32_t>(v < 0 ? -v : v));
       if (size > 10) throw Error("progressive coder: an AC coefficient above 10 bits");
-      symbol(c, run << 4 | size);
-      value(static_cast<std::uint32_t>(v < 0 ? v - 1 : v), size);
-      run = 0;
+      code(c, run << 4 | size, static_cast<std::uint32_t>(v < 0 ? v - 1 : v), size);
+      next = k + 1;
     }
-    if (run > 0 && ++eobrun_ == 0x7FFF) emit_eobrun();
+    // The band ends in zeros: one more block for the end-of-band run.
+    if (next <= scan_.se && ++eobrun_ == 0x7FFF) emit_eobrun();
   }
 
   const FrameGeometry& g_;
   const ProgressiveScan& scan_;
   int restart_;
+  const std::uint64_t* masks_;  ///< nonzero_mask() of every block of the frame
   std::uint32_t (*counts_)[257];
   const Codes* codes_;
   BitWriter* bits_;
+  std::uint64_t band_;  ///< bits ss..se
   int last_dc_[kMaxComponents] = {0, 0, 0};
   int eobrun_ = 0;
   int eob_component_ = 0;
@@ -260,15 +323,19 @@ void encode_progressive(const FrameGeometry& g, const QuantTables& tables,
                         const std::int16_t* coeffs, const EncodeOptions& options,
                         std::vector<std::uint8_t>& out) {
   const int ri = options.restart_interval;
+  thread_local std::vector<std::uint64_t> masks;
+  masks.resize(g.total_blocks);
+  for (std::size_t b = 0; b < g.total_blocks; ++b) masks[b] = nonzero_mask(coeffs + b * kBlockSize);
   out.clear();
   write_frame_header(g, tables, true, out);
+  out.reserve(out.size() + g.total_blocks * 24);
   BitWriter bits(out);
   bool first = true;
   for (const ProgressiveScan& scan : progressive_script(g.num_components)) {
     const bool dc = scan.ss == 0;
     std::uint32_t counts[2][257];
     std::memset(counts, 0, sizeof counts);
-    ScanCoder<true>(g, scan, ri, counts, nullptr, nullptr).run(coeffs);
+    ScanCoder<true>(g, scan, ri, masks.data(), counts, nullptr, nullptr).run(coeffs);
     // One table per table index the scan uses, made and written in component order.
     Codes codes[2];
     bool made[2] = {false, false};
@@ -285,7 +352,7 @@ void encode_progressive(const FrameGeometry& g, const QuantTables& tables,
     if (first && ri > 0) write_dri(ri, out);
     first = false;
     write_sos(scan.components, selectors, scan.count, scan.ss, scan.se, 0, out);
-    ScanCoder<false>(g, scan, ri, nullptr, codes, &bits).run(coeffs);
+    ScanCoder<false>(g, scan, ri, masks.data(), nullptr, codes, &bits).run(coeffs);
   }
   write_trailer(out);
 }
