@@ -18,7 +18,8 @@
 //     --chroma-weight alone.
 //
 //   mjpeg_qtune eval JOBS.json INPUT...
-//     JOBS.json: [{"id": ..., "quality": Q, "optimize": bool, "tune": "none|psnr|ssim",
+//     JOBS.json: [{"id": ..., "quality": Q, "optimize": bool, "progressive": bool (optional),
+//     "tune": "none|psnr|ssim",
 //     "qtables": [[64 values]...] (optional), "qslots": [..] (optional)}, ...]. Encodes every
 //     frame of each INPUT with each job's settings (encode_jpeg: the bytes cjpeg writes), decodes
 //     it with the same decoder as `mjpeg quality` (FFmpeg's mjpeg decoder) and prints one JSON
@@ -302,6 +303,7 @@ int run_eval(int argc, char** argv) {
       EncodeOptions o;
       o.quality = job.value("quality", 90);
       o.optimize = job.value("optimize", false);
+      o.progressive = job.value("progressive", false);
       o.subsampling = parse_subsampling(job.value("subsampling", std::string("420")));
       o.tune = parse_tune(job.value("tune", std::string("none")));
       if (job.contains("qtables"))

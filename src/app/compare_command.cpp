@@ -329,7 +329,7 @@ int run_compare(CompareArgs& args) {
                         base.balance_threads, base.producers, base.entropy_threads)
           : fmt::format("{}, {}", count_of(base.producers, "producer", "producers"),
                         count_of(base.entropy_threads, "entropy thread", "entropy threads"));
-  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}, {}, {}, {}, {}, "
+  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}{}, {}, {}, {}, {}, "
                                 "median of {} (fps over the stages' time, allocation excluded)\n",
                                 store.description, first_width, first_height,
                                 args.options.quality, to_string(args.options.subsampling),
@@ -337,6 +337,7 @@ int run_compare(CompareArgs& args) {
                                     ? fmt::format(" r{}", args.options.restart_interval)
                                     : "",
                                 args.options.optimize ? " optimize" : "",
+                                args.options.progressive ? " progressive" : "",
                                 count_of(static_cast<std::int64_t>(store.count()), "frame", "frames"),
                                 split, count_of(base.slots, "slot", "slots"),
                                 count_of(cores, "core", "cores"),
@@ -369,6 +370,7 @@ int run_compare(CompareArgs& args) {
                         {"subsampling", to_string(args.options.subsampling)},
                         {"restart_interval", args.options.restart_interval},
                         {"optimize", args.options.optimize},
+                        {"progressive", args.options.progressive},
                         {"repeat", args.repeat},
                         {"cores", cores},
                         {"identical", all_identical}};

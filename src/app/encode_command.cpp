@@ -65,7 +65,7 @@ int run_encode(const EncodeArgs& args) {
   check_optimize_size(image.width, image.height,
                       image.format == PixelFormat::gray8 ? Subsampling::gray
                                                          : args.options.subsampling,
-                      args.options.optimize);
+                      args.options.optimize && !args.options.progressive);
 
   if (dump) dump->add(0, image.view());
   const auto t_encode = Clock::now();

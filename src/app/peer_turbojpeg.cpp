@@ -77,6 +77,7 @@ PeerResult run_turbojpeg(const std::vector<ImageView>& frames, const EncodeOptio
   int flags = TJFLAG_ACCURATEDCT;
   std::string unsupported;
   if (options.restart_interval != 0) unsupported = "a restart interval";
+  if (options.progressive) unsupported = "spectral-selection scan scripts (--progressive)";
   if (options.tune != Tune::none || !options.qtables.empty() || !options.qslots.empty())
     unsupported = "custom quantization tables (it encodes with Annex K)";
 #ifdef TJFLAG_OPTIMIZE

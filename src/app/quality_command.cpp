@@ -345,6 +345,9 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
       ->type_name("LIST")
       ->capture_default_str()
       ->group(sweep);
+  cmd->add_flag("--progressive", args.progressive,
+                "Sweep each preset also with --progressive (a third curve per preset)")
+      ->group(sweep);
   return cmd;
 }
 
@@ -357,6 +360,9 @@ int run_quality(const QualityArgs& args) {
     check_outputs(args, {args.sweep});
     return run_quality_sweep(args);
   }
+  if (args.progressive)
+    throw UsageError("--progressive adds curves to a --sweep; comparing SOURCE with ENCODED "
+                     "encodes nothing");
   if (args.files.size() != 2)
     throw UsageError("quality needs SOURCE and ENCODED (or --sweep INPUT)");
   return run_compare(args);

@@ -22,6 +22,7 @@ struct QualityArgs {
   std::string qualities = "10:100:10";
   std::string subsampling = "420";  ///< --sweep: chroma subsampling
   std::string tunes = "none,psnr,ssim";  ///< --sweep: table presets, one pair of curves each
+  bool progressive = false;              ///< --sweep: each preset also with --progressive
   std::int64_t frames = -1;        ///< at most this many frames (--sweep: default 1)
   std::string csv, json;           ///< figure files
   std::string plot, worst, sheet;  ///< PNG pictures

@@ -253,10 +253,12 @@ std::vector<std::vector<std::uint8_t>> ffmpeg_encode(const std::string& ffmpeg,
   return {};
 }
 
-std::string encoder_name(Tune tune, bool optimize) {
+// The Huffman coding of a curve: 0 Annex K tables, 1 --optimize, 2 --progressive.
+std::string encoder_name(Tune tune, int coding) {
   std::string name = "mjpeg";
   if (tune != Tune::none) name += " --tune " + to_string(tune);
-  if (optimize) name += " --optimize";
+  if (coding == 1) name += " --optimize";
+  if (coding == 2) name += " --progressive";
   return name;
 }
 
@@ -318,14 +320,16 @@ int run_quality_sweep(const QualityArgs& args) {
     const std::size_t first_point = points.size();
     for (Tune tune : tunes) {
       options.tune = tune;
-      for (bool optimize : {false, true}) {
+      for (int coding = 0; coding < (args.progressive ? 3 : 2); ++coding) {
+        const bool optimize = coding == 1;
         options.optimize = optimize;
+        options.progressive = coding == 2;
         Encoded ours;
         for (const io::Image& f : frames) ours.jpegs.push_back(encode_jpeg(f.view(), options));
-        points.push_back(measure(encoder_name(tune, optimize), q, frames, ours, decoder, threads));
+        points.push_back(measure(encoder_name(tune, coding), q, frames, ours, decoder, threads));
         identical.push_back(-1);
 #if MJPEG_HAVE_TURBOJPEG
-        if (!optimize && tune == Tune::none) {
+        if (coding == 0 && tune == Tune::none) {
           Encoded theirs;
           bool same = true;
           for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -393,8 +397,8 @@ int run_quality_sweep(const QualityArgs& args) {
   if (!args.plot.empty()) {
     std::vector<std::pair<std::string, std::string>> labels;
     for (Tune tune : tunes)
-      for (bool optimize : {false, true})
-        labels.push_back({encoder_name(tune, optimize), encoder_name(tune, optimize)});
+      for (int coding = 0; coding < (args.progressive ? 3 : 2); ++coding)
+        labels.push_back({encoder_name(tune, coding), encoder_name(tune, coding)});
 #if MJPEG_HAVE_TURBOJPEG
     if (tj_ran) labels.push_back({"libjpeg-turbo", tj_label});
 #endif

@@ -341,7 +341,7 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   check_optimize_size(fmt_in.width, fmt_in.height,
                       fmt_in.format == PixelFormat::gray8 ? Subsampling::gray
                                                           : args.options.subsampling,
-                      args.options.optimize);
+                      args.options.optimize && !args.options.progressive);
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 

@@ -2,12 +2,17 @@
 
 #include "jpeg/huffman.hpp"
 #include "jpeg/jfif_writer.hpp"
+#include "jpeg/progressive.hpp"
 
 namespace mjpeg {
 
 void encode_coefficients(const FrameGeometry& g, const QuantTables& tables,
                          const std::int16_t* coeffs, const EncodeOptions& options,
                          std::vector<std::uint8_t>& out) {
+  if (options.progressive) {
+    encode_progressive(g, tables, coeffs, options, out);
+    return;
+  }
   const int table_count = g.num_components == 1 ? 1 : 2;
   HuffmanTables huff;
   if (options.optimize) {

@@ -45,11 +45,10 @@ void write_dht(SegmentWriter& w, const HuffmanSpec& spec, int class_and_id) {
 
 }  // namespace
 
-void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTables& h,
-                   int restart_interval, std::vector<std::uint8_t>& out) {
+void write_frame_header(const FrameGeometry& g, const QuantTables& q, bool progressive,
+                        std::vector<std::uint8_t>& out) {
   SegmentWriter w(out);
   const int nc = g.num_components;
-  const int tables = nc == 1 ? 1 : 2;
   w.marker(0xD8);  // SOI
 
   w.marker(0xE0);  // APP0: JFIF 1.01, no density units, 1:1 aspect, no thumbnail
@@ -64,7 +63,8 @@ void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTa
   w.byte(0);
 
   // As libjpeg: one DQT per table, in the order the components first use them (emit_dqt
-  // skips a table already sent); SOF1 when any component's table needs 16-bit precision.
+  // skips a table already sent); SOF1 when any component's table needs 16-bit precision
+  // (a progressive frame stays SOF2).
   bool sent[kMaxQuantTables] = {};
   bool wide = false;
   for (int c = 0; c < nc; ++c) {
@@ -74,7 +74,7 @@ void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTa
     wide = wide || q.needs_16bit(slot);
   }
 
-  w.marker(wide ? 0xC1 : 0xC0);  // SOF0 baseline, or SOF1 (16-bit tables)
+  w.marker(progressive ? 0xC2 : wide ? 0xC1 : 0xC0);  // SOF2, SOF0 baseline or SOF1
   w.word(8 + 3 * nc);
   w.byte(8);
   w.word(g.height);
@@ -85,29 +85,52 @@ void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTa
     w.byte((g.comp[c].h << 4) | g.comp[c].v);
     w.byte(q.slot[c]);  // Tq
   }
+}
+
+void write_dht(const HuffmanSpec& spec, int class_and_id, std::vector<std::uint8_t>& out) {
+  SegmentWriter w(out);
+  write_dht(w, spec, class_and_id);
+}
+
+void write_dri(int restart_interval, std::vector<std::uint8_t>& out) {
+  SegmentWriter w(out);
+  w.marker(0xDD);  // DRI
+  w.word(4);
+  w.word(restart_interval);
+}
+
+void write_sos(const int* components, const int* table_selectors, int count, int ss, int se,
+               int ah_al, std::vector<std::uint8_t>& out) {
+  SegmentWriter w(out);
+  w.marker(0xDA);  // SOS
+  w.word(6 + 2 * count);
+  w.byte(count);
+  for (int i = 0; i < count; ++i) {
+    w.byte(components[i] + 1);
+    w.byte(table_selectors[i]);
+  }
+  w.byte(ss);
+  w.byte(se);
+  w.byte(ah_al);
+}
+
+void write_headers(const FrameGeometry& g, const QuantTables& q, const HuffmanTables& h,
+                   int restart_interval, std::vector<std::uint8_t>& out) {
+  const int nc = g.num_components;
+  const int tables = nc == 1 ? 1 : 2;
+  write_frame_header(g, q, false, out);
 
   // libjpeg emits each table once, in scan order: DC0, AC0, DC1, AC1.
   for (int t = 0; t < tables; ++t) {
-    write_dht(w, h.dc[t], t);
-    write_dht(w, h.ac[t], 0x10 | t);
+    write_dht(h.dc[t], t, out);
+    write_dht(h.ac[t], 0x10 | t, out);
   }
 
-  if (restart_interval > 0) {
-    w.marker(0xDD);  // DRI
-    w.word(4);
-    w.word(restart_interval);
-  }
+  if (restart_interval > 0) write_dri(restart_interval, out);
 
-  w.marker(0xDA);  // SOS
-  w.word(6 + 2 * nc);
-  w.byte(nc);
-  for (int c = 0; c < nc; ++c) {
-    w.byte(c + 1);
-    w.byte(c == 0 ? 0x00 : 0x11);
-  }
-  w.byte(0);   // Ss
-  w.byte(63);  // Se
-  w.byte(0);   // Ah/Al
+  const int components[kMaxComponents] = {0, 1, 2};
+  const int selectors[kMaxComponents] = {0x00, 0x11, 0x11};
+  write_sos(components, selectors, nc, 0, 63, 0, out);
 }
 
 void write_trailer(std::vector<std::uint8_t>& out) {

@@ -17,6 +17,7 @@
 #include "device_info.hpp"
 #include "jpeg/entropy.hpp"
 #include "jpeg/planar.hpp"
+#include "jpeg/progressive.hpp"
 #include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
@@ -831,6 +832,7 @@ void Run::worker(int id) {
     Job job;
     std::vector<std::uint8_t> rgb;  // planar frames for on_frame: the RGB that was encoded
     PlanarRows planar_rows;         // planar frames in cpu mode: rows to RGB, band by band
+    std::vector<std::int16_t> expanded;  // --progressive from tokens: the frame's coefficients
     while (gate_.wait_worker(id) && to_entropy_.pop(job)) {
       HostSlot& s = slots_[job.slot];
       ImageView view{s.frame, format_.width, format_.height, format_.format,
@@ -868,7 +870,10 @@ void Run::worker(int id) {
           download_bytes_.fetch_add(gpu->download_bytes(s.local), std::memory_order_relaxed);
           if (r.is_tokens) {
             token_frames_.fetch_add(1, std::memory_order_relaxed);
-            encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg);
+            if (encode_.progressive)  // the scans need whole coefficient blocks back
+              encode_tokens_progressive(geometry_, tables_, r.tokens, encode_, expanded, jpeg);
+            else
+              encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg);
           } else {
             encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg);
           }

@@ -211,6 +211,7 @@ struct ApiCase {
   int frames = 7;
   std::size_t pad = 0;
   bool own_tables = false;
+  bool progressive = false;
 };
 
 inline std::string name_of(const ApiCase& c) {
@@ -223,6 +224,7 @@ inline std::string name_of(const ApiCase& c) {
   if (c.optimize) n += "_opt";
   if (c.pad) n += "_pad" + std::to_string(c.pad);
   if (c.own_tables) n += "_qtables";
+  if (c.progressive) n += "_prog";
   n += "_N" + std::to_string(c.producers) + "M" + std::to_string(c.entropy) + "K" +
        std::to_string(c.slots);
   return n;
@@ -246,6 +248,9 @@ inline std::vector<ApiCase> api_cases() {
       {45, 21, F::rgb24, S::s420, YuvMatrix::bt601, YuvRange::limited, 0, false, 1, 2, 3, 5, 13},
       {45, 21, F::yuv420p, S::s422, YuvMatrix::bt601, YuvRange::limited, 0, false, 1, 2, 3, 5, 7},
       {45, 21, F::bgr24, S::s420, YuvMatrix::bt601, YuvRange::limited, 0, false, 2, 2, 4, 5, 3, true},
+      // --progressive, planar and packed.
+      {45, 21, F::yuv420p, S::s420, YuvMatrix::bt601, YuvRange::limited, 2, false, 1, 2, 3, 5, 0, false, true},
+      {37, 29, F::rgb24, S::s444, YuvMatrix::bt601, YuvRange::limited, 0, true, 2, 2, 4, 5, 0, true, true},
   };
 }
 
@@ -260,6 +265,7 @@ inline VideoOptions options_of(const ApiCase& c, Offload mode) {
   o.jpeg.subsampling = c.sampling;
   o.jpeg.restart_interval = c.restart;
   o.jpeg.optimize = c.optimize;
+  o.jpeg.progressive = c.progressive;
   if (c.own_tables) {
     o.jpeg.qtables.assign(3, QuantTableValues{});
     for (int i = 0; i < 64; ++i) {

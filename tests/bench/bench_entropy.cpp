@@ -19,6 +19,11 @@
 //   libjpeg/entropy     libjpeg-turbo's Huffman coding alone: jpeg_write_coefficients of the
 //                       coefficients that jpeg_read_coefficients got from its own output (as
 //                       jpegtran does; includes the small per-frame header/setup cost)
+//   ours/optimize, ours/progressive, ours/tokens_progressive  encode_coefficients with
+//                       --optimize / --progressive, and --progressive from the token stream
+//                       (expanded back to coefficients first, as the pipeline does)
+//   libjpeg/optimize, libjpeg/progressive  libjpeg/entropy with optimize_coding, and with the
+//                       scan script of --progressive (jpeg_scan_info): the same files as ours
 // Each reports frames/s (items_per_second) and JPEG output bytes/s (bytes_per_second); a summary
 // with the ours/libjpeg-turbo ratios follows. Frames are checked byte-identical first.
 #include <benchmark/benchmark.h>
@@ -42,6 +47,7 @@
 #include "jpeg/entropy.hpp"
 #include "core/geometry.hpp"
 #include "jpeg/huffman.hpp"
+#include "jpeg/progressive.hpp"
 #include "core/quant.hpp"
 #include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
@@ -282,6 +288,98 @@ void BM_libjpeg_entropy(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
 }
 
+// --optimize / --progressive on ready coefficients (or, `tokens`, from the token stream).
+void BM_ours_coding(benchmark::State& state, bool progressive, bool tokens) {
+  Frame& f = *g_frame;
+  mjpeg::EncodeOptions o = f.options;
+  o.optimize = true;
+  o.progressive = progressive;
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  std::vector<std::int16_t> scratch;
+  for (auto _ : state) {
+    if (tokens)
+      mjpeg::encode_tokens_progressive(f.geometry, f.tables, f.tokens.view(), o, scratch, out);
+    else
+      mjpeg::encode_coefficients(f.geometry, f.tables, f.coeffs.data(), o, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+// libjpeg-turbo's coding of its own output's coefficients with optimal tables, sequential or
+// with the scans of --progressive. Returns the last file (for the byte check).
+std::vector<std::uint8_t> libjpeg_coding(benchmark::State* state, bool progressive) {
+  Frame& f = *g_frame;
+  jpeg_decompress_struct src;
+  jpeg_error_mgr src_err;
+  src.err = jpeg_std_error(&src_err);
+  jpeg_create_decompress(&src);
+  jpeg_mem_src(&src, f.reference.data(), static_cast<unsigned long>(f.reference.size()));
+  jpeg_read_header(&src, TRUE);
+  jvirt_barray_ptr* coef_arrays = jpeg_read_coefficients(&src);
+  std::vector<jpeg_scan_info> scans;
+  for (const mjpeg::ProgressiveScan& p : mjpeg::progressive_script(3)) {
+    jpeg_scan_info si{};
+    si.comps_in_scan = p.count;
+    for (int i = 0; i < p.count; ++i) si.component_index[i] = p.components[i];
+    si.Ss = p.ss;
+    si.Se = p.se;
+    scans.push_back(si);
+  }
+  jpeg_compress_struct dst;
+  jpeg_error_mgr dst_err;
+  dst.err = jpeg_std_error(&dst_err);
+  jpeg_create_compress(&dst);
+  const unsigned long cap = static_cast<unsigned long>(f.reference.size() * 2 + 65536);
+  std::vector<unsigned char> storage(cap);
+  unsigned long size = 0;
+  auto once = [&]() {
+    unsigned char* out = storage.data();
+    size = cap;
+    jpeg_mem_dest(&dst, &out, &size);
+    jpeg_copy_critical_parameters(&src, &dst);
+    dst.optimize_coding = TRUE;
+    if (progressive) {
+      dst.scan_info = scans.data();
+      dst.num_scans = static_cast<int>(scans.size());
+    }
+    jpeg_write_coefficients(&dst, coef_arrays);
+    jpeg_finish_compress(&dst);
+    if (out != storage.data()) {
+      std::free(out);
+      size = 0;
+      return false;
+    }
+    return true;
+  };
+  bool ok = true;
+  if (state) {
+    for (auto _ : *state) {
+      if (!(ok = once())) {
+        state->SkipWithError("jpeg_mem_dest reallocated");
+        break;
+      }
+      benchmark::DoNotOptimize(storage.data());
+    }
+    state->SetItemsProcessed(state->iterations());
+    state->SetBytesProcessed(static_cast<std::int64_t>(state->iterations() * size));
+  } else {
+    ok = once();
+  }
+  jpeg_destroy_compress(&dst);
+  jpeg_finish_decompress(&src);
+  jpeg_destroy_decompress(&src);
+  return ok ? std::vector<std::uint8_t>(storage.data(), storage.data() + size)
+            : std::vector<std::uint8_t>();
+}
+
+void BM_libjpeg_coding(benchmark::State& state, bool progressive) {
+  libjpeg_coding(&state, progressive);
+}
+
 // Console output as usual, and the adjusted real time per iteration of each benchmark kept for
 // the summary.
 class RecordingReporter : public benchmark::ConsoleReporter {
@@ -377,6 +475,18 @@ int main(int argc, char** argv) {
       same = false;
     }
   }
+  for (bool progressive : {false, true}) {  // the optimised files, against libjpeg's transcode
+    mjpeg::EncodeOptions o = frame.options;
+    o.optimize = true;
+    o.progressive = progressive;
+    std::vector<std::uint8_t> bytes;
+    mjpeg::encode_coefficients(frame.geometry, frame.tables, frame.coeffs.data(), o, bytes);
+    const std::vector<std::uint8_t> theirs = libjpeg_coding(nullptr, progressive);
+    std::printf("%s: %zu bytes, %s libjpeg-turbo's (jpeg_write_coefficients)\n",
+                progressive ? "--progressive" : "--optimize", bytes.size(),
+                bytes == theirs ? "byte-identical to" : "DIFFERS FROM");
+    same = same && bytes == theirs;
+  }
   std::printf("transform variants:");
   for (const std::string& v : mjpeg::transform_variants()) std::printf(" %s", v.c_str());
   std::printf(" (default %s)\n", mjpeg::transform_variant());
@@ -399,6 +509,16 @@ int main(int argc, char** argv) {
         ->UseRealTime();
   benchmark::RegisterBenchmark("ours/tokenize", BM_ours_tokenize)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ours/optimize", BM_ours_coding, false, false)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("libjpeg/optimize", BM_libjpeg_coding, false)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ours/progressive", BM_ours_coding, true, false)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ours/tokens_progressive", BM_ours_coding, true, true)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("libjpeg/progressive", BM_libjpeg_coding, true)
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
   for (const std::string& v : mjpeg::transform_variants())
     benchmark::RegisterBenchmark(("ours/encode/" + v).c_str(), BM_ours_encode_variant, v)
@@ -424,6 +544,15 @@ int main(int argc, char** argv) {
     const std::string what = "  token scan, " + v + ":";
     line(what.c_str(), name.c_str(), "libjpeg/entropy");
   }
+  line("--optimize of ready coeffs:", "ours/optimize", "libjpeg/optimize");
+  line("--progressive of ready coeffs:", "ours/progressive", "libjpeg/progressive");
+  line("--progressive from GPU tokens:", "ours/tokens_progressive", "libjpeg/progressive");
+  if (s.count("ours/progressive") && s.count("ours/optimize") && s["ours/optimize"] > 0)
+    std::printf("  --progressive costs %.2fx the time of --optimize (ours), %.2fx (libjpeg-turbo)\n",
+                s["ours/progressive"] / s["ours/optimize"],
+                s.count("libjpeg/optimize") && s["libjpeg/optimize"] > 0
+                    ? s["libjpeg/progressive"] / s["libjpeg/optimize"]
+                    : 0.0);
   line("whole encode:", "ours/encode_jpeg", "libjpeg/tjCompress2");
   for (int t : {2, 4, 8}) {
     const std::string name = "ours/tokens_parallel/" + std::to_string(t);

@@ -90,6 +90,27 @@ bool compress_with_libjpeg(const ImageView& image, const EncodeOptions& options,
   cinfo.restart_interval = static_cast<unsigned int>(options.restart_interval);
   cinfo.optimize_coding = options.optimize ? TRUE : FALSE;
   cinfo.dct_method = JDCT_ISLOW;
+  // --progressive: the script as cjpeg -scans reads it (progressive_scan_script()).
+  jpeg_scan_info scans[8];
+  if (options.progressive) {
+    const bool gray = cinfo.num_components == 1;
+    const int luma[3][2] = {{1, 2}, {3, 9}, {10, 63}};
+    int n = 0;
+    scans[n].comps_in_scan = cinfo.num_components;
+    for (int c = 0; c < cinfo.num_components; ++c) scans[n].component_index[c] = c;
+    scans[n].Ss = scans[n].Se = scans[n].Ah = scans[n].Al = 0;
+    ++n;
+    for (const auto& band : luma) {
+      scans[n] = jpeg_scan_info{1, {0, 0, 0, 0}, band[0], band[1], 0, 0};
+      ++n;
+    }
+    for (int c = 1; !gray && c < 3; ++c) {
+      scans[n] = jpeg_scan_info{1, {c, 0, 0, 0}, 1, 63, 0, 0};
+      ++n;
+    }
+    cinfo.scan_info = scans;
+    cinfo.num_scans = n;
+  }
 
   jpeg_start_compress(&cinfo, TRUE);
   while (cinfo.next_scanline < cinfo.image_height) {
@@ -113,7 +134,7 @@ class TempDir {
     path_ = buf.data();
   }
   ~TempDir() {
-    for (const char* name : {"in.ppm", "in.pgm", "out.jpg", "stderr.txt", "qtables.txt"})
+    for (const char* name : {"in.ppm", "in.pgm", "out.jpg", "stderr.txt", "qtables.txt", "scans.txt"})
       ::unlink((path_ + "/" + name).c_str());
     ::rmdir(path_.c_str());
   }
@@ -161,6 +182,7 @@ const char* marker_name(int m) {
     case 0xDB: return "DQT";
     case 0xC0: return "SOF0";
     case 0xC1: return "SOF1";
+    case 0xC2: return "SOF2";
     case 0xC4: return "DHT";
     case 0xDD: return "DRI";
     case 0xDA: return "SOS";
@@ -250,8 +272,16 @@ std::optional<std::string> find_cjpeg() {
   return std::nullopt;
 }
 
+std::string progressive_scan_script(bool gray) {
+  std::string text = gray ? "0: 0-0, 0, 0;\n" : "0,1,2: 0-0, 0, 0;\n";
+  text += "0: 1-2, 0, 0;\n0: 3-9, 0, 0;\n0: 10-63, 0, 0;\n";
+  if (!gray) text += "1: 1-63, 0, 0;\n2: 1-63, 0, 0;\n";
+  return text;
+}
+
 std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray_input,
-                                         const std::string& qtables_file) {
+                                         const std::string& qtables_file,
+                                         const std::string& scans_file) {
   std::vector<std::string> args = {"-quality", std::to_string(options.quality), "-dct", "int"};
   if (!gray_input) {
     switch (options.subsampling) {
@@ -270,6 +300,7 @@ std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray
     for (int s : options.qslots) list += (list.empty() ? "" : ",") + std::to_string(s);
     args.insert(args.end(), {"-qslots", list});
   }
+  if (options.progressive) args.insert(args.end(), {"-scans", scans_file});
   return args;
 }
 
@@ -321,8 +352,15 @@ std::vector<std::uint8_t> cjpeg_encode(const std::string& cjpeg, const Image& im
   write_pnm(img, input);
   const std::string qtables = dir.path() + "/qtables.txt";
   if (!options.qtables.empty()) write_qtables_file(options.qtables, qtables);
+  const std::string scans = dir.path() + "/scans.txt";
+  if (options.progressive) {
+    std::ofstream out(scans);
+    out << progressive_scan_script(img.channels == 1 || options.subsampling == Subsampling::gray);
+    if (!out) throw std::runtime_error("cannot write " + scans);
+  }
   std::vector<std::string> args = {cjpeg};
-  for (auto& a : cjpeg_arguments(options, img.channels == 1, qtables)) args.push_back(std::move(a));
+  for (auto& a : cjpeg_arguments(options, img.channels == 1, qtables, scans))
+    args.push_back(std::move(a));
   args.insert(args.end(), {"-outfile", output, input});
   const int status = run_process(args, log);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

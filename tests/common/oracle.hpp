@@ -36,8 +36,16 @@ std::optional<std::string> find_cjpeg();
 /// (`gray_input`) no -sample/-grayscale is passed; RGB with Subsampling::gray gives -grayscale.
 /// options.qtables: "-qtables `qtables_file`" (the caller writes the file, write_qtables_file);
 /// options.qslots: "-qslots N,N,...".
+/// options.progressive: "-scans `scans_file`" (progressive_scan_script(); cjpeg_encode writes it).
 std::vector<std::string> cjpeg_arguments(const EncodeOptions& options, bool gray_input,
-                                         const std::string& qtables_file = "");
+                                         const std::string& qtables_file = "",
+                                         const std::string& scans_file = "");
+
+/// The cjpeg -scans script of `--progressive` for a colour (or a one-component) frame, written
+/// out here independently of the encoder's copy: a DC scan of every component, luma AC bands
+/// 1-2, 3-9, 10-63, chroma AC 1-63 per component, no successive approximation. libjpeg_encode
+/// uses the same scans (jpeg_scan_info) when options.progressive is set.
+std::string progressive_scan_script(bool gray);
 
 /// Writes `tables` as a cjpeg -qtables file (one number a line, a comment before each table).
 void write_qtables_file(const std::vector<QuantTableValues>& tables, const std::string& path);

@@ -1,7 +1,8 @@
 // libFuzzer target: the JPEG encoder on random sizes (1..320 px), inputs (RGB or gray),
-// samplings, qualities (1..100), restart intervals and optimized tables. Every output must be
-// byte-identical to libjpeg-turbo's encode of the same pixels with the same settings (the
-// project's oracle, tests/common/oracle.hpp), and must decode with TurboJPEG to the same size.
+// samplings, qualities (1..100), restart intervals, optimized tables and progressive scans.
+// Every output must be byte-identical to libjpeg-turbo's encode of the same pixels with the same
+// settings (the project's oracle, tests/common/oracle.hpp), and must decode with TurboJPEG to the
+// same size.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.restart_interval = in.ConsumeBool() ? in.ConsumeIntegralInRange<int>(0, 8)
                                               : in.ConsumeIntegralInRange<int>(0, 65535);
   options.optimize = in.ConsumeBool();
+  options.progressive = in.ConsumeIntegralInRange<int>(0, 3) == 0;  // SOF2 (spectral selection)
 
   mjpeg::ImageView view;
   view.width = width;
@@ -93,11 +95,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<std::uint8_t> reference = mjpeg::test::libjpeg_encode(view, options);
   const std::string diff = mjpeg::test::describe_difference(ours, reference);
   if (!diff.empty()) {
-    char settings[160];
-    std::snprintf(settings, sizeof settings, "%dx%d %s q%d sampling %d restart %d optimize %d",
-                  width, height, gray_input ? "gray" : "rgb", options.quality,
+    char settings[180];
+    std::snprintf(settings, sizeof settings,
+                  "%dx%d %s q%d sampling %d restart %d optimize %d progressive %d", width, height,
+                  gray_input ? "gray" : "rgb", options.quality,
                   static_cast<int>(options.subsampling), options.restart_interval,
-                  options.optimize ? 1 : 0);
+                  options.optimize ? 1 : 0, options.progressive ? 1 : 0);
     finding("output differs from libjpeg-turbo's", std::string(settings) + "\n" + diff);
   }
 #if MJPEG_HAVE_TURBOJPEG

@@ -21,8 +21,9 @@
 #             MJPEG_BENCH_PICTURE, default BIN_DIR/k4k.ppm): cpu, sok, sok-pinned, aok and
 #             libjpeg-turbo; JSON, Chrome trace; then nvJPEG on the same frames
 #             (tests/gpu/nvjpeg_peer.cpp, built with nvcc where CUDA has nvJPEG); then AOK with
-#             the coefficients coming back instead of tokens, and the D2H bytes per frame of
-#             the token output at qualities 50, 75, 90 and 100
+#             the coefficients coming back instead of tokens, --optimize, --tune psnr with
+#             --optimize and with --progressive (cpu, sok, aok byte-identical), and the D2H
+#             bytes per frame of the token output at qualities 50, 75, 90 and 100
 #   cpu       the CPU mode against libjpeg-turbo on every core: `mjpeg compare --modes cpu` at
 #             1920x1080 and 3840x2160 (the same picture), and, when BIN_DIR has mjpeg_tests, the
 #             CPU transform's variants (AVX-512, AVX2, SSE2) against the scalar reference on this
@@ -215,6 +216,12 @@ if want compare; then
   timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
     --modes aok --optimize >"$logs/compare_optimize.txt" 2>&1
   note "mjpeg compare, aok --optimize: rc=$?"
+  # --progressive: the tokens are expanded back to coefficient blocks on the CPU and coded in
+  # six scans; every mode must write the same bytes (compare exits 1 otherwise). Against
+  # --tune psnr --optimize above, same frames.
+  timeout 300 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 \
+    --modes cpu,sok,aok --tune psnr --progressive >"$logs/compare_progressive.txt" 2>&1
+  note "mjpeg compare, --tune psnr --progressive (cpu, sok, aok byte-identical): rc=$?"
   # Quantization tables: a tuned preset, and three own tables with Cb and Cr on
   # different ones (the third DeviceTables table); compare checks that every mode wrote the same
   # bytes (exit 1 otherwise).
@@ -331,6 +338,8 @@ if want compare; then
   grep -E "^(AOK|mode|nvJPEG) " "$logs/compare_optimize.txt"
   echo; echo "==== --tune psnr --optimize, and own tables --qslots 0,2,1"
   grep -E "^(CPU|SOK|AOK|mode|libjpeg|identical|all)" "$logs/compare_tune_psnr.txt"
+  echo; echo "==== --tune psnr --progressive (fps against --tune psnr --optimize above)"
+  grep -E "^(CPU|SOK|AOK|mode|libjpeg|identical|all)" "$logs/compare_progressive.txt"
   grep -iE "identical|differ" "$logs/compare_qtables.txt"
   echo; echo "==== token output, D2H per frame by quality (kHD)"
   cat "$logs/d2h_by_quality.txt"

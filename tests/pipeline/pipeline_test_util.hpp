@@ -162,6 +162,7 @@ struct StreamCase {
   /// Quantization tables: 0 Annex K; 1 three own tables, Cb and Cr on different ones (slots
   /// 0,2,1; one of them 16-bit); 2 --tune psnr; 3 --tune ssim.
   int tables = 0;
+  bool progressive = false;  ///< --progressive (the token path expands tokens to coefficients)
 };
 
 /// The EncodeOptions fields of StreamCase::tables.
@@ -186,7 +187,8 @@ inline std::string name_of(const StreamCase& c) {
          (c.format == PixelFormat::gray8 ? "_g8" : "_rgb") + "_N" + std::to_string(c.producers) +
          "M" + std::to_string(c.entropy_threads) + "K" + std::to_string(c.slots) +
          (c.restart ? "_r" + std::to_string(c.restart) : "") + (c.optimize ? "_opt" : "") +
-         (c.tables == 1 ? "_qtables" : c.tables == 2 ? "_psnr" : c.tables == 3 ? "_ssim" : "");
+         (c.tables == 1 ? "_qtables" : c.tables == 2 ? "_psnr" : c.tables == 3 ? "_ssim" : "") +
+         (c.progressive ? "_prog" : "");
 }
 
 inline std::vector<StreamCase> stream_cases() {
@@ -204,6 +206,12 @@ inline std::vector<StreamCase> stream_cases() {
       {41, 23, S::gray, g8, 2, 2, 4, 0, false, 6, 1},
       {50, 17, S::s422, rgb, 2, 2, 3, 0, true, 8, 2},
       {96, 64, S::s420, rgb, 4, 4, 8, 2, false, 10, 3},
+      // --progressive: every sampling, restarts, own tables and a preset.
+      {64, 48, S::s420, rgb, 2, 3, 4, 0, false, 12, 0, true},
+      {37, 29, S::s420, rgb, 3, 2, 5, 3, true, 9, 2, true},
+      {50, 17, S::s422, rgb, 2, 2, 3, 1, false, 8, 1, true},
+      {33, 70, S::s444, rgb, 1, 4, 16, 0, false, 6, 3, true},
+      {41, 23, S::gray, g8, 3, 3, 5, 2, false, 6, 0, true},
   };
 }
 
@@ -219,6 +227,7 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   o.subsampling = c.sampling;
   o.restart_interval = c.restart;
   o.optimize = c.optimize;
+  o.progressive = c.progressive;
   set_tables(o, c.tables);
   if (c.tables == 1) o.quality = 50;  // the tables as they are (one of them 16-bit)
   const auto ref = reference(frames, o);
