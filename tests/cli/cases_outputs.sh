@@ -70,6 +70,9 @@ case_second_interrupt_removes_temporary_files() {
   local out pid
   mkdir fr
   for out in out.avi fr/%03d.jpg; do
+    # The previous round's progress lines must not pass for this one's (the signals would then
+    # reach the shell's fork before it runs mjpeg: exit 143).
+    rm -f err.txt
     "$MJPEG" encode in.y4m -o "$out" -q 100 -s 444 --mode cpu --producers 1 \
       --entropy-threads 1 --progress 2>err.txt &
     pid=$!
