@@ -69,12 +69,19 @@ struct Entry {
   std::uint32_t len = kNoCodeFlag;  ///< code length + size, or flags
 };
 
+/// The hot loop's table, indexed by the whole 16-bit slot (class, symbol and inline value
+/// bits): (code << size | value bits) << 16 | code length + size, so that a slot is one load
+/// and the sum of four entries has the four lengths in its low 16 bits. Specials (escapes,
+/// markers, symbols without a code, whatever their value bits) have kFullSpecial set instead,
+/// which the sum of four entries keeps (4 x (0x1000 + 27) < 0x10000: no carry into the codes).
+constexpr std::uint64_t kFullSpecial = 0x1000;
+constexpr std::uint64_t kFullSpecialMask = 0xF000;
+constexpr int kFullCodeShift = 16;
+
 struct CoderTables {
-  Entry entry[2 * 256];        ///< [class << 8 | symbol]
-  std::uint64_t wide[2 * 256];  ///< the same as code | len << 32, for the hot loop
+  Entry entry[2 * 256];               ///< [class << 8 | symbol], for the slow path
+  std::uint64_t full[1u << 16];       ///< [slot], for the hot loop
 };
-constexpr int kWideSpecialShift = 40;  ///< wide >> 40 is nonzero exactly for the specials
-static_assert(std::uint64_t{kSpecial} << 32 == std::uint64_t{1} << kWideSpecialShift, "");
 
 /// Code and length of every symbol of a DHT table (length 0: absent).
 struct Codes {
@@ -117,9 +124,37 @@ void build_tables(const HuffmanTables& h, CoderTables& t) {
       } else if (nibble <= 10) {
         e = make_entry(ac[cls], sym, nibble);
       }
-      t.wide[cls << 8 | sym] = e.code | std::uint64_t{e.len} << 32;
     }
   }
+  std::uint64_t base[2 * 256];
+  for (int i = 0; i < 2 * 256; ++i) {
+    const Entry& e = t.entry[i];
+    base[i] = e.len < kSpecial ? std::uint64_t{e.code} << kFullCodeShift | e.len : kFullSpecial;
+  }
+  // Value bits v of a slot go into the code's low bits (OR: value bits wider than the symbol's
+  // size would spill into the code, as the slow path does too; the tokenizer never makes them).
+  for (std::uint32_t v = 0; v < (1u << (16 - kValueShift)); ++v)
+    for (std::uint32_t i = 0; i < 2 * 256; ++i)
+      t.full[v << kValueShift | i] = base[i] | std::uint64_t{v} << kFullCodeShift;
+}
+
+/// The coder's tables for `h`, built once per thread while the tables stay the same (the
+/// standard ones, frame after frame); rebuilt when they change (--optimize).
+const CoderTables& tables_for(const HuffmanTables& h) {
+  struct Cache {
+    HuffmanTables key;
+    bool valid = false;
+    std::unique_ptr<CoderTables> tables{new CoderTables};
+  };
+  thread_local Cache cache;
+  static_assert(sizeof(HuffmanTables) == 4 * (17 + 256), "HuffmanTables is compared bytewise");
+  if (!cache.valid || std::memcmp(&cache.key, &h, sizeof h) != 0) {
+    cache.valid = false;
+    build_tables(h, *cache.tables);
+    cache.key = h;
+    cache.valid = true;
+  }
+  return *cache.tables;
 }
 
 /// A per-thread scratch buffer that is never zero-filled (the parts of a parallel scan).
@@ -150,7 +185,11 @@ class Sink {
  private:
   MJPEG_TC_NOINLINE std::uint8_t* grow(std::uint8_t* p, std::size_t bytes) {
     const std::size_t used = static_cast<std::size_t>(p - data());
-    const std::size_t size = used + bytes + std::max<std::size_t>(used / 2, 256 * 1024);
+    // A vector grows in steps of an eighth: one that held the previous frame (about as large)
+    // is grown, and so zero-filled, only a little past it, and resize() itself reallocates
+    // geometrically. A scratch buffer (copied when it grows) by half.
+    const std::size_t size = used + bytes + (vec_ ? std::max<std::size_t>(used / 8, 64 * 1024)
+                                                  : std::max<std::size_t>(used / 2, 256 * 1024));
     if (vec_) {
       vec_->resize(size);
     } else {
@@ -296,8 +335,7 @@ const Variant& find_variant(const std::string& name) {
 /// cuts `out` at the scan's end.
 void encode_into(const Variant& v, const TokenView& tokens, const HuffmanTables& tables,
                  std::vector<std::uint8_t>& out, std::size_t at) {
-  CoderTables t;
-  build_tables(tables, t);
+  const CoderTables& t = tables_for(tables);
   Sink sink(out);
   CoderState state;
   state.out = sink.ensure(sink.data() + at, 0);
@@ -376,8 +414,7 @@ void encode_with_parts(const Variant& v, const TokenView& tokens, const HuffmanT
   }
   bounds.push_back(tokens.count);
   const bool aligned = restart_interval != 0;
-  CoderTables t;
-  build_tables(tables, t);
+  const CoderTables& t = tables_for(tables);
   const std::size_t parts_count = bounds.size() - 1;
   std::vector<Part> parts(parts_count);
   auto code_part = [&](std::size_t k) {
