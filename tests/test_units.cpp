@@ -728,7 +728,29 @@ TEST(Tokens, MalformedStreamsAreErrors) {
     TokenView view;
     view.slots = slots.data();
     view.count = slots.size();
+    out = {1, 2, 3};
     EXPECT_THROW(encode_token_scan(v, view, tables, out), Error) << v;
+    EXPECT_EQ(out, (std::vector<std::uint8_t>{1, 2, 3})) << v << ": what was there is kept";
+    // The error after many slots (the output has grown by then), in the hot loop's chunks.
+    slots.assign(20000, slot(kEob, 0, 0));
+    slots.push_back(slot(0x1E, 0, 0));
+    view.slots = slots.data();
+    view.count = slots.size();
+    EXPECT_THROW(encode_token_scan(v, view, tables, out), Error) << v;
+    EXPECT_EQ(out, (std::vector<std::uint8_t>{1, 2, 3})) << v;
+    // A marker in a scan cut into ranges as if it had no restarts: an error, not wrong bytes.
+    std::vector<std::uint16_t> marked = {slot(dc_symbol(0), 0, 0), slot(kEob, 0, 0),
+                                         slot(kRestart, 0, 0), slot(dc_symbol(0), 0, 0),
+                                         slot(kEob, 0, 0)};
+    const std::uint32_t rows[3] = {0, 2, 5};
+    view.slots = marked.data();
+    view.count = marked.size();
+    view.row_start = rows;
+    view.rows = 2;
+    EXPECT_THROW(encode_token_scan_parallel(view, tables, 0, 1, 2, out, v), Error) << v;
+    std::vector<std::uint8_t> with_restarts;
+    EXPECT_NO_THROW(encode_token_scan_parallel(view, tables, 1, 1, 2, with_restarts, v)) << v;
+    EXPECT_EQ(with_restarts, reference_token_scan(marked, tables)) << v;
   }
   EXPECT_THROW(encode_token_scan("no-such-variant", TokenView{}, tables, out), Error);
 }

@@ -15,7 +15,8 @@
 // word with a 0xFF byte is rewritten byte by byte with a 0x00 after each 0xFF. So the coded
 // bytes are written once, straight into the caller's vector (no scratch copy, no stuffing pass).
 // The hot loop (token_coder.inc) is compiled once per instruction-set variant (generic; BMI2
-// for shlx/shrx variable shifts), picked at run time like the Huffman coder's.
+// for shlx/shrx variable shifts, with MOVBE for the byte-swapping store), picked at run time
+// like the Huffman coder's.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -30,8 +31,13 @@
 #include "jpeg/tokens.hpp"
 #include "mjpeg/error.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MJPEG_TC_X86_DISPATCH 1
+#include <cpuid.h>
 #endif
 
 #if defined(__GNUC__)
@@ -213,10 +219,17 @@ struct CoderState {
   std::uint8_t* out = nullptr;
 };
 
-/// True when one of the 8 bytes of `w` is 0xFF (a zero byte of ~w; exact, no false hits).
+/// True when one of the 8 bytes of `w` is 0xFF: a byte compare in an SSE2 register (no 64-bit
+/// constants to keep in general registers), else a zero byte of ~w found with the bit trick
+/// (exact: no false hits).
 MJPEG_TC_INLINE bool has_ff_byte(std::uint64_t w) {
+#if defined(__SSE2__)
+  const __m128i v = _mm_cvtsi64_si128(static_cast<long long>(w));
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(-1))) != 0;  // upper bytes are 0
+#else
   const std::uint64_t x = ~w;
   return ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
+#endif
 }
 
 /// Writes the top `count` bytes of `word`, each 0xFF followed by a stuffed 0x00.
@@ -285,7 +298,7 @@ namespace generic {
 
 #if MJPEG_TC_X86_DISPATCH
 #pragma GCC push_options
-#pragma GCC target("bmi,bmi2,lzcnt")
+#pragma GCC target("bmi,bmi2,lzcnt,movbe")
 namespace bmi2 {
 #include "jpeg/token_coder.inc"
 }  // namespace bmi2
@@ -293,7 +306,9 @@ namespace bmi2 {
 
 bool cpu_has_bmi2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;  // MOVBE: CPUID leaf 1, ECX bit 22
+  const bool movbe = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_MOVBE) != 0;
+  return movbe && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 }
 #endif
 
@@ -332,17 +347,22 @@ const Variant& find_variant(const std::string& name) {
 }
 
 /// Codes the whole scan into `out` from byte `at` on (what lies after it is overwritten) and
-/// cuts `out` at the scan's end.
+/// cuts `out` at the scan's end; on an error `out` is cut at `at`.
 void encode_into(const Variant& v, const TokenView& tokens, const HuffmanTables& tables,
                  std::vector<std::uint8_t>& out, std::size_t at) {
-  const CoderTables& t = tables_for(tables);
-  Sink sink(out);
-  CoderState state;
-  state.out = sink.ensure(sink.data() + at, 0);
-  v.code(tokens.slots, 0, tokens.count, t, state, sink);
-  state.out = sink.ensure(state.out, 16);
-  flush_to_byte(state, true);
-  sink.finish(state.out);
+  try {
+    const CoderTables& t = tables_for(tables);
+    Sink sink(out);
+    CoderState state;
+    state.out = sink.ensure(sink.data() + at, 0);
+    v.code(tokens.slots, 0, tokens.count, t, state, sink);
+    state.out = sink.ensure(state.out, 16);
+    flush_to_byte(state, true);
+    sink.finish(state.out);
+  } catch (...) {
+    out.resize(at);
+    throw;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,7 +460,7 @@ void encode_with_parts(const Variant& v, const TokenView& tokens, const HuffmanT
   code_part(0);
   for (std::thread& th : pool) th.join();
   for (const Part& p : parts)
-    if (p.error) std::rethrow_exception(p.error);
+    if (p.error) std::rethrow_exception(p.error);  // `out` untouched so far
   Sink sink(out);
   CoderState s;
   s.out = sink.ensure(sink.data() + at, 0);
