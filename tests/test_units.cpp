@@ -175,6 +175,83 @@ TEST(Huffman, OptimalTableIsLengthLimitedAndOrdered) {
   EXPECT_EQ(used, 40);
 }
 
+// libjpeg's jpeg_gen_optimal_table as it reads (T.81 K.2: a scan of all counts for the two
+// smallest at every merge), written plainly: optimal_spec must give the same table for any
+// counts, ties (which decide the code lengths) and counts above 1e9 (never merged) included.
+HuffmanSpec scan_optimal_spec(const std::uint32_t freq_in[257]) {
+  long long freq[257];
+  for (int i = 0; i < 257; ++i) freq[i] = freq_in[i];
+  freq[256] = 1;
+  int codesize[257] = {};
+  int others[257];
+  std::fill(others, others + 257, -1);
+  for (;;) {
+    int c1 = -1, c2 = -1;
+    long long v = 1000000000LL;
+    for (int i = 0; i <= 256; ++i)
+      if (freq[i] && freq[i] <= v) v = freq[i], c1 = i;
+    v = 1000000000LL;
+    for (int i = 0; i <= 256; ++i)
+      if (freq[i] && freq[i] <= v && i != c1) v = freq[i], c2 = i;
+    if (c2 < 0) break;
+    freq[c1] += freq[c2];
+    freq[c2] = 0;
+    for (++codesize[c1]; others[c1] >= 0; ++codesize[c1]) c1 = others[c1];
+    others[c1] = c2;
+    for (++codesize[c2]; others[c2] >= 0; ++codesize[c2]) c2 = others[c2];
+  }
+  int bits[33] = {};
+  for (int i = 0; i <= 256; ++i)
+    if (codesize[i]) ++bits[codesize[i]];
+  for (int i = 32; i > 16; --i)
+    while (bits[i] > 0) {
+      int j = i - 2;
+      while (bits[j] == 0) --j;
+      bits[i] -= 2, bits[i - 1]++, bits[j + 1] += 2, bits[j]--;
+    }
+  int longest = 16;
+  while (bits[longest] == 0) --longest;
+  bits[longest]--;
+  HuffmanSpec spec;
+  for (int i = 1; i <= 16; ++i) spec.bits[i] = static_cast<std::uint8_t>(bits[i]);
+  int p = 0;
+  for (int len = 1; len <= 32; ++len)
+    for (int sym = 0; sym <= 255; ++sym)
+      if (codesize[sym] == len) spec.values[p++] = static_cast<std::uint8_t>(sym);
+  return spec;
+}
+
+TEST(Huffman, OptimalTableEqualsLibjpegsScanOnTiesAndHugeCounts) {
+  std::uint32_t state = 2463534242u;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    std::uint32_t freq[257] = {};
+    const int kind = trial % 4;
+    const int used = 1 + static_cast<int>(next() % 256);
+    for (int k = 0; k < used; ++k) {
+      const int sym = static_cast<int>(next() % 256);
+      switch (kind) {
+        case 0: freq[sym] = 1 + next() % 3; break;               // many ties
+        case 1: freq[sym] = 1u << (next() % 24); break;           // powers of two: deep trees
+        case 2: freq[sym] = next() % 4 ? 1 + next() % 5 : 900000000u + next() % 300000000u; break;
+        default: freq[sym] = next() % 100000; break;              // zeros too
+      }
+    }
+    std::uint32_t a[257], b[257];
+    std::copy(freq, freq + 257, a);
+    std::copy(freq, freq + 257, b);
+    const HuffmanSpec want = scan_optimal_spec(a);
+    const HuffmanSpec got = optimal_spec(b);
+    ASSERT_TRUE(std::equal(want.bits, want.bits + 17, got.bits)) << "trial " << trial;
+    ASSERT_TRUE(std::equal(want.values, want.values + 256, got.values)) << "trial " << trial;
+  }
+}
+
 TEST(Huffman, OptimalTableForTwoSymbols) {
   std::uint32_t freq[257] = {};
   freq[0] = 10;
