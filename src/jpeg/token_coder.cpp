@@ -3,17 +3,19 @@
 //
 // All the per-coefficient work (zero runs, sizes, value bits, DC differences) was done by the
 // tokenizer (on the GPU); what is left here is one table lookup per slot, joining bits and
-// stuffing bytes. The lookup table has 2 x 256 entries indexed by the slot's low 9 bits
+// stuffing bytes. The symbol table has 2 x 256 entries indexed by the slot's low 9 bits
 // ([component class][symbol]):
 //   AC and DC symbols  the class's code shifted left by the symbol's size, and code length +
 //                      size, so that code | value bits is the whole coded symbol;
 //   specials           length >= kSpecial: an escape (the value bits are in the next slot), a
 //                      restart marker, or a symbol the tables have no code for (a malformed
 //                      stream).
+// The hot loop reads a second table of 64K entries indexed by the whole slot, value bits
+// included (one load per slot; built once per thread for each set of Huffman tables).
 // Byte stuffing is part of the bit flush: every put stores the accumulator's bytes with one
-// 8-byte store and checks them for 0xFF with a zero-byte bit trick on the complement; only a
-// word with a 0xFF byte is rewritten byte by byte with a 0x00 after each 0xFF. So the coded
-// bytes are written once, straight into the caller's vector (no scratch copy, no stuffing pass).
+// 8-byte store and checks them for 0xFF (a byte compare in an SSE2 register); only a word with
+// a 0xFF byte is rewritten byte by byte with a 0x00 after each 0xFF. So the coded bytes are
+// written once, straight into the caller's vector (no scratch copy, no stuffing pass).
 // The hot loop (token_coder.inc) is compiled once per instruction-set variant (generic; BMI2
 // for shlx/shrx variable shifts, with MOVBE for the byte-swapping store), picked at run time
 // like the Huffman coder's.
@@ -425,7 +427,8 @@ void encode_with_parts(const Variant& v, const TokenView& tokens, const HuffmanT
       if (restart_interval && static_cast<long long>(r) * mcus_x % restart_interval != 0) continue;
       const std::size_t at_slot = tokens.row_start[r];
       const std::size_t target = total * bounds.size() / static_cast<std::size_t>(threads);
-      if (at_slot >= target && at_slot > bounds.back() && at_slot < total) bounds.push_back(at_slot);
+      if (at_slot >= target && at_slot > bounds.back() && at_slot < total)
+        bounds.push_back(at_slot);
     }
   }
   if (bounds.size() < 2) {
