@@ -175,6 +175,83 @@ TEST(Huffman, OptimalTableIsLengthLimitedAndOrdered) {
   EXPECT_EQ(used, 40);
 }
 
+// libjpeg's jpeg_gen_optimal_table as it reads (T.81 K.2: a scan of all counts for the two
+// smallest at every merge), written plainly: optimal_spec must give the same table for any
+// counts, ties (which decide the code lengths) and counts above 1e9 (never merged) included.
+HuffmanSpec scan_optimal_spec(const std::uint32_t freq_in[257]) {
+  long long freq[257];
+  for (int i = 0; i < 257; ++i) freq[i] = freq_in[i];
+  freq[256] = 1;
+  int codesize[257] = {};
+  int others[257];
+  std::fill(others, others + 257, -1);
+  for (;;) {
+    int c1 = -1, c2 = -1;
+    long long v = 1000000000LL;
+    for (int i = 0; i <= 256; ++i)
+      if (freq[i] && freq[i] <= v) v = freq[i], c1 = i;
+    v = 1000000000LL;
+    for (int i = 0; i <= 256; ++i)
+      if (freq[i] && freq[i] <= v && i != c1) v = freq[i], c2 = i;
+    if (c2 < 0) break;
+    freq[c1] += freq[c2];
+    freq[c2] = 0;
+    for (++codesize[c1]; others[c1] >= 0; ++codesize[c1]) c1 = others[c1];
+    others[c1] = c2;
+    for (++codesize[c2]; others[c2] >= 0; ++codesize[c2]) c2 = others[c2];
+  }
+  int bits[33] = {};
+  for (int i = 0; i <= 256; ++i)
+    if (codesize[i]) ++bits[codesize[i]];
+  for (int i = 32; i > 16; --i)
+    while (bits[i] > 0) {
+      int j = i - 2;
+      while (bits[j] == 0) --j;
+      bits[i] -= 2, bits[i - 1]++, bits[j + 1] += 2, bits[j]--;
+    }
+  int longest = 16;
+  while (bits[longest] == 0) --longest;
+  bits[longest]--;
+  HuffmanSpec spec;
+  for (int i = 1; i <= 16; ++i) spec.bits[i] = static_cast<std::uint8_t>(bits[i]);
+  int p = 0;
+  for (int len = 1; len <= 32; ++len)
+    for (int sym = 0; sym <= 255; ++sym)
+      if (codesize[sym] == len) spec.values[p++] = static_cast<std::uint8_t>(sym);
+  return spec;
+}
+
+TEST(Huffman, OptimalTableEqualsLibjpegsScanOnTiesAndHugeCounts) {
+  std::uint32_t state = 2463534242u;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    std::uint32_t freq[257] = {};
+    const int kind = trial % 4;
+    const int used = 1 + static_cast<int>(next() % 256);
+    for (int k = 0; k < used; ++k) {
+      const int sym = static_cast<int>(next() % 256);
+      switch (kind) {
+        case 0: freq[sym] = 1 + next() % 3; break;               // many ties
+        case 1: freq[sym] = 1u << (next() % 24); break;           // powers of two: deep trees
+        case 2: freq[sym] = next() % 4 ? 1 + next() % 5 : 900000000u + next() % 300000000u; break;
+        default: freq[sym] = next() % 100000; break;              // zeros too
+      }
+    }
+    std::uint32_t a[257], b[257];
+    std::copy(freq, freq + 257, a);
+    std::copy(freq, freq + 257, b);
+    const HuffmanSpec want = scan_optimal_spec(a);
+    const HuffmanSpec got = optimal_spec(b);
+    ASSERT_TRUE(std::equal(want.bits, want.bits + 17, got.bits)) << "trial " << trial;
+    ASSERT_TRUE(std::equal(want.values, want.values + 256, got.values)) << "trial " << trial;
+  }
+}
+
 TEST(Huffman, OptimalTableForTwoSymbols) {
   std::uint32_t freq[257] = {};
   freq[0] = 10;
@@ -448,6 +525,228 @@ TEST(Tokens, EveryCoderVariantMatchesTheReferenceCoder) {
   }
 }
 
+// A second, bit-by-bit reading of the token format (core/token_format.hpp) on the reference bit
+// writer: what the coder must write for any well-formed slot sequence, also ones no image gives.
+std::vector<std::uint8_t> reference_token_scan(const std::vector<std::uint16_t>& slots,
+                                               const HuffmanTables& tables) {
+  ReferenceBits w;
+  const ReferenceCodes dc[2] = {ReferenceCodes(tables.dc[0]), ReferenceCodes(tables.dc[1])};
+  const ReferenceCodes ac[2] = {ReferenceCodes(tables.ac[0]), ReferenceCodes(tables.ac[1])};
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const int sym = slots[i] & 0xFF;
+    const int cls = slots[i] >> 8 & 1;
+    if (sym == 0x0D) {  // restart marker
+      w.pad();
+      w.marker(0xD0 + (slots[i] >> 9 & 7));
+      continue;
+    }
+    const bool is_dc = (sym & 15) == 0x0B;
+    const int size = is_dc ? sym >> 4 : sym & 15;
+    (is_dc ? dc : ac)[cls].put(w, is_dc ? size : sym);
+    const std::uint32_t bits = size > 7 ? slots[++i] : static_cast<std::uint32_t>(slots[i] >> 9);
+    w.put(bits & ((1u << size) - 1u), size);
+  }
+  w.pad();
+  return w.out;
+}
+
+// Slot sequences made to produce 0xFF bytes: symbols with long codes of mostly 1-bits (the
+// Annex K tables' long AC codes are 0xFF80 and up; DC size 11 is 111111110) with all-ones value
+// bits, mixed with short symbols so that the 0xFF bytes fall at every byte of the 8-byte stores,
+// in runs, right before restart markers (whose padding is 1-bits) and at the scan's end. Every
+// variant, and the scan cut into ranges joined on threads, must write the reference's bytes;
+// the coverage checks at the end make sure the data did exercise those cases.
+TEST(Tokens, StuffingHeavyStreamsMatchTheReferenceCoder) {
+  HuffmanTables tables;
+  for (int t = 0; t < 2; ++t) tables.dc[t] = standard_dc_spec(t), tables.ac[t] = standard_ac_spec(t);
+  std::uint32_t state = 987654321;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  using namespace tokens;
+  auto value_slot = [&](std::vector<std::uint16_t>& s, std::uint32_t symbol, int cls, int size) {
+    const std::uint32_t bits = next() % 8 ? (1u << size) - 1u : next() & ((1u << size) - 1u);
+    if (size > kInlineValueBits) {
+      s.push_back(slot(symbol, cls, 0));
+      s.push_back(static_cast<std::uint16_t>(bits));
+    } else {
+      s.push_back(slot(symbol, cls, bits));
+    }
+  };
+  bool ff_at[8] = {};  // a 0xFF byte at each offset modulo 8 of the scan
+  bool ff_run = false, ff_before_marker = false, ff_at_end = false;
+  std::size_t ff_bytes = 0, all_bytes = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int rows = 1 + trial % 5;
+    const int per_row = 1 + static_cast<int>(next() % 300);
+    const bool markers = trial % 3 == 1;
+    std::vector<std::uint16_t> slots;
+    std::vector<std::uint32_t> row_start;
+    int restart_index = 0;
+    for (int r = 0; r < rows; ++r) {
+      if (markers && r > 0) slots.push_back(slot(kRestart, 0, restart_index++ & 7));
+      row_start.push_back(static_cast<std::uint32_t>(slots.size()) - (markers && r > 0 ? 1 : 0));
+      for (int k = 0; k < per_row; ++k) {
+        const int cls = static_cast<int>(next() % 2);
+        switch (next() % 6) {
+          case 0: {  // DC of size 0..8, or 9..11 (escape), mostly all-ones bits
+            const int size = static_cast<int>(next() % 12);
+            value_slot(slots, dc_symbol(size), cls, size);
+            break;
+          }
+          case 1:
+          case 2: {  // long AC codes: run 8..15, size 1..10 (escapes for 8..10)
+            const int run = 8 + static_cast<int>(next() % 8);
+            const int size = 1 + static_cast<int>(next() % 10);
+            value_slot(slots, static_cast<std::uint32_t>(run << 4 | size), cls, size);
+            break;
+          }
+          case 3: {  // run 0, size 5..7: 11010 .. 1111000 then all-ones bits
+            const int size = 5 + static_cast<int>(next() % 3);
+            value_slot(slots, static_cast<std::uint32_t>(size), cls, size);
+            break;
+          }
+          case 4:  // short codes that shift the alignment
+            if (next() % 2)
+              slots.push_back(slot(kEob, cls, 0));
+            else
+              slots.push_back(slot(0x01, cls, next() & 1));
+            break;
+          default:
+            slots.push_back(slot(kZrl, cls, 0));
+            break;
+        }
+      }
+    }
+    row_start.push_back(static_cast<std::uint32_t>(slots.size()));
+    const std::vector<std::uint8_t> expected = reference_token_scan(slots, tables);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      if (expected[i] != 0xFF || i + 1 >= expected.size() || expected[i + 1] != 0x00) continue;
+      ++ff_bytes;
+      ff_at[i % 8] = true;
+      if (i + 3 < expected.size() && expected[i + 2] == 0xFF && expected[i + 3] == 0x00) ff_run = true;
+      if (i + 3 < expected.size() && expected[i + 2] == 0xFF && (expected[i + 3] & 0xF8) == 0xD0)
+        ff_before_marker = true;
+      if (i + 2 == expected.size()) ff_at_end = true;
+    }
+    all_bytes += expected.size();
+    TokenView view;
+    view.slots = slots.data();
+    view.count = slots.size();
+    view.row_start = row_start.data();
+    view.rows = rows;
+    for (const std::string& v : token_coder_variants()) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + " variant " + v);
+      std::vector<std::uint8_t> out = {0x12};  // appended after what is there
+      encode_token_scan(v, view, tables, out);
+      ASSERT_EQ(out.size(), expected.size() + 1);
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 1));
+      // Ranges start at the rows (each after a marker, when there are markers: restart
+      // interval 1 with one MCU per row).
+      for (int threads : {2, 3, 5}) {
+        std::vector<std::uint8_t> par(7, 0x34);
+        encode_token_scan_parallel(view, tables, markers ? 1 : 0, 1, threads, par, v);
+        ASSERT_EQ(par.size(), expected.size() + 7) << threads << " threads";
+        EXPECT_TRUE(std::equal(expected.begin(), expected.end(), par.begin() + 7)) << threads;
+      }
+    }
+  }
+  for (int k = 0; k < 8; ++k) EXPECT_TRUE(ff_at[k]) << "no stuffed 0xFF at offset " << k << " mod 8";
+  EXPECT_TRUE(ff_run);
+  EXPECT_TRUE(ff_before_marker);
+  EXPECT_TRUE(ff_at_end);
+  EXPECT_GT(ff_bytes * 20, all_bytes);  // over 5% of the bytes are stuffed 0xFFs
+}
+
+// The hot loop stores up to 8 whole bytes at once (a pending 7 bits and a group of four slots
+// of 57 bits); a 0xFF as the 8th byte of such a word must be stuffed too. Made by hand: four
+// slots that leave 7 bits pending, then four of 57 bits whose last 8 bits are ones.
+TEST(Tokens, AFullWordEndingInFFIsStuffed) {
+  HuffmanTables tables;
+  for (int t = 0; t < 2; ++t) tables.dc[t] = standard_dc_spec(t), tables.ac[t] = standard_ac_spec(t);
+  const ReferenceCodes ac(tables.ac[0]);
+  using namespace tokens;
+  struct Sym {
+    std::uint32_t symbol;
+    int length;  // code + value bits
+    bool ones_tail;  // with all-ones value bits, the last 8 bits are ones
+  };
+  std::vector<Sym> syms;
+  for (int run = 0; run < 16; ++run)
+    for (int size = 1; size <= kInlineValueBits; ++size) {
+      const int s = run << 4 | size;
+      if (!ac.size[s]) continue;
+      const std::uint32_t tail_mask = (1u << (8 - size)) - 1u;
+      syms.push_back({static_cast<std::uint32_t>(s), ac.size[s] + size,
+                      ac.size[s] + size >= 8 && (ac.code[s] & tail_mask) == tail_mask});
+    }
+  // A symbol's bits with all-ones value bits.
+  auto bits = [&](const Sym& s) {
+    const int size = static_cast<int>(s.symbol & 15);
+    return std::uint64_t{ac.code[s.symbol]} << size | ((1u << size) - 1u);
+  };
+  auto join = [&](const Sym& a, const Sym& b, const Sym& c, const Sym& d) {
+    return ((bits(a) << b.length | bits(b)) << c.length | bits(c)) << d.length | bits(d);
+  };
+  std::vector<Sym> first, second;
+  for (const Sym& a : syms)  // 4 slots, at most 57 bits, 7 of them left pending
+    for (const Sym& b : syms)
+      for (const Sym& c : syms)
+        for (const Sym& d : syms)
+          if (first.empty() && a.length + b.length + c.length + d.length <= 57 &&
+              (a.length + b.length + c.length + d.length) % 8 == 7)
+            first = {a, b, c, d};
+  ASSERT_EQ(first.size(), 4u);
+  const std::uint64_t pending = join(first[0], first[1], first[2], first[3]) & 0x7F;
+  // Then 57 bits whose word (the 7 pending bits first) has its only 0xFF in the last byte.
+  for (const Sym& d : syms) {
+    if (!d.ones_tail || !second.empty()) continue;
+    for (const Sym& c : syms)
+      for (const Sym& b : syms)
+        for (const Sym& a : syms) {
+          if (!second.empty() || a.length + b.length + c.length + d.length != 57 ||
+              a.length + b.length > 46 || c.length + d.length > 46)
+            continue;
+          const std::uint64_t word = pending << 57 | join(a, b, c, d);
+          bool other_ff = false;
+          for (int k = 1; k < 8; ++k) other_ff = other_ff || (word >> (8 * k) & 0xFF) == 0xFF;
+          if ((word & 0xFF) == 0xFF && !other_ff) second = {a, b, c, d};
+        }
+  }
+  ASSERT_EQ(second.size(), 4u);
+  std::vector<std::uint16_t> slots;
+  for (const std::vector<Sym>* group : {&first, &second})
+    for (const Sym& s : *group)
+      slots.push_back(slot(s.symbol, 0, (1u << (s.symbol & 15)) - 1u));
+  slots.push_back(slot(kEob, 0, 0));
+  const std::vector<std::uint8_t> expected = reference_token_scan(slots, tables);
+  const int total = [&] {
+    int n = 4;  // EOB
+    for (const std::vector<Sym>* group : {&first, &second})
+      for (const Sym& s : *group) n += s.length;
+    return n;
+  }();
+  ASSERT_EQ((first[0].length + first[1].length + first[2].length + first[3].length + 57) % 8, 0);
+  const std::size_t word_end = static_cast<std::size_t>(total - 4) / 8 - 1;  // the 8th byte
+  ASSERT_LT(word_end + 1, expected.size());
+  // Where the 8th byte lies in the stuffed output: after the stuffed zeros before it.
+  std::size_t pos = 0;
+  for (std::size_t b = 0; b < word_end; ++b) pos += expected[pos] == 0xFF ? 2 : 1;
+  EXPECT_EQ(expected[pos], 0xFF);
+  EXPECT_EQ(expected[pos + 1], 0x00);
+  for (const std::string& v : token_coder_variants()) {
+    TokenView view;
+    view.slots = slots.data();
+    view.count = slots.size();
+    std::vector<std::uint8_t> out;
+    encode_token_scan(v, view, tables, out);
+    EXPECT_EQ(out, expected) << v;
+  }
+}
+
 TEST(Tokens, EscapesZrlAndMarkersAreWhereTheFormatSays) {
   // One 4:4:4 MCU row of 3 blocks... coded by hand: DC 300 (size 9: escape slot), AC +1 at
   // zigzag 1, -700 at zigzag 40 (run 38: two ZRLs, size 10: escape), then EOB.
@@ -506,7 +805,29 @@ TEST(Tokens, MalformedStreamsAreErrors) {
     TokenView view;
     view.slots = slots.data();
     view.count = slots.size();
+    out = {1, 2, 3};
     EXPECT_THROW(encode_token_scan(v, view, tables, out), Error) << v;
+    EXPECT_EQ(out, (std::vector<std::uint8_t>{1, 2, 3})) << v << ": what was there is kept";
+    // The error after many slots (the output has grown by then), in the hot loop's chunks.
+    slots.assign(20000, slot(kEob, 0, 0));
+    slots.push_back(slot(0x1E, 0, 0));
+    view.slots = slots.data();
+    view.count = slots.size();
+    EXPECT_THROW(encode_token_scan(v, view, tables, out), Error) << v;
+    EXPECT_EQ(out, (std::vector<std::uint8_t>{1, 2, 3})) << v;
+    // A marker in a scan cut into ranges as if it had no restarts: an error, not wrong bytes.
+    std::vector<std::uint16_t> marked = {slot(dc_symbol(0), 0, 0), slot(kEob, 0, 0),
+                                         slot(kRestart, 0, 0), slot(dc_symbol(0), 0, 0),
+                                         slot(kEob, 0, 0)};
+    const std::uint32_t rows[3] = {0, 2, 5};
+    view.slots = marked.data();
+    view.count = marked.size();
+    view.row_start = rows;
+    view.rows = 2;
+    EXPECT_THROW(encode_token_scan_parallel(view, tables, 0, 1, 2, out, v), Error) << v;
+    std::vector<std::uint8_t> with_restarts;
+    EXPECT_NO_THROW(encode_token_scan_parallel(view, tables, 1, 1, 2, with_restarts, v)) << v;
+    EXPECT_EQ(with_restarts, reference_token_scan(marked, tables)) << v;
   }
   EXPECT_THROW(encode_token_scan("no-such-variant", TokenView{}, tables, out), Error);
 }

@@ -3,15 +3,22 @@
 //
 // All the per-coefficient work (zero runs, sizes, value bits, DC differences) was done by the
 // tokenizer (on the GPU); what is left here is one table lookup per slot, joining bits and
-// stuffing bytes. The lookup table has 2 x 256 entries indexed by the slot's low 9 bits
+// stuffing bytes. The symbol table has 2 x 256 entries indexed by the slot's low 9 bits
 // ([component class][symbol]):
 //   AC and DC symbols  the class's code shifted left by the symbol's size, and code length +
 //                      size, so that code | value bits is the whole coded symbol;
 //   specials           length >= kSpecial: an escape (the value bits are in the next slot), a
 //                      restart marker, or a symbol the tables have no code for (a malformed
 //                      stream).
+// The hot loop reads a second table of 64K entries indexed by the whole slot, value bits
+// included (one load per slot; built once per thread for each set of Huffman tables).
+// Byte stuffing is part of the bit flush: every put stores the accumulator's bytes with one
+// 8-byte store and checks them for 0xFF (a byte compare in an SSE2 register); only a word with
+// a 0xFF byte is rewritten byte by byte with a 0x00 after each 0xFF. So the coded bytes are
+// written once, straight into the caller's vector (no scratch copy, no stuffing pass).
 // The hot loop (token_coder.inc) is compiled once per instruction-set variant (generic; BMI2
-// for shlx/shrx variable shifts), picked at run time like the Huffman coder's.
+// for shlx/shrx variable shifts, with MOVBE for the byte-swapping store), picked at run time
+// like the Huffman coder's.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +29,7 @@
 #include <string>
 #include <thread>
 
+#include "jpeg/jfif_writer.hpp"
 #include "jpeg/tokens.hpp"
 #include "mjpeg/error.hpp"
 
@@ -31,14 +39,19 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MJPEG_TC_X86_DISPATCH 1
+#include <cpuid.h>
 #endif
 
 #if defined(__GNUC__)
 #define MJPEG_TC_NOINLINE __attribute__((noinline))
+#define MJPEG_TC_INLINE inline __attribute__((always_inline))
+#define MJPEG_TC_INLINE_LAMBDA __attribute__((always_inline))
 #define MJPEG_TC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MJPEG_TC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define MJPEG_TC_NOINLINE
+#define MJPEG_TC_INLINE inline
+#define MJPEG_TC_INLINE_LAMBDA
 #define MJPEG_TC_LIKELY(x) (x)
 #define MJPEG_TC_UNLIKELY(x) (x)
 #endif
@@ -55,17 +68,28 @@ constexpr std::uint32_t kNoCodeFlag = 0x400;   ///< no code for this symbol
 constexpr std::uint32_t kLengthMask = 0xFF;
 constexpr std::uint32_t kIndexMask = (1u << kValueShift) - 1;  ///< class and symbol
 constexpr std::size_t kQuadsPerChunk = 256;  ///< groups of 4 slots between room checks
+/// Room the hot loop asks for per chunk: a group's at most 64 bits (stuffed: 16 bytes), the
+/// slots of one slow group (4 x 27 bits, stuffed), the 8-byte store past the end.
+constexpr std::size_t kChunkRoom = kQuadsPerChunk * 16 + 64;
 
 struct Entry {
   std::uint32_t code = 0;  ///< Huffman code << size
   std::uint32_t len = kNoCodeFlag;  ///< code length + size, or flags
 };
 
+/// The hot loop's table, indexed by the whole 16-bit slot (class, symbol and inline value
+/// bits): (code << size | value bits) << 16 | code length + size, so that a slot is one load
+/// and the sum of four entries has the four lengths in its low 16 bits. Specials (escapes,
+/// markers, symbols without a code, whatever their value bits) have kFullSpecial set instead,
+/// which the sum of four entries keeps (4 x (0x1000 + 27) < 0x10000: no carry into the codes).
+constexpr std::uint64_t kFullSpecial = 0x1000;
+constexpr std::uint64_t kFullSpecialMask = 0xF000;
+constexpr int kFullCodeShift = 16;
+
 struct CoderTables {
-  Entry entry[2 * 256];        ///< [class << 8 | symbol]
-  std::uint64_t wide[2 * 256];  ///< the same as code | len << 32, for the hot loop
+  Entry entry[2 * 256];               ///< [class << 8 | symbol], for the slow path
+  std::uint64_t full[1u << 16];       ///< [slot], for the hot loop
 };
-constexpr std::uint64_t kWideSpecial = std::uint64_t{kSpecial} << 32;
 
 /// Code and length of every symbol of a DHT table (length 0: absent).
 struct Codes {
@@ -108,133 +132,163 @@ void build_tables(const HuffmanTables& h, CoderTables& t) {
       } else if (nibble <= 10) {
         e = make_entry(ac[cls], sym, nibble);
       }
-      t.wide[cls << 8 | sym] = e.code | std::uint64_t{e.len} << 32;
     }
   }
+  std::uint64_t base[2 * 256];
+  for (int i = 0; i < 2 * 256; ++i) {
+    const Entry& e = t.entry[i];
+    base[i] = e.len < kSpecial ? std::uint64_t{e.code} << kFullCodeShift | e.len : kFullSpecial;
+  }
+  // Value bits v of a slot go into the code's low bits (OR: value bits wider than the symbol's
+  // size would spill into the code, as the slow path does too; the tokenizer never makes them).
+  for (std::uint32_t v = 0; v < (1u << (16 - kValueShift)); ++v)
+    for (std::uint32_t i = 0; i < 2 * 256; ++i)
+      t.full[v << kValueShift | i] = base[i] | std::uint64_t{v} << kFullCodeShift;
 }
 
-/// Where the coded bytes go: a per-thread scratch buffer that is never zero-filled (a
-/// std::vector would zero what it grows, about as dear as coding a 1080p frame's last tenth),
-/// written through a raw pointer; the finished scan is appended to the caller's vector at once.
-class ByteOutput {
- public:
-  struct Scratch {
-    std::unique_ptr<std::uint8_t[]> data;
-    std::size_t size = 0;
+/// The coder's tables for `h`, built once per thread while the tables stay the same (the
+/// standard ones, frame after frame); rebuilt when they change (--optimize).
+const CoderTables& tables_for(const HuffmanTables& h) {
+  struct Cache {
+    HuffmanTables key;
+    bool valid = false;
+    std::unique_ptr<CoderTables> tables{new CoderTables};
   };
-  ByteOutput() : buf_(scratch()) {}
-  explicit ByteOutput(Scratch& s) : buf_(s) {}
-  std::uint8_t* begin() { return ensure(buf_.data.get(), 0); }
-  std::uint8_t* data() { return buf_.data.get(); }
-  std::uint8_t* ensure(std::uint8_t* p, std::size_t bytes) {
-    const std::size_t used = static_cast<std::size_t>(p - buf_.data.get());
-    if (MJPEG_TC_LIKELY(buf_.size - used >= bytes)) return p;
-    const std::size_t size = used + bytes + std::max<std::size_t>(used, 256 * 1024);
-    std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[size]);
-    if (used) std::memcpy(grown.get(), buf_.data.get(), used);
-    buf_.data = std::move(grown);
-    buf_.size = size;
-    return buf_.data.get() + used;
+  thread_local Cache cache;
+  static_assert(sizeof(HuffmanTables) == 4 * (17 + 256), "HuffmanTables is compared bytewise");
+  if (!cache.valid || std::memcmp(&cache.key, &h, sizeof h) != 0) {
+    cache.valid = false;
+    build_tables(h, *cache.tables);
+    cache.key = h;
+    cache.valid = true;
   }
-  void append_to(std::uint8_t* end, std::vector<std::uint8_t>& out) {
-    out.insert(out.end(), buf_.data.get(), end);
+  return *cache.tables;
+}
+
+/// A per-thread scratch buffer that is never zero-filled (the parts of a parallel scan).
+struct Scratch {
+  std::unique_ptr<std::uint8_t[]> data;
+  std::size_t size = 0;
+};
+
+/// Where the coded bytes go, written through a raw pointer: either the caller's vector (bytes
+/// past its size are never zero-filled twice: the coder writes over what the vector already
+/// holds and grows it with resize() only where it must) or a Scratch buffer.
+class Sink {
+ public:
+  explicit Sink(std::vector<std::uint8_t>& v) : vec_(&v) { limit_ = v.data() + v.size(); }
+  explicit Sink(Scratch& s) : scratch_(&s) { limit_ = s.data.get() + s.size; }
+
+  std::uint8_t* data() const { return vec_ ? vec_->data() : scratch_->data.get(); }
+
+  /// Returns where `p` (a position in the buffer) now lies, with `bytes` of room after it.
+  MJPEG_TC_INLINE std::uint8_t* ensure(std::uint8_t* p, std::size_t bytes) {
+    if (MJPEG_TC_LIKELY(static_cast<std::size_t>(limit_ - p) >= bytes)) return p;
+    return grow(p, bytes);
   }
 
+  /// The vector ends at `end` (a vector sink).
+  void finish(std::uint8_t* end) { vec_->resize(static_cast<std::size_t>(end - vec_->data())); }
+
  private:
-  static Scratch& scratch() {
-    thread_local Scratch s;
-    return s;
+  MJPEG_TC_NOINLINE std::uint8_t* grow(std::uint8_t* p, std::size_t bytes) {
+    const std::size_t used = static_cast<std::size_t>(p - data());
+    // A vector grows in steps of an eighth: one that held the previous frame (about as large)
+    // is grown, and so zero-filled, only a little past it, and resize() itself reallocates
+    // geometrically. A scratch buffer (copied when it grows) by half.
+    const std::size_t size = used + bytes + (vec_ ? std::max<std::size_t>(used / 8, 64 * 1024)
+                                                  : std::max<std::size_t>(used / 2, 256 * 1024));
+    if (vec_) {
+      vec_->resize(size);
+    } else {
+      std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[size]);
+      if (used) std::memcpy(grown.get(), scratch_->data.get(), used);
+      scratch_->data = std::move(grown);
+      scratch_->size = size;
+    }
+    limit_ = data() + size;
+    return data() + used;
   }
-  Scratch& buf_;
+
+  std::vector<std::uint8_t>* vec_ = nullptr;
+  Scratch* scratch_ = nullptr;
+  std::uint8_t* limit_ = nullptr;
 };
 
 struct CoderState {
   std::uint64_t acc = 0;  ///< pending bits: the low `nbits` (stale bits above are ignored)
   unsigned nbits = 0;     ///< 0..7 between steps
   std::uint8_t* out = nullptr;
-  std::size_t segment = 0;  ///< output offset where the current restart interval's bytes begin
-  std::vector<std::size_t> ff;  ///< scratch: positions of 0xFF bytes in a segment
 };
 
-/// Inserts the stuffed 0x00 after every 0xFF byte of the segment [state.segment, state.out)
-/// (coded without stuffing) and moves state.out accordingly.
-MJPEG_TC_NOINLINE void stuff_segment(CoderState& s, ByteOutput& out) {
-  std::uint8_t* const base = out.data();
-  const std::size_t begin = s.segment;
-  const std::size_t end = static_cast<std::size_t>(s.out - base);
-  s.ff.clear();
-  std::size_t i = begin;
+/// True when one of the 8 bytes of `w` is 0xFF: a byte compare in an SSE2 register (no 64-bit
+/// constants to keep in general registers), else a zero byte of ~w found with the bit trick
+/// (exact: no false hits).
+MJPEG_TC_INLINE bool has_ff_byte(std::uint64_t w) {
 #if defined(__SSE2__)
-  const __m128i ff = _mm_set1_epi8(static_cast<char>(0xFF));
-  for (; i + 16 <= end; i += 16) {
-    unsigned m = static_cast<unsigned>(_mm_movemask_epi8(
-        _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i)), ff)));
-    while (m) {
-      s.ff.push_back(i + static_cast<std::size_t>(__builtin_ctz(m)));
-      m &= m - 1;
-    }
-  }
+  const __m128i v = _mm_cvtsi64_si128(static_cast<long long>(w));
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(-1))) != 0;  // upper bytes are 0
+#else
+  const std::uint64_t x = ~w;
+  return ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
 #endif
-  for (; i < end; ++i)
-    if (base[i] == 0xFF) s.ff.push_back(i);
-  const std::size_t n = s.ff.size();
-  if (n == 0) return;
-  std::uint8_t* const p = out.ensure(s.out, n + 16) - end;  // may move the buffer
-  // From the back: the bytes after the j-th 0xFF move up by j + 1, with a 0x00 in the gap.
-  std::size_t tail = end;
-  for (std::size_t j = n; j-- > 0;) {
-    const std::size_t f = s.ff[j];
-    std::memmove(p + f + 1 + (j + 1), p + f + 1, tail - (f + 1));
-    p[f + 1 + j] = 0x00;
-    tail = f + 1;
-  }
-  s.out = p + end + n;
 }
 
-/// Appends `len` bits and writes the whole bytes (slow path; nbits + len <= 64).
-void put_bits(CoderState& s, std::uint64_t bits, unsigned len) {
+/// Writes the top `count` bytes of `word`, each 0xFF followed by a stuffed 0x00.
+MJPEG_TC_NOINLINE std::uint8_t* write_stuffed(std::uint8_t* p, std::uint64_t word, unsigned count) {
+  for (unsigned i = 0; i < count; ++i) {
+    const auto byte = static_cast<std::uint8_t>(word >> (56 - 8 * i));
+    *p++ = byte;
+    if (byte == 0xFF) *p++ = 0x00;
+  }
+  return p;
+}
+
+/// Appends `len` bits (nbits + len <= 64) and writes the whole bytes, stuffed when `stuff`
+/// (slow path; room for 16 bytes at s.out).
+void put_bits(CoderState& s, std::uint64_t bits, unsigned len, bool stuff) {
   s.acc = s.acc << len | bits;
   s.nbits += len;
   const std::uint64_t word = s.acc << (64 - s.nbits);
-  for (unsigned k = 0; k < s.nbits >> 3; ++k) *s.out++ = static_cast<std::uint8_t>(word >> (56 - 8 * k));
+  const unsigned whole = s.nbits >> 3;
+  if (stuff) {
+    s.out = write_stuffed(s.out, word, whole);
+  } else {
+    for (unsigned k = 0; k < whole; ++k) *s.out++ = static_cast<std::uint8_t>(word >> (56 - 8 * k));
+  }
   s.nbits &= 7;
 }
 
 /// Pads the pending bits to a byte with 1-bits, as libjpeg does before a marker or the end.
-void flush_to_byte(CoderState& s) {
+void flush_to_byte(CoderState& s, bool stuff) {
   if (s.nbits == 0) return;
   const unsigned pad = 8 - s.nbits;
-  put_bits(s, (1u << pad) - 1u, pad);
+  put_bits(s, (1u << pad) - 1u, pad, stuff);
 }
 
-/// Codes slot i the slow way; returns the slots it used (1, or 2 for an escape).
-std::size_t emit_one(const std::uint16_t* slots, std::size_t i, std::size_t end,
-                     const CoderTables& t, CoderState& s, ByteOutput& out) {
+/// Codes a restart marker slot (after padding the pending bits) or throws for a slot the
+/// tables have no code for; `e` is its entry (a special that is no escape). Unstuffed coding
+/// (the unaligned parts of a parallel scan) cannot place a marker: an error too.
+MJPEG_TC_NOINLINE void code_marker_or_throw(const std::uint16_t* slots, std::size_t i, Entry e,
+                                            CoderState& s, bool stuff) {
   const std::uint32_t slot = slots[i];
-  const Entry e = t.entry[slot & kIndexMask];
-  if (e.len < kSpecial) {
-    put_bits(s, e.code | (slot >> kValueShift), e.len);
-    return 1;
-  }
   if (e.len & kMarkerFlag) {
-    flush_to_byte(s);
-    stuff_segment(s, out);
-    s.out = out.ensure(s.out, 16);
+    if (!stuff)
+      throw Error("token stream: restart marker at slot " + std::to_string(i) +
+                  " in a scan coded without a restart interval");
+    flush_to_byte(s, true);
     s.out[0] = 0xFF;
     s.out[1] = static_cast<std::uint8_t>(0xD0 + ((slot >> kValueShift) & 7u));
     s.out += 2;
-    s.segment = static_cast<std::size_t>(s.out - out.data());
-    return 1;
+    return;
   }
-  const std::uint32_t sym = slot & 0xFFu;
-  if (e.len & kNoCodeFlag)
-    throw Error("token stream: symbol " + std::to_string(sym) + " of class " +
-                std::to_string(slot >> kClassShift & 1u) + " at slot " + std::to_string(i) +
-                " has no Huffman code");
-  if (i + 1 >= end) throw Error("token stream: it ends inside an escape slot");
-  const unsigned size = (sym & 15u) == kDcNibble ? sym >> 4 : sym & 15u;
-  put_bits(s, e.code | (slots[i + 1] & ((1u << size) - 1u)), e.len & kLengthMask);
-  return 2;
+  throw Error("token stream: symbol " + std::to_string(slot & 0xFFu) + " of class " +
+              std::to_string(slot >> kClassShift & 1u) + " at slot " + std::to_string(i) +
+              " has no Huffman code");
+}
+
+[[noreturn]] MJPEG_TC_NOINLINE void throw_cut_escape() {
+  throw Error("token stream: it ends inside an escape slot");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,7 +300,7 @@ namespace generic {
 
 #if MJPEG_TC_X86_DISPATCH
 #pragma GCC push_options
-#pragma GCC target("bmi,bmi2,lzcnt")
+#pragma GCC target("bmi,bmi2,lzcnt,movbe")
 namespace bmi2 {
 #include "jpeg/token_coder.inc"
 }  // namespace bmi2
@@ -254,24 +308,29 @@ namespace bmi2 {
 
 bool cpu_has_bmi2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;  // MOVBE: CPUID leaf 1, ECX bit 22
+  const bool movbe = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_MOVBE) != 0;
+  return movbe && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 }
 #endif
 
 bool always() { return true; }
 
+using CodeFn = void (*)(const std::uint16_t*, std::size_t, std::size_t, const CoderTables&,
+                        CoderState&, Sink&);
+
 struct Variant {
   const char* name;
-  void (*code)(const std::uint16_t*, std::size_t, std::size_t, const CoderTables&, CoderState&,
-               ByteOutput&);
+  CodeFn code;      ///< stuffed (a whole scan, or the parts of one cut at restart markers)
+  CodeFn unstuffed;  ///< the parts of a scan without restarts, stuffed when they are joined
   bool (*supported)();
 };
 
 const Variant kVariants[] = {
 #if MJPEG_TC_X86_DISPATCH
-    {"bmi2", bmi2::code_slots, cpu_has_bmi2},
+    {"bmi2", bmi2::code_slots<true>, bmi2::code_slots<false>, cpu_has_bmi2},
 #endif
-    {"generic", generic::code_slots, always},
+    {"generic", generic::code_slots<true>, generic::code_slots<false>, always},
 };
 
 const Variant& best_variant() {
@@ -289,19 +348,23 @@ const Variant& find_variant(const std::string& name) {
   throw Error("token coder variant '" + name + "' is not available on this CPU");
 }
 
-void encode_with(const Variant& v, const TokenView& tokens, const HuffmanTables& tables,
-                 std::vector<std::uint8_t>& out) {
-  CoderTables t;
-  build_tables(tables, t);
-  ByteOutput space;
-  CoderState state;
-  state.out = space.begin();
-  state.segment = static_cast<std::size_t>(state.out - space.data());
-  v.code(tokens.slots, 0, tokens.count, t, state, space);
-  state.out = space.ensure(state.out, 16);
-  flush_to_byte(state);
-  stuff_segment(state, space);
-  space.append_to(state.out, out);
+/// Codes the whole scan into `out` from byte `at` on (what lies after it is overwritten) and
+/// cuts `out` at the scan's end; on an error `out` is cut at `at`.
+void encode_into(const Variant& v, const TokenView& tokens, const HuffmanTables& tables,
+                 std::vector<std::uint8_t>& out, std::size_t at) {
+  try {
+    const CoderTables& t = tables_for(tables);
+    Sink sink(out);
+    CoderState state;
+    state.out = sink.ensure(sink.data() + at, 0);
+    v.code(tokens.slots, 0, tokens.count, t, state, sink);
+    state.out = sink.ensure(state.out, 16);
+    flush_to_byte(state, true);
+    sink.finish(state.out);
+  } catch (...) {
+    out.resize(at);
+    throw;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,75 +373,83 @@ void encode_with(const Variant& v, const TokenView& tokens, const HuffmanTables&
 // joined. With restart intervals the cuts are at rows that begin an interval: the bytes before
 // a restart marker are padded to a byte and stuffed exactly as in one pass, so the parts are
 // simply put one after the other. Without, a part starts at whatever bit the previous one ended:
-// the parts are coded unstuffed and without their last partial byte, joined with a bit shift
-// (seven bytes per step), and the whole scan is stuffed at the end.
+// the parts are coded unstuffed and without their last partial byte, and joined with a bit
+// shift (seven bytes per step) that stuffs as it goes.
 // ---------------------------------------------------------------------------------------------
 struct Part {
-  ByteOutput::Scratch scratch;
+  Scratch scratch;
   std::size_t bytes = 0;  ///< whole bytes coded
   std::uint64_t acc = 0;  ///< the pending bits after them (unaligned parts)
   unsigned nbits = 0;
   std::exception_ptr error;
 };
 
-/// Appends `n` bytes to the bit stream in `s` (unstuffed), at its current bit position.
-void append_shifted(CoderState& s, ByteOutput& out, const std::uint8_t* bytes, std::size_t n) {
-  s.out = out.ensure(s.out, n + 16);
-  if (s.nbits == 0) {
-    std::memcpy(s.out, bytes, n);
-    s.out += n;
-    return;
-  }
+/// Appends `n` unstuffed bytes to the bit stream in `s` at its current bit position, stuffed.
+void append_shifted(CoderState& s, Sink& sink, const std::uint8_t* bytes, std::size_t n) {
+  constexpr std::size_t kStep = 4096;  // bytes between room checks
   std::size_t i = 0;
-  for (; i + 8 <= n; i += 7) {  // 56 bits per step
-    std::uint64_t w;
-    std::memcpy(&w, bytes + i, 8);
-    s.acc = s.acc << 56 | __builtin_bswap64(w) >> 8;
-    s.nbits += 56;
-    const std::uint64_t be = __builtin_bswap64(s.acc << (64 - s.nbits));
-    std::memcpy(s.out, &be, 8);
-    s.out += s.nbits >> 3;
-    s.nbits &= 7;
+  while (i + 8 <= n) {
+    s.out = sink.ensure(s.out, 2 * kStep + 32);
+    const std::size_t stop = std::min(n - 7, i + kStep);  // i + 8 <= n
+    std::uint8_t* o = s.out;
+    std::uint64_t acc = s.acc;
+    unsigned nbits = s.nbits;
+    for (; i < stop; i += 7) {  // 56 bits per step
+      std::uint64_t w;
+      std::memcpy(&w, bytes + i, 8);
+      acc = acc << 56 | __builtin_bswap64(w) >> 8;
+      nbits += 56;
+      const std::uint64_t word = acc << (64 - nbits);
+      const std::uint64_t be = __builtin_bswap64(word);
+      std::memcpy(o, &be, 8);
+      if (MJPEG_TC_UNLIKELY(has_ff_byte(word)))
+        o = write_stuffed(o, word, nbits >> 3);
+      else
+        o += nbits >> 3;
+      nbits &= 7;
+    }
+    s.out = o;
+    s.acc = acc;
+    s.nbits = nbits;
   }
-  for (; i < n; ++i) put_bits(s, bytes[i], 8);
+  s.out = sink.ensure(s.out, 2 * 8 + 32);
+  for (; i < n; ++i) put_bits(s, bytes[i], 8, true);
 }
 
 void encode_with_parts(const Variant& v, const TokenView& tokens, const HuffmanTables& tables,
                        int restart_interval, int mcus_x, int threads,
-                       std::vector<std::uint8_t>& out) {
+                       std::vector<std::uint8_t>& out, std::size_t at) {
   // Where the scan may be cut: MCU rows (that begin a restart interval, if there are any).
   std::vector<std::size_t> bounds = {0};
   if (threads > 1 && tokens.row_start && tokens.rows > 1) {
     const std::size_t total = tokens.count;
     for (int r = 1; r < tokens.rows && static_cast<int>(bounds.size()) < threads; ++r) {
       if (restart_interval && static_cast<long long>(r) * mcus_x % restart_interval != 0) continue;
-      const std::size_t at = tokens.row_start[r];
+      const std::size_t at_slot = tokens.row_start[r];
       const std::size_t target = total * bounds.size() / static_cast<std::size_t>(threads);
-      if (at >= target && at > bounds.back() && at < total) bounds.push_back(at);
+      if (at_slot >= target && at_slot > bounds.back() && at_slot < total)
+        bounds.push_back(at_slot);
     }
   }
   if (bounds.size() < 2) {
-    encode_with(v, tokens, tables, out);
+    encode_into(v, tokens, tables, out, at);
     return;
   }
   bounds.push_back(tokens.count);
   const bool aligned = restart_interval != 0;
-  CoderTables t;
-  build_tables(tables, t);
+  const CoderTables& t = tables_for(tables);
   const std::size_t parts_count = bounds.size() - 1;
   std::vector<Part> parts(parts_count);
   auto code_part = [&](std::size_t k) {
     Part& p = parts[k];
     try {
-      ByteOutput space(p.scratch);
+      Sink space(p.scratch);
       CoderState s;
-      s.out = space.begin();
-      s.segment = 0;
-      v.code(tokens.slots, bounds[k], bounds[k + 1], t, s, space);
+      s.out = space.ensure(space.data(), 0);
+      (aligned ? v.code : v.unstuffed)(tokens.slots, bounds[k], bounds[k + 1], t, s, space);
       if (aligned) {  // as before the next part's marker, or at the end of the scan
         s.out = space.ensure(s.out, 16);
-        flush_to_byte(s);
-        stuff_segment(s, space);
+        flush_to_byte(s, true);
       }
       p.bytes = static_cast<std::size_t>(s.out - space.data());
       p.acc = s.acc;
@@ -392,42 +463,63 @@ void encode_with_parts(const Variant& v, const TokenView& tokens, const HuffmanT
   code_part(0);
   for (std::thread& th : pool) th.join();
   for (const Part& p : parts)
-    if (p.error) std::rethrow_exception(p.error);
-  if (aligned) {
-    for (const Part& p : parts) out.insert(out.end(), p.scratch.data.get(), p.scratch.data.get() + p.bytes);
-    return;
-  }
-  ByteOutput space;
+    if (p.error) std::rethrow_exception(p.error);  // `out` untouched so far
+  Sink sink(out);
   CoderState s;
-  s.out = space.begin();
-  s.segment = 0;
-  for (const Part& p : parts) {
-    append_shifted(s, space, p.scratch.data.get(), p.bytes);
-    if (p.nbits) put_bits(s, p.acc & ((std::uint64_t{1} << p.nbits) - 1), p.nbits);
+  s.out = sink.ensure(sink.data() + at, 0);
+  if (aligned) {
+    for (const Part& p : parts) {
+      s.out = sink.ensure(s.out, p.bytes);
+      if (p.bytes) std::memcpy(s.out, p.scratch.data.get(), p.bytes);
+      s.out += p.bytes;
+    }
+  } else {
+    for (const Part& p : parts) {
+      append_shifted(s, sink, p.scratch.data.get(), p.bytes);
+      s.out = sink.ensure(s.out, 32);
+      if (p.nbits) put_bits(s, p.acc & ((std::uint64_t{1} << p.nbits) - 1), p.nbits, true);
+    }
+    s.out = sink.ensure(s.out, 16);
+    flush_to_byte(s, true);
   }
-  s.out = space.ensure(s.out, 16);
-  flush_to_byte(s);
-  stuff_segment(s, space);
-  space.append_to(s.out, out);
+  sink.finish(s.out);
 }
 
 }  // namespace
 
 void encode_token_scan(const TokenView& tokens, const HuffmanTables& tables,
                        std::vector<std::uint8_t>& out) {
-  encode_with(best_variant(), tokens, tables, out);
+  encode_into(best_variant(), tokens, tables, out, out.size());
 }
 
 void encode_token_scan_parallel(const TokenView& tokens, const HuffmanTables& tables,
                                 int restart_interval, int mcus_x, int threads,
                                 std::vector<std::uint8_t>& out, const std::string& variant) {
   encode_with_parts(variant.empty() ? best_variant() : find_variant(variant), tokens, tables,
-                    restart_interval, mcus_x, threads, out);
+                    restart_interval, mcus_x, threads, out, out.size());
 }
 
 void encode_token_scan(const std::string& variant, const TokenView& tokens,
                        const HuffmanTables& tables, std::vector<std::uint8_t>& out) {
-  encode_with(find_variant(variant), tokens, tables, out);
+  encode_into(find_variant(variant), tokens, tables, out, out.size());
+}
+
+void encode_token_frame(const FrameGeometry& g, const QuantTables& q, const HuffmanTables& huff,
+                        int restart_interval, const TokenView& tokens, int threads,
+                        std::vector<std::uint8_t>& out) {
+  // The headers go in front of whatever `out` holds (its old bytes are written over, not
+  // zero-filled first); the scan follows them directly.
+  thread_local std::vector<std::uint8_t> headers;
+  headers.clear();
+  write_headers(g, q, huff, restart_interval, headers);
+  if (out.size() < headers.size()) out.resize(headers.size());
+  std::memcpy(out.data(), headers.data(), headers.size());
+  if (threads > 1)
+    encode_with_parts(best_variant(), tokens, huff, restart_interval, g.mcus_x, threads, out,
+                      headers.size());
+  else
+    encode_into(best_variant(), tokens, huff, out, headers.size());
+  write_trailer(out);
 }
 
 std::vector<std::string> token_coder_variants() {

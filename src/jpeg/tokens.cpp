@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "jpeg/jfif_writer.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg {
@@ -152,13 +151,7 @@ void encode_tokens(const FrameGeometry& g, const QuantTables& tables, const Toke
     huff.dc[1] = huff.dc[0];
     huff.ac[1] = huff.ac[0];
   }
-  out.clear();
-  write_headers(g, tables, huff, options.restart_interval, out);
-  if (threads > 1)
-    encode_token_scan_parallel(tokens, huff, options.restart_interval, g.mcus_x, threads, out);
-  else
-    encode_token_scan(tokens, huff, out);
-  write_trailer(out);
+  encode_token_frame(g, tables, huff, options.restart_interval, tokens, threads, out);
 }
 
 }  // namespace mjpeg

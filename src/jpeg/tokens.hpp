@@ -67,6 +67,13 @@ void encode_token_scan_parallel(const TokenView& tokens, const HuffmanTables& ta
 void encode_tokens(const FrameGeometry& g, const QuantTables& tables, const TokenView& tokens,
                    const EncodeOptions& options, std::vector<std::uint8_t>& out, int threads = 1);
 
+/// encode_tokens' second half: replaces `out` with the headers for `huff`, the scan coded
+/// straight behind them (on `threads` threads when > 1) and EOI. `out`'s old bytes are written
+/// over in place (its storage is reused, not zero-filled again).
+void encode_token_frame(const FrameGeometry& g, const QuantTables& q, const HuffmanTables& huff,
+                        int restart_interval, const TokenView& tokens, int threads,
+                        std::vector<std::uint8_t>& out);
+
 /// The token coder's instruction-set variants this CPU runs, best first, and the one in use;
 /// encode_token_scan with a named variant (tests run them all). Throws mjpeg::Error if this CPU
 /// cannot run it.

@@ -24,6 +24,10 @@
 //                       (expanded back to coefficients first, as the pipeline does)
 //   libjpeg/optimize, libjpeg/progressive  libjpeg/entropy with optimize_coding, and with the
 //                       scan script of --progressive (jpeg_scan_info): the same files as ours
+//   ours/tokens/CASE, libjpeg/entropy/CASE  the same pair at other settings of the same frame
+//                       (q50, q75, q100, 4:4:4, restart interval 8, --optimize: ours from the
+//                       tokens with their histogram, libjpeg-turbo's two passes), each with its
+//                       ratio in the summary; MJPEG_BENCH_CASES=0 leaves them out
 // Each reports frames/s (items_per_second) and JPEG output bytes/s (bytes_per_second); a summary
 // with the ours/libjpeg-turbo ratios follows. Frames are checked byte-identical first.
 #include <benchmark/benchmark.h>
@@ -73,11 +77,27 @@ struct Frame {
 
 Frame* g_frame = nullptr;
 
-std::vector<std::uint8_t> tj_compress(tjhandle tj, const mjpeg::test::Image& img) {
+/// Another setting of the same frame, for the token coder and its libjpeg-turbo peer.
+struct Case {
+  std::string name;
+  mjpeg::EncodeOptions options;
+  mjpeg::FrameGeometry geometry;
+  mjpeg::QuantTables tables;
+  std::vector<std::int16_t> coeffs;
+  std::vector<std::uint8_t> reference;  // tjCompress2 at the quality and sampling
+  mjpeg::TokenBuffer tokens;
+  /// --optimize: the tokens of the frame upside down (other statistics, other tables), coded
+  /// every other iteration, so that the coder's tables are rebuilt for each frame as in a
+  /// stream, not built once for one frame coded again and again.
+  mjpeg::TokenBuffer flipped_tokens;
+};
+
+std::vector<std::uint8_t> tj_compress(tjhandle tj, const mjpeg::test::Image& img,
+                                      int quality = kQuality, int subsampling = TJSAMP_420) {
   unsigned char* buf = nullptr;
   unsigned long size = 0;
   if (tjCompress2(tj, img.pixels.data(), img.width, static_cast<int>(img.stride()), img.height,
-                  TJPF_RGB, &buf, &size, TJSAMP_420, kQuality, kTjFlags) != 0) {
+                  TJPF_RGB, &buf, &size, subsampling, quality, kTjFlags) != 0) {
     std::fprintf(stderr, "tjCompress2: %s\n", tjGetErrorStr2(tj));
     std::exit(1);
   }
@@ -247,15 +267,41 @@ void BM_libjpeg_tjCompress2(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
 }
 
+void libjpeg_entropy(benchmark::State& state, const std::vector<std::uint8_t>& reference,
+                     int restart_interval, bool optimize);
+
 void BM_libjpeg_entropy(benchmark::State& state) {
-  Frame& f = *g_frame;
+  libjpeg_entropy(state, g_frame->reference, 0, false);
+}
+
+void BM_ours_tokens_case(benchmark::State& state, const Case* c) {
+  std::vector<std::uint8_t> out;
+  const mjpeg::TokenView views[2] = {
+      c->tokens.view(), c->flipped_tokens.slots.empty() ? c->tokens.view() : c->flipped_tokens.view()};
+  int k = 0;
+  for (auto _ : state) {
+    mjpeg::encode_tokens(c->geometry, c->tables, views[k], c->options, out);
+    k ^= 1;
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+void BM_libjpeg_entropy_case(benchmark::State& state, const Case* c) {
+  libjpeg_entropy(state, c->reference, c->options.restart_interval, c->options.optimize);
+}
+
+void libjpeg_entropy(benchmark::State& state, const std::vector<std::uint8_t>& reference,
+                     int restart_interval, bool optimize) {
   // Decompressor holding the quantized coefficients of libjpeg-turbo's own output. Default
   // (exit on error) error handling: no longjmp here.
   jpeg_decompress_struct src;
   jpeg_error_mgr src_err;
   src.err = jpeg_std_error(&src_err);
   jpeg_create_decompress(&src);
-  jpeg_mem_src(&src, f.reference.data(), static_cast<unsigned long>(f.reference.size()));
+  jpeg_mem_src(&src, reference.data(), static_cast<unsigned long>(reference.size()));
   jpeg_read_header(&src, TRUE);
   jvirt_barray_ptr* coef_arrays = jpeg_read_coefficients(&src);
 
@@ -263,7 +309,7 @@ void BM_libjpeg_entropy(benchmark::State& state) {
   jpeg_error_mgr dst_err;
   dst.err = jpeg_std_error(&dst_err);
   jpeg_create_compress(&dst);
-  const unsigned long cap = static_cast<unsigned long>(f.reference.size() * 2 + 65536);
+  const unsigned long cap = static_cast<unsigned long>(reference.size() * 2 + 65536);
   std::vector<unsigned char> storage(cap);
   unsigned long size = 0;
   for (auto _ : state) {
@@ -271,7 +317,8 @@ void BM_libjpeg_entropy(benchmark::State& state) {
     size = cap;  // jpeg_mem_dest writes into our buffer while it is large enough
     jpeg_mem_dest(&dst, &out, &size);
     jpeg_copy_critical_parameters(&src, &dst);
-    dst.optimize_coding = FALSE;
+    dst.optimize_coding = optimize ? TRUE : FALSE;
+    dst.restart_interval = static_cast<unsigned int>(restart_interval);
     jpeg_write_coefficients(&dst, coef_arrays);
     jpeg_finish_compress(&dst);
     if (out != storage.data()) {  // it had to grow: never expected; keep the result honest
@@ -465,6 +512,74 @@ int main(int argc, char** argv) {
               frame.tokens.slots.size(), frame.tokens.slots.size() * 2,
               100.0 * static_cast<double>(frame.tokens.slots.size()) / static_cast<double>(frame.coeffs.size()),
               frame.coeffs.size() * 2);
+  // The other settings: their token coding checked against the coefficient coder (itself
+  // checked against tjCompress2 where the setting is one TurboJPEG has).
+  std::vector<std::unique_ptr<Case>> cases;
+  const char* cases_env = std::getenv("MJPEG_BENCH_CASES");
+  if (!cases_env || std::string(cases_env) != "0") {
+    struct Setting {
+      const char* name;
+      int quality;
+      mjpeg::Subsampling sampling;
+      int tj_sampling;
+      int restart;
+      bool optimize;
+    };
+    const Setting settings[] = {
+        {"q50", 50, mjpeg::Subsampling::s420, TJSAMP_420, 0, false},
+        {"q75", 75, mjpeg::Subsampling::s420, TJSAMP_420, 0, false},
+        {"q100", 100, mjpeg::Subsampling::s420, TJSAMP_420, 0, false},
+        {"q90_444", 90, mjpeg::Subsampling::s444, TJSAMP_444, 0, false},
+        {"q90_restart8", 90, mjpeg::Subsampling::s420, TJSAMP_420, 8, false},
+        {"q90_optimize", 90, mjpeg::Subsampling::s420, TJSAMP_420, 0, true},
+    };
+    tjhandle tjc = tjInitCompress();
+    for (const Setting& st : settings) {
+      auto c = std::make_unique<Case>();
+      c->name = st.name;
+      c->options = mjpeg::EncodeOptions{st.quality, st.sampling, st.restart, st.optimize};
+      c->geometry = mjpeg::make_geometry(width, height, st.sampling);
+      c->tables = mjpeg::make_quant_tables(st.quality, 2);
+      c->coeffs.resize(c->geometry.coefficient_count());
+      mjpeg::transform_cpu(frame.image.view(), c->geometry, c->tables, c->coeffs.data());
+      c->reference = tj_compress(tjc, frame.image, st.quality, st.tj_sampling);
+      mjpeg::tokenize(c->geometry, c->coeffs.data(), st.restart, st.optimize, c->tokens);
+      if (st.optimize) {
+        mjpeg::test::Image flipped = frame.image;
+        const std::size_t stride = frame.image.stride();
+        for (int y = 0; y < height; ++y)
+          std::memcpy(flipped.pixels.data() + y * stride,
+                      frame.image.pixels.data() + (height - 1 - y) * stride, stride);
+        std::vector<std::int16_t> fc(c->geometry.coefficient_count());
+        mjpeg::transform_cpu(flipped.view(), c->geometry, c->tables, fc.data());
+        mjpeg::tokenize(c->geometry, fc.data(), st.restart, true, c->flipped_tokens);
+        std::vector<std::uint8_t> a, b;
+        mjpeg::encode_coefficients(c->geometry, c->tables, fc.data(), c->options, a);
+        mjpeg::encode_tokens(c->geometry, c->tables, c->flipped_tokens.view(), c->options, b);
+        if (a != b) {
+          std::printf("case %s (flipped): the JPEG from tokens DIFFERS\n", st.name);
+          same = false;
+        }
+      }
+      std::vector<std::uint8_t> coef_bytes, token_bytes;
+      mjpeg::encode_coefficients(c->geometry, c->tables, c->coeffs.data(), c->options, coef_bytes);
+      mjpeg::encode_tokens(c->geometry, c->tables, c->tokens.view(), c->options, token_bytes);
+      const bool tj_comparable = st.restart == 0 && !st.optimize;
+      if (token_bytes != coef_bytes || (tj_comparable && coef_bytes != c->reference)) {
+        std::printf("case %s: the JPEG from tokens DIFFERS FROM the %s\n", st.name,
+                    token_bytes != coef_bytes ? "coefficient coder's" : "tjCompress2 output");
+        same = false;
+      }
+      cases.push_back(std::move(c));
+    }
+    tjDestroy(tjc);
+    std::printf("token cases (ours/tokens/CASE vs libjpeg/entropy/CASE):");
+    for (const auto& c : cases)
+      std::printf(" %s %zu slots, JPEG %zu bytes;", c->name.c_str(), c->tokens.slots.size(),
+                  c->reference.size());
+    std::printf("\n");
+  }
+
   for (const std::string& v : mjpeg::transform_variants()) {  // every variant's bytes, too
     std::vector<std::int16_t> coeffs(frame.geometry.coefficient_count());
     mjpeg::transform_cpu(v, frame.image.view(), frame.geometry, frame.tables, coeffs.data());
@@ -519,6 +634,13 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/progressive", BM_libjpeg_coding, true)
       ->Unit(benchmark::kMillisecond);
+  for (const auto& c : cases) {
+    benchmark::RegisterBenchmark(("ours/tokens/" + c->name).c_str(), BM_ours_tokens_case, c.get())
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("libjpeg/entropy/" + c->name).c_str(), BM_libjpeg_entropy_case,
+                                 c.get())
+        ->Unit(benchmark::kMillisecond);
+  }
   benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
   for (const std::string& v : mjpeg::transform_variants())
     benchmark::RegisterBenchmark(("ours/encode/" + v).c_str(), BM_ours_encode_variant, v)
@@ -553,6 +675,10 @@ int main(int argc, char** argv) {
                 s.count("libjpeg/optimize") && s["libjpeg/optimize"] > 0
                     ? s["libjpeg/progressive"] / s["libjpeg/optimize"]
                     : 0.0);
+  for (const auto& c : cases) {
+    const std::string what = "  tokens, " + c->name + ":";
+    line(what.c_str(), ("ours/tokens/" + c->name).c_str(), ("libjpeg/entropy/" + c->name).c_str());
+  }
   line("whole encode:", "ours/encode_jpeg", "libjpeg/tjCompress2");
   for (int t : {2, 4, 8}) {
     const std::string name = "ours/tokens_parallel/" + std::to_string(t);
