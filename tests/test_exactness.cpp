@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/oracle.hpp"
+#include "common/same_bytes.hpp"
 #include "common/test_media.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/options.hpp"
@@ -43,14 +44,7 @@ std::string size_text(const Image& img) {
          (img.channels == 1 ? " gray8" : " rgb24");
 }
 
-// Size check, then memcmp; on mismatch the first differing offset and its segment.
-::testing::AssertionResult same_bytes(const std::vector<std::uint8_t>& ours,
-                                      const std::vector<std::uint8_t>& reference) {
-  if (ours.size() == reference.size() &&
-      (ours.empty() || std::memcmp(ours.data(), reference.data(), ours.size()) == 0))
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << test::describe_difference(ours, reference);
-}
+using test::same_bytes;
 
 // Encodes `img` with every restart interval x optimize setting and compares with libjpeg.
 void expect_matches_libjpeg(const Image& img, Subsampling s, int quality,

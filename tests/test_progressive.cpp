@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/oracle.hpp"
+#include "common/same_bytes.hpp"
 #include "common/test_media.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
@@ -36,13 +37,7 @@ std::string text(const EncodeOptions& o) {
          (o.qtables.empty() ? "" : " qtables") + (o.optimize ? " optimize" : "");
 }
 
-::testing::AssertionResult same_bytes(const std::vector<std::uint8_t>& ours,
-                                      const std::vector<std::uint8_t>& reference) {
-  if (ours.size() == reference.size() &&
-      (ours.empty() || std::memcmp(ours.data(), reference.data(), ours.size()) == 0))
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << test::describe_difference(ours, reference);
-}
+using test::same_bytes;
 
 EncodeOptions progressive(int q, Subsampling s, int restart) {
   EncodeOptions o;

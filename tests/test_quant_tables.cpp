@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/oracle.hpp"
+#include "common/same_bytes.hpp"
 #include "common/test_media.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
@@ -21,11 +22,7 @@ namespace {
 
 using test::Image;
 
-::testing::AssertionResult same_bytes(const std::vector<std::uint8_t>& ours,
-                                      const std::vector<std::uint8_t>& reference) {
-  if (ours == reference) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << test::describe_difference(ours, reference);
-}
+using test::same_bytes;
 
 QuantTableValues ramp(std::uint32_t first, std::uint32_t step) {
   QuantTableValues t{};

@@ -110,26 +110,6 @@ const HuffmanSpec kStdAc[2] = {
 // ---------------------------------------------------------------------------------------------
 // Code tables.
 // ---------------------------------------------------------------------------------------------
-/// Code and length of every symbol of a table (length 0: the symbol is absent).
-struct SymbolCodes {
-  std::uint32_t code[256] = {};
-  std::uint8_t size[256] = {};
-};
-
-SymbolCodes derive(const HuffmanSpec& spec) {
-  SymbolCodes t;
-  std::uint32_t code = 0;
-  int k = 0;
-  for (int len = 1; len <= 16; ++len) {
-    for (int i = 0; i < spec.bits[len]; ++i, ++k) {
-      t.code[spec.values[k]] = code++;
-      t.size[spec.values[k]] = static_cast<std::uint8_t>(len);
-    }
-    code <<= 1;
-  }
-  return t;
-}
-
 /// A symbol's code with room for its value bits: the coded coefficient is
 /// (code | value bits) on `length` bits.
 struct CodeEntry {
@@ -146,8 +126,8 @@ struct BlockCoder {
 };
 
 BlockCoder make_block_coder(const HuffmanSpec& dc_spec, const HuffmanSpec& ac_spec) {
-  const SymbolCodes dc = derive(dc_spec);
-  const SymbolCodes ac = derive(ac_spec);
+  const SymbolCodes dc = derive_codes(dc_spec);
+  const SymbolCodes ac = derive_codes(ac_spec);
   BlockCoder t;
   for (int cat = 0; cat <= 16; ++cat)
     t.dc[cat] = {dc.code[cat] << cat, static_cast<std::uint32_t>(dc.size[cat] + cat)};
@@ -297,6 +277,20 @@ void encode_scan_with(const Variant& variant, const FrameGeometry& g, const std:
 }
 
 }  // namespace
+
+SymbolCodes derive_codes(const HuffmanSpec& spec) {
+  SymbolCodes t;
+  std::uint32_t code = 0;
+  int k = 0;
+  for (int len = 1; len <= 16; ++len) {
+    for (int i = 0; i < spec.bits[len]; ++i, ++k) {
+      t.code[spec.values[k]] = code++;
+      t.size[spec.values[k]] = static_cast<std::uint8_t>(len);
+    }
+    code <<= 1;
+  }
+  return t;
+}
 
 int HuffmanSpec::count() const {
   int n = 0;

@@ -18,6 +18,16 @@ struct HuffmanSpec {
   int count() const;
 };
 
+/// Code and length of every symbol of a table (length 0: the symbol is absent).
+struct SymbolCodes {
+  std::uint32_t code[256] = {};
+  std::uint8_t size[256] = {};
+};
+
+/// The canonical codes of a DHT table (JPEG Annex C): consecutive codes within each length,
+/// shifted left by one from each length to the next.
+SymbolCodes derive_codes(const HuffmanSpec& spec);
+
 /// Annex K tables: index 0 luma, 1 chroma.
 const HuffmanSpec& standard_dc_spec(int index);
 const HuffmanSpec& standard_ac_spec(int index);

@@ -33,26 +33,6 @@ struct Band {
 const Band kLumaBands[] = {{1, 2}, {3, 9}, {10, 63}};
 const Band kChromaBands[] = {{1, 63}};
 
-/// Huffman code and length per symbol.
-struct Codes {
-  std::uint32_t code[256] = {};
-  std::uint8_t size[256] = {};
-};
-
-Codes derive_codes(const HuffmanSpec& spec) {
-  Codes t;
-  std::uint32_t code = 0;
-  int k = 0;
-  for (int len = 1; len <= 16; ++len) {
-    for (int i = 0; i < spec.bits[len]; ++i, ++k) {
-      t.code[spec.values[k]] = code++;
-      t.size[spec.values[k]] = static_cast<std::uint8_t>(len);
-    }
-    code <<= 1;
-  }
-  return t;
-}
-
 /// Bits to bytes with 0xFF stuffing, as libjpeg's emit_bits/flush_bits: a 64-bit accumulator
 /// that gives out 32 bits at a time (one append when none of the 4 bytes is 0xFF).
 class BitWriter {
@@ -161,7 +141,7 @@ template <bool Gather>
 class ScanCoder {
  public:
   ScanCoder(const FrameGeometry& g, const ProgressiveScan& scan, int restart_interval,
-            const std::uint64_t* masks, std::uint32_t (*counts)[257], const Codes* codes,
+            const std::uint64_t* masks, std::uint32_t (*counts)[257], const SymbolCodes* codes,
             BitWriter* bits)
       : g_(g), scan_(scan), restart_(restart_interval), masks_(masks), counts_(counts),
         codes_(codes), bits_(bits),
@@ -270,7 +250,7 @@ class ScanCoder {
   int restart_;
   const std::uint64_t* masks_;  ///< nonzero_mask() of every block of the frame
   std::uint32_t (*counts_)[257];
-  const Codes* codes_;
+  const SymbolCodes* codes_;
   BitWriter* bits_;
   std::uint64_t band_;  ///< bits ss..se
   int last_dc_[kMaxComponents] = {0, 0, 0};
@@ -337,7 +317,7 @@ void encode_progressive(const FrameGeometry& g, const QuantTables& tables,
     std::memset(counts, 0, sizeof counts);
     ScanCoder<true>(g, scan, ri, masks.data(), counts, nullptr, nullptr).run(coeffs);
     // One table per table index the scan uses, made and written in component order.
-    Codes codes[2];
+    SymbolCodes codes[2];
     bool made[2] = {false, false};
     int selectors[kMaxComponents] = {0, 0, 0};
     for (int i = 0; i < scan.count; ++i) {

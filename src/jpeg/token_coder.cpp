@@ -91,35 +91,18 @@ struct CoderTables {
   std::uint64_t full[1u << 16];       ///< [slot], for the hot loop
 };
 
-/// Code and length of every symbol of a DHT table (length 0: absent).
-struct Codes {
-  std::uint32_t code[256] = {};
-  std::uint8_t length[256] = {};
-  explicit Codes(const HuffmanSpec& spec) {
-    std::uint32_t c = 0;
-    int k = 0;
-    for (int len = 1; len <= 16; ++len) {
-      for (int i = 0; i < spec.bits[len]; ++i, ++k) {
-        code[spec.values[k]] = c++;
-        length[spec.values[k]] = static_cast<std::uint8_t>(len);
-      }
-      c <<= 1;
-    }
-  }
-};
-
-Entry make_entry(const Codes& codes, int symbol, int size) {
+Entry make_entry(const SymbolCodes& codes, int symbol, int size) {
   Entry e;
-  if (codes.length[symbol] == 0) return e;  // kNoCodeFlag
+  if (codes.size[symbol] == 0) return e;  // kNoCodeFlag
   e.code = codes.code[symbol] << size;
-  e.len = codes.length[symbol] + static_cast<std::uint32_t>(size);
+  e.len = codes.size[symbol] + static_cast<std::uint32_t>(size);
   if (size > kInlineValueBits) e.len |= kEscapeFlag;
   return e;
 }
 
 void build_tables(const HuffmanTables& h, CoderTables& t) {
-  const Codes dc[2] = {Codes(h.dc[0]), Codes(h.dc[1])};
-  const Codes ac[2] = {Codes(h.ac[0]), Codes(h.ac[1])};
+  const SymbolCodes dc[2] = {derive_codes(h.dc[0]), derive_codes(h.dc[1])};
+  const SymbolCodes ac[2] = {derive_codes(h.ac[0]), derive_codes(h.ac[1])};
   for (int cls = 0; cls < 2; ++cls) {
     for (int sym = 0; sym < 256; ++sym) {
       Entry& e = t.entry[cls << 8 | sym];
