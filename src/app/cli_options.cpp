@@ -74,8 +74,9 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
                 "Optimal Huffman tables (like cjpeg -optimize)");
   cmd->add_flag("--progressive", options.progressive,
                 "Progressive JPEG (SOF2): a DC scan, then AC bands per component, each with its "
-                "own optimal tables (about 2% smaller than --optimize; like cjpeg -optimize "
-                "-scans with the script of docs/tuning/scans.md)");
+                "own optimal tables (on average 2% smaller than --optimize, larger on some "
+                "content; slower to code; like cjpeg -optimize -scans with the script of "
+                "docs/tuning/scans.md)");
   CLI::Option* qtables = cmd->add_option_function<std::string>(
       "--qtables",
       [cmd, &options](const std::string& path) {
