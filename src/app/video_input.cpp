@@ -194,11 +194,10 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
   in.description = info.describe();  // "... fps Y4M 420jpeg, ..."
-  // A regular file is mapped, its frames used where they lie (uploaded from the page cache);
-  // MJPEG_Y4M_MAP=0 reads them into the slots instead (to compare the two).
+  // A regular file is mapped when options.map_y4m says so (MJPEG_Y4M_MAP=1 / =0 overrides).
   const char* map_env = std::getenv("MJPEG_Y4M_MAP");
-  const bool map = !in.owned->relay && !(map_env && std::string(map_env) == "0") &&
-                   in.owned->y4m->map_frames();
+  const bool want_map = map_env && *map_env ? std::string(map_env) != "0" : options.map_y4m;
+  const bool map = !in.owned->relay && want_map && in.owned->y4m->map_frames();
   if (map)
     in.source = std::make_unique<pipeline::MappedY4mFrameSource>(*in.owned->y4m, max_frames);
   else

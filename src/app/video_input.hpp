@@ -48,6 +48,12 @@ struct InputOptions {
   /// true (swscale): libswscale converts every frame to rgb24 on the CPU (exactly
   /// `ffmpeg -pix_fmt rgb24`). Y4M input is always planar.
   bool rgb_swscale = false;
+  /// A regular Y4M file: true maps it and lends its frames where they lie (the cpu mode
+  /// transforms them there, no copy); false reads each frame into its slot (pread), which the
+  /// GPU modes use: page-locking a mapping for the GPU's copies (cudaHostRegister) holds the
+  /// driver's lock while it runs and stalls every other thread's CUDA calls. The environment
+  /// variable MJPEG_Y4M_MAP=1 / =0 forces either (to compare them).
+  bool map_y4m = true;
   /// Reads one file of an image sequence (default: read_input_image, i.e. PPM/PGM or OpenCV).
   std::function<io::Image(const std::string& path)> read_image;
 };

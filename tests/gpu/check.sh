@@ -39,6 +39,9 @@
 #   e2e       tests/gpu/e2e.sh: `mjpeg encode` of Y4M clips (file in the page cache, stdin) against
 #             `mjpeg compare` on the same frames, 1920x1080 and 3840x2160, every mode, with the
 #             self-balancing split and (MJPEG_E2E_SWEEP, default 1 here) fixed aok splits
+#   register  tests/gpu/register_probe.cu (built with nvcc): page-locking a page-cached 4 GB
+#             file with cudaHostRegister from 1..8 threads, against pread into pinned buffers,
+#             idle and beside 12 copying threads (why the GPU modes read Y4M files with pread)
 #   big       pictures beyond the old 16384 limit (20000x3000, 65535x64, 64x65535; random
 #             pixels, 4:2:0 and 4:4:4) as one-frame AVIs in sok and aok: byte-identical to cpu
 #             mode, and a frame too big for device memory refused with one clear line
@@ -59,7 +62,7 @@ tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,big},"
+parts=",${MJPEG_CHECK_PARTS:-tests,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,big},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -270,6 +273,20 @@ if want e2e; then
   note "end to end encode vs compare: rc=$? (table below; logs in \${TMPDIR:-/tmp}/mjpeg-e2e)"
 fi
 
+if want register; then
+  nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  probe_file=${TMPDIR:-/tmp}/mjpeg-register-probe.bin
+  if "$nvcc_bin" -O2 -std=c++17 -o "$logs/register_probe" "$here/tests/gpu/register_probe.cu" \
+      >"$logs/register_build.log" 2>&1; then
+    dd if=/dev/zero of="$probe_file" bs=1M count=4096 status=none && cat "$probe_file" >/dev/null
+    { timeout 120 "$logs/register_probe" "$probe_file"
+      LOAD=12 timeout 120 "$logs/register_probe" "$probe_file"; } >"$logs/register.txt" 2>&1
+    note "register probe: rc=$? (below)"
+    rm -f "$probe_file"
+  else
+    note "register probe: nvcc failed (see $logs/register_build.log)"
+  fi
+fi
 if want big; then
   # random_ppm W H FILE: a P6 of random pixels (the worst case for the entropy coder).
   random_ppm() { { printf 'P6\n%d %d\n255\n' "$1" "$2"; head -c $(($1 * $2 * 3)) /dev/urandom; } >"$3"; }
@@ -343,6 +360,10 @@ if want compare; then
   grep -iE "identical|differ" "$logs/compare_qtables.txt"
   echo; echo "==== token output, D2H per frame by quality (kHD)"
   cat "$logs/d2h_by_quality.txt"
+fi
+if want register && [[ -f $logs/register.txt ]]; then
+  echo; echo "==== page-locking a page-cached file against pread"
+  cat "$logs/register.txt"
 fi
 if want entropy && [[ -f $logs/entropy.txt ]]; then
   echo; echo "==== entropy benchmark (this CPU)"
