@@ -17,6 +17,17 @@ std::string to_string(Subsampling s);
 /// Parses "444", "422", "420" or "gray"; throws UsageError otherwise.
 Subsampling parse_subsampling(const std::string& text);
 
+/// Where the colour conversion, downsampling, DCT and quantization of a video run (video.hpp's
+/// file comment): on the CPU, or offloaded to a CUDA device synchronously (blocking copies from
+/// pageable or page-locked host memory, launch, wait) or asynchronously (copies and kernels of
+/// different frames overlap on dedicated CUDA streams). The same bytes in every mode.
+enum class Offload { cpu, sok, sok_pinned, aok };
+
+/// "cpu", "sok", "sok-pinned", "aok" (the CLI's spelling).
+const char* to_string(Offload offload);
+/// Parses the names of to_string(Offload). Throws UsageError for any other text.
+Offload parse_offload(const std::string& text);
+
 /// Which quantization tables `quality` scales: cjpeg's (ITU-T T.81 Annex K, the default and the
 /// exact oracle), or a preset tuned for a metric (smaller files at the same PSNR or SSIM; still
 /// byte-identical to cjpeg given the same tables, see docs/tuning/ in the source tree).

@@ -59,13 +59,7 @@ enum class YuvMatrix { bt601, bt709 };
 /// Sample range of planar YCbCr input: limited (Y 16..235, C 16..240, "TV") or full (0..255).
 enum class YuvRange { limited, full };
 
-/// Where the colour conversion, downsampling, DCT and quantization run (see the file comment).
-enum class Offload { cpu, sok, sok_pinned, aok };
-
-/// "cpu", "sok", "sok-pinned", "aok" (the CLI's spelling).
-const char* to_string(Offload offload);
-/// Parses the names of to_string(Offload). Throws UsageError for any other text.
-Offload parse_offload(const std::string& text);
+// Offload (cpu, sok, sok_pinned, aok), to_string(Offload) and parse_offload: options.hpp.
 
 /// Everything a VideoEncoder is configured with. Fixed for the encoder's lifetime: every frame
 /// has this size and format.

@@ -54,22 +54,6 @@ bool is_planar(FrameFormat f) {
   return f == FrameFormat::yuv420p || f == FrameFormat::yuv422p || f == FrameFormat::yuv444p;
 }
 
-const char* to_string(Offload o) {
-  switch (o) {
-    case Offload::cpu: return "cpu";
-    case Offload::sok: return "sok";
-    case Offload::sok_pinned: return "sok-pinned";
-    case Offload::aok: return "aok";
-  }
-  return "?";
-}
-
-Offload parse_offload(const std::string& text) {
-  for (Offload o : {Offload::cpu, Offload::sok, Offload::sok_pinned, Offload::aok})
-    if (text == to_string(o)) return o;
-  throw UsageError("unknown offload mode '" + text + "' (expected cpu, sok, sok-pinned or aok)");
-}
-
 namespace {
 
 bool known(FrameFormat f) {
@@ -193,10 +177,7 @@ void copy_frame(const FrameView& f, const VideoOptions& o, std::uint8_t* dst) {
 /// a self-balancing split when neither count is given).
 pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push) {
   pipeline::PipelineOptions p;
-  p.mode = o.offload == Offload::cpu   ? pipeline::Mode::cpu
-           : o.offload == Offload::aok ? pipeline::Mode::aok
-                                       : pipeline::Mode::sok;
-  p.pinned_sok = o.offload == Offload::sok_pinned;
+  p.mode = o.offload;
   p.device = o.device;
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   int producers = o.producers, workers = o.entropy_threads;

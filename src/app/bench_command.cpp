@@ -99,7 +99,7 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
     row.upload_ms = per_frame(s.upload_gpu_s);
     row.kernel_ms = per_frame(s.kernel_gpu_s);
     row.download_ms = per_frame(s.download_gpu_s);
-  } else if (r.spec.mode == pipeline::Mode::cpu) {
+  } else if (r.spec.mode == Offload::cpu) {
     row.kernel_ms = per_frame(s.transform_cpu_s);  // the CPU's transform in the kernel column
   }
   row.entropy_ms = per_frame(s.entropy_s);
@@ -109,7 +109,7 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
   row.d2h_gbps = r.analysis.d2h_gbps;
   row.kb_per_frame = static_cast<double>(s.jpeg_bytes) / frames / 1e3;
   row.identical = r.identical;
-  row.devices = r.spec.mode == pipeline::Mode::cpu
+  row.devices = r.spec.mode == Offload::cpu
                     ? 1
                     : static_cast<int>(pipeline::device_list(r.options).size());
   return row;
@@ -237,7 +237,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     if (!first && !sweeps.count("resolution")) break;
     FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
     bool gpu_modes = false;
-    for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != pipeline::Mode::cpu;
+    for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != Offload::cpu;
     if (gpu_modes) {  // uploads go from the frames, without a copy into a slot
       try {
         store.pin();
@@ -280,14 +280,14 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     }
     if (sweeps.count("stages")) {
       for (const ModeSpec& m : modes) {
-        if (m.mode != pipeline::Mode::aok) continue;
+        if (m.mode != Offload::aok) continue;
         for (int s : stage_list) sweeper.run("stages", m, store, 0, 0, s, reference);
       }
     }
     if (sweeps.count("devices") && devices.size() > 1) {
       // fps per device count: each GPU mode on the list's first 1, 2, 4, ... and all entries.
       for (const ModeSpec& m : per_device_count(modes, devices))
-        if (m.mode != pipeline::Mode::cpu)
+        if (m.mode != Offload::cpu)
           sweeper.run("devices", m, store, 0, 0, 2, reference);
     }
   }

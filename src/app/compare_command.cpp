@@ -41,21 +41,21 @@ namespace {
 /// The busy time of one displayed stage (summed over its lanes), or < 0 when the mode has none.
 struct StageColumn {
   const char* title;
-  double (*busy)(const pipeline::Stats&, pipeline::Mode);
+  double (*busy)(const pipeline::Stats&, Offload);
 };
 const StageColumn kStageColumns[] = {
-    {"produce", [](const pipeline::Stats& s, pipeline::Mode) { return s.read_s; }},
-    {"upload", [](const pipeline::Stats& s, pipeline::Mode) {
+    {"produce", [](const pipeline::Stats& s, Offload) { return s.read_s; }},
+    {"upload", [](const pipeline::Stats& s, Offload) {
        return s.gpu_timed ? s.upload_gpu_s : -1.0;
      }},
-    {"kernel", [](const pipeline::Stats& s, pipeline::Mode m) {
-       return m == pipeline::Mode::cpu ? s.transform_cpu_s : s.gpu_timed ? s.kernel_gpu_s : -1.0;
+    {"kernel", [](const pipeline::Stats& s, Offload m) {
+       return m == Offload::cpu ? s.transform_cpu_s : s.gpu_timed ? s.kernel_gpu_s : -1.0;
      }},
-    {"download", [](const pipeline::Stats& s, pipeline::Mode) {
+    {"download", [](const pipeline::Stats& s, Offload) {
        return s.gpu_timed ? s.download_gpu_s : -1.0;
      }},
-    {"entropy", [](const pipeline::Stats& s, pipeline::Mode) { return s.entropy_s; }},
-    {"write", [](const pipeline::Stats& s, pipeline::Mode) { return s.write_s; }},
+    {"entropy", [](const pipeline::Stats& s, Offload) { return s.entropy_s; }},
+    {"write", [](const pipeline::Stats& s, Offload) { return s.write_s; }},
 };
 
 void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const PeerResult& turbo,
@@ -108,7 +108,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
     std::fprintf(out, "%-11s", display_name(r.spec).c_str());
     for (const StageColumn& c : kStageColumns) {
       const double busy = c.busy(r.stats, r.spec.mode);
-      if (busy < 0 || (busy == 0 && r.spec.mode == pipeline::Mode::cpu &&
+      if (busy < 0 || (busy == 0 && r.spec.mode == Offload::cpu &&
                        (std::strcmp(c.title, "upload") == 0 || std::strcmp(c.title, "download") == 0)))
         std::fprintf(out, " %17s", "-");
       else
@@ -151,7 +151,7 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
       {"self_balancing", r.options.balance_threads > 0},
       {"upload_bytes_per_frame", s.frames > 0 ? s.upload_bytes / s.frames : 0},
       {"slots", r.options.slots},  // per stream buffer
-      {"devices", r.spec.mode == pipeline::Mode::cpu ? std::vector<int>{}
+      {"devices", r.spec.mode == Offload::cpu ? std::vector<int>{}
                                                      : pipeline::device_list(r.options)},
       {"fps", a.fps},
       {"fps_of_runs", r.fps_of_runs},
@@ -256,7 +256,7 @@ int run_compare(CompareArgs& args) {
 
   FrameStore store = load_frames(args.input, args.frames, width, height, notice);
   bool gpu_modes = false;
-  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != pipeline::Mode::cpu;
+  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != Offload::cpu;
   if (gpu_modes) {  // uploads go from the frames, without a copy into a slot
     try {
       store.pin();
@@ -272,8 +272,7 @@ int run_compare(CompareArgs& args) {
   // One set of counts for every mode, so that the modes differ only in how they offload.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   pipeline::PipelineOptions base;
-  base.mode = modes.size() > 1 || modes[0].mode != pipeline::Mode::cpu ? pipeline::Mode::aok
-                                                                        : pipeline::Mode::cpu;
+  base.mode = modes.size() > 1 || modes[0].mode != Offload::cpu ? Offload::aok : Offload::cpu;
   pipeline::apply_default_counts(base, cores, args.producers, args.entropy_threads, args.slots,
                                  /*in_memory=*/true);
   base.device = args.device;
@@ -308,7 +307,7 @@ int run_compare(CompareArgs& args) {
   // nvJPEG (loaded at run time where the CUDA installation has it) when a GPU mode ran.
   gpu::NvjpegResult nvjpeg;
   bool gpu_ran = false;
-  for (const ModeSpec& m : modes) gpu_ran = gpu_ran || m.mode != pipeline::Mode::cpu;
+  for (const ModeSpec& m : modes) gpu_ran = gpu_ran || m.mode != Offload::cpu;
   if (gpu_ran && args.nvjpeg_threads > 0) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);

@@ -63,10 +63,8 @@ class CheckingSink final : public io::FrameSink {
 }  // namespace
 
 ModeSpec parse_mode_spec(const std::string& text) {
-  if (text == "cpu") return {text, pipeline::Mode::cpu};
-  if (text == "sok") return {text, pipeline::Mode::sok};
-  if (text == "sok-pinned") return {text, pipeline::Mode::sok, true};
-  if (text == "aok") return {text, pipeline::Mode::aok};
+  for (Offload mode : {Offload::cpu, Offload::sok, Offload::sok_pinned, Offload::aok})
+    if (text == to_string(mode)) return {text, mode};
   throw UsageError(fmt::format("unknown mode '{}' in --modes (cpu, sok, sok-pinned, aok)", text));
 }
 
@@ -96,7 +94,7 @@ std::vector<ModeSpec> choose_modes(const std::string& list,
   if (!list.empty()) {
     std::vector<ModeSpec> modes = parse_mode_list(list);
     for (const ModeSpec& m : modes)
-      if (m.mode != pipeline::Mode::cpu && !gpu)
+      if (m.mode != Offload::cpu && !gpu)
         throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
     return modes;
   }
@@ -113,7 +111,7 @@ std::vector<ModeSpec> per_device_count(const std::vector<ModeSpec>& modes,
   counts.push_back(devices.size());
   std::vector<ModeSpec> out;
   for (const ModeSpec& m : modes) {
-    if (m.mode == pipeline::Mode::cpu) {
+    if (m.mode == Offload::cpu) {
       out.push_back(m);
       continue;
     }
@@ -169,7 +167,6 @@ ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
   ModeResult r;
   r.spec = spec;
   options.mode = spec.mode;
-  options.pinned_sok = spec.pinned;
   if (!spec.devices.empty()) options.devices = spec.devices;
   options.gpu_timing = true;
   r.options = options;

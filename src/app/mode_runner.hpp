@@ -20,8 +20,7 @@ namespace mjpeg::app {
 
 struct ModeSpec {
   std::string name;  ///< as on the command line: cpu, sok, sok-pinned, aok
-  pipeline::Mode mode = pipeline::Mode::cpu;
-  bool pinned = false;
+  Offload mode = Offload::cpu;
   /// The stream buffers' devices for this run (empty: the options' list). Set by
   /// per_device_count, which also names the spec ("aok-2dev").
   std::vector<int> devices = {};

@@ -38,7 +38,7 @@ void notice(const EncodeArgs& args, const std::string& text) {
 /// The mode to run: as asked, or aok when the GPUs are usable and cpu (with a notice)
 /// otherwise; `devices` gets the stream buffers' devices (--devices, or {--device}). `later`:
 /// a notice to print once the input is open (so that an input error stays the only line).
-pipeline::Mode choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
+Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
   std::string reason;
   const int count = gpu::device_count(&reason);
   const bool all_of_none = args.devices == "all" && count == 0;
@@ -50,8 +50,11 @@ pipeline::Mode choose_mode(const EncodeArgs& args, std::vector<int>& devices, st
   const std::string found = count > 0 ? fmt::format("{} found", count)
                                       : (reason.empty() ? "none found" : reason);
   if (!args.mode.empty()) {
-    const pipeline::Mode mode = pipeline::parse_mode(args.mode);
-    if (mode != pipeline::Mode::cpu) {
+    // --mode cpu|sok|aok, and --pinned makes sok sok_pinned (aok's slots are page-locked
+    // anyway; the cpu mode has none to lock).
+    Offload mode = parse_offload(args.mode);
+    if (mode == Offload::sok && args.pinned) mode = Offload::sok_pinned;
+    if (mode != Offload::cpu) {
       if (all_of_none)
         throw Error(fmt::format("--mode {} --devices all: no CUDA device ({})", args.mode, found));
       if (missing >= 0)
@@ -64,30 +67,30 @@ pipeline::Mode choose_mode(const EncodeArgs& args, std::vector<int>& devices, st
   // insistence on one, so the CPU encodes, with a notice saying why.
   if (all_of_none) {
     later = fmt::format("--devices all: no CUDA device ({}); encoding on the CPU", found);
-    return pipeline::Mode::cpu;
+    return Offload::cpu;
   }
   if ((args.device_given || !args.devices.empty()) && missing >= 0) {
     later = fmt::format("CUDA device {} does not exist ({}); encoding on the CPU", missing, found);
-    return pipeline::Mode::cpu;
+    return Offload::cpu;
   }
   for (int d : devices) {
     if (!gpu::usable_device(d, &reason)) {
       for (char& c : reason)
         if (c == '\n') c = ' ';
       later = fmt::format("{}; encoding on the CPU", reason);
-      return pipeline::Mode::cpu;
+      return Offload::cpu;
     }
   }
-  return pipeline::Mode::aok;
+  return Offload::aok;
 }
 
 /// sok/aok keep every slot's pixels and coefficients in device memory: a frame of hundreds of
 /// megapixels may not fit. Asked for (--mode), that is an error before any work; chosen
 /// automatically, the CPU encodes instead, with a notice. Returns the mode to run.
-pipeline::Mode fit_device_memory(const EncodeArgs& args, pipeline::Mode mode, int slots,
+Offload fit_device_memory(const EncodeArgs& args, Offload mode, int slots,
                                  const std::vector<int>& devices,
                                  const pipeline::SourceFormat& f) {
-  if (mode == pipeline::Mode::cpu) return mode;
+  if (mode == Offload::cpu) return mode;
   const FrameGeometry g = make_geometry(
       f.width, f.height, f.format == PixelFormat::gray8 ? Subsampling::gray : args.options.subsampling);
   const double per_slot = static_cast<double>(f.frame_bytes()) +
@@ -110,14 +113,14 @@ pipeline::Mode fit_device_memory(const EncodeArgs& args, pipeline::Mode mode, in
     if (!args.mode.empty())
       throw Error(fmt::format("--mode {}: {}; use fewer --slots or --mode cpu", args.mode, need));
     notice(args, need + "; encoding on the CPU");
-    return pipeline::Mode::cpu;
+    return Offload::cpu;
   }
   return mode;
 }
 
 /// `frames`: how many the input has (-1 unknown): a short input (a still picture) needs no more
 /// slots than frames, which matters for a picture of hundreds of megapixels.
-pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mode mode,
+pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, Offload mode,
                                            const std::vector<int>& devices,
                                            std::int64_t frames = -1) {
   pipeline::PipelineOptions o;
@@ -126,10 +129,9 @@ pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, pipeline::Mod
   pipeline::apply_default_counts(o, cores, args.producers, args.entropy_threads, args.slots);
   if (args.slots == 0 && frames > 0 && frames < o.slots) o.slots = static_cast<int>(frames);
   o.device = args.device;
-  if (mode != pipeline::Mode::cpu) o.devices = devices;
+  if (mode != Offload::cpu) o.devices = devices;
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;
-  o.pinned_sok = args.pinned;
   o.gpu_output = gpu::parse_gpu_output(args.gpu_output);
   pipeline::validate(o);
   return o;
@@ -170,7 +172,7 @@ class ProgressLine {
   bool shown_ = false;
 };
 
-VideoInput open_input(const EncodeArgs& args, pipeline::Mode mode, InputKind kind,
+VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind,
                       std::vector<io::Image>& stills, std::vector<ImageView>& views) {
   if (args.input_options.stream > 0 && kind != InputKind::video)
     throw Error(fmt::format("--stream {}: '{}' has one video stream (0)",
@@ -183,7 +185,7 @@ VideoInput open_input(const EncodeArgs& args, pipeline::Mode mode, InputKind kin
     // The cpu mode transforms a mapped Y4M file's frames where they lie; the GPU modes read
     // them into their pinned slots (measured on the H200 at 1080p: 1.4x the frame rate of
     // uploading from the page-locked mapping, whose locking stalls the other CUDA calls).
-    options.map_y4m = mode == pipeline::Mode::cpu;
+    options.map_y4m = mode == Offload::cpu;
     VideoInput in = open_video_input(args.input, kind, options);
     if (args.start > 0) {
       in.source = std::make_unique<pipeline::SkipFrameSource>(std::move(in.source), args.start);
@@ -327,7 +329,7 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   const bool one_picture_of_gif = args.first_frame_of_gif;
   std::string mode_notice;
   std::vector<int> devices;
-  const pipeline::Mode mode = choose_mode(args, devices, mode_notice);
+  const Offload mode = choose_mode(args, devices, mode_notice);
   pipeline_options(args, mode, devices);  // usage errors (counts, variant) before the input is opened
 
   const InputKind kind = input_kind(args.input);
@@ -350,9 +352,9 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
   pipeline::PipelineOptions popt = pipeline_options(args, mode, devices, in.frame_count);
-  const pipeline::Mode fitted = fit_device_memory(args, mode, popt.slots, popt.devices, fmt_in);
+  const Offload fitted = fit_device_memory(args, mode, popt.slots, popt.devices, fmt_in);
   if (fitted != mode) popt = pipeline_options(args, fitted, devices, in.frame_count);
-  const pipeline::Mode run_mode = popt.mode;
+  const Offload run_mode = popt.mode;
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
   // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
@@ -404,7 +406,8 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                              args.output, count_of(stats.frames, "frame", "frames"),
                              was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
-                             pipeline::to_string(run_mode),
+                             // --mode's spelling: "sok" also with --pinned
+                             run_mode == Offload::sok_pinned ? "sok" : to_string(run_mode),
                              popt.devices.size() > 1
                                  ? ", devices " + pipeline::device_list_text(popt.devices)
                                  : "",

@@ -45,6 +45,22 @@ Tune parse_tune(const std::string& text) {
   throw UsageError("unknown table preset '" + text + "' (expected none, psnr or ssim)");
 }
 
+const char* to_string(Offload o) {
+  switch (o) {
+    case Offload::cpu: return "cpu";
+    case Offload::sok: return "sok";
+    case Offload::sok_pinned: return "sok-pinned";
+    case Offload::aok: return "aok";
+  }
+  return "?";
+}
+
+Offload parse_offload(const std::string& text) {
+  for (Offload o : {Offload::cpu, Offload::sok, Offload::sok_pinned, Offload::aok})
+    if (text == to_string(o)) return o;
+  throw UsageError("unknown offload mode '" + text + "' (expected cpu, sok, sok-pinned or aok)");
+}
+
 void validate(const EncodeOptions& o) {
   if (o.quality < 1 || o.quality > 100)
     throw UsageError("quality " + std::to_string(o.quality) + " is outside 1..100");

@@ -17,16 +17,17 @@ RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
   // One dispatcher (and one set of copy engines and kernel stream) per stream buffer.
   const int buffers = st.buffers.empty() ? 1 : static_cast<int>(st.buffers.size());
   switch (o.mode) {
-    case Mode::cpu:
+    case Offload::cpu:
       stage("produce", st.read_s, o.producers);
       stage("transform+entropy", st.transform_cpu_s + st.entropy_s, o.entropy_threads);
       break;
-    case Mode::sok:
+    case Offload::sok:
+    case Offload::sok_pinned:
       stage("produce", st.read_s, o.producers);
       stage("gpu offload", st.gpu_s, buffers);
       stage("entropy", st.entropy_s, o.entropy_threads);
       break;
-    case Mode::aok:
+    case Offload::aok:
       stage("produce", st.read_s + st.upload_issue_s, o.producers);
       stage("dispatch", st.gpu_s, buffers);
       if (st.download_issue_s > 0) stage("download issue", st.download_issue_s, buffers);

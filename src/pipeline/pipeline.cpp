@@ -10,50 +10,19 @@
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
-
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
-#include "device_info.hpp"
 #include "jpeg/entropy.hpp"
 #include "jpeg/planar.hpp"
 #include "jpeg/progressive.hpp"
 #include "jpeg/tokens.hpp"
-#include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 #include "pipeline/bounded_queue.hpp"
-
-#if MJPEG_WITH_CUDA
-#include <nvtx3/nvToolsExt.h>
-
-#include "pipeline/stream_buffer.hpp"
-#else
-// A build without CUDA: no stream buffer (sok/aok are refused in Run::setup) and no NVTX
-// ranges (they are for Nsight Systems, which profiles the GPU build).
-#include "pipeline/stream_buffer_none.hpp"
-namespace {
-inline void nvtxRangePushA(const char*) {}
-inline void nvtxRangePop() {}
-}  // namespace
-#endif
+#include "pipeline/observer.hpp"
+#include "pipeline/offload.hpp"
+#include "pipeline/test_hooks.hpp"
 
 namespace mjpeg::pipeline {
-
-const char* to_string(Mode m) {
-  switch (m) {
-    case Mode::cpu: return "cpu";
-    case Mode::sok: return "sok";
-    case Mode::aok: return "aok";
-  }
-  return "?";
-}
-
-Mode parse_mode(const std::string& text) {
-  if (text == "cpu") return Mode::cpu;
-  if (text == "sok") return Mode::sok;
-  if (text == "aok") return Mode::aok;
-  throw UsageError("unknown mode '" + text + "' (expected cpu, sok or aok)");
-}
 
 std::vector<int> device_list(const PipelineOptions& o) {
   return o.devices.empty() ? std::vector<int>{o.device} : o.devices;
@@ -116,8 +85,6 @@ void validate(const PipelineOptions& o) {
   check(o.device, 0, 1023, "device");
   check(static_cast<int>(o.devices.size()), 0, kMaxStreamBuffers, "device list length");
   for (int d : o.devices) check(d, 0, 1023, "device");
-  check(o.inject_gpu_error_buffer, 0, static_cast<int>(device_list(o).size()) - 1,
-        "injected error's stream buffer");
   check(o.stages, 1, gpu::kMaxStages, "stages");
   if (o.balance_threads != 0) {
     check(o.balance_threads, 2, 1024, "balanced threads");
@@ -132,10 +99,10 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
   cores = std::max(1, cores);
   // cpu mode on frames in memory: the producers only hand the frames out (no copy), so one
   // does, and every core transforms and codes.
-  const bool lent = in_memory && o.mode == Mode::cpu;
+  const bool lent = in_memory && !uses_gpu(o.mode);
   // Cores left to the threads outside the split: sok's dispatcher; aok's dispatcher and its
   // downloader + writer (mostly waiting, but 18 busy threads on 16 cores lost 15%).
-  const int reserved = o.mode == Mode::cpu ? 0 : o.mode == Mode::sok ? 1 : cores >= 8 ? 2 : 1;
+  const int reserved = !uses_gpu(o.mode) ? 0 : o.mode != Offload::aok ? 1 : cores >= 8 ? 2 : 1;
   if (producers <= 0 && entropy_threads <= 0 && !lent) {
     // The split balances itself from a start of 2 producers (1 with two threads).
     const int threads = std::max(2, cores - reserved);
@@ -151,8 +118,8 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
   }
   const int threads = o.entropy_threads + o.producers;
   o.slots_auto = slots <= 0;
-  o.slots = slots > 0 ? slots : o.mode == Mode::cpu ? std::max(8, threads + 2)
-                                                    : std::max(8, 3 * threads + 2);
+  o.slots = slots > 0 ? slots : !uses_gpu(o.mode) ? std::max(8, threads + 2)
+                                                      : std::max(8, 3 * threads + 2);
 }
 
 int balanced_producers(double produce_s, double consume_s, int threads, int max_producers) {
@@ -176,97 +143,15 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// One stage's work on one frame: adds its duration to the stage's busy-time counter
-/// (nanoseconds), is an NVTX range for Nsight Systems, and a span on the thread's track when
-/// tracing. The frame index may be filled in later (set_frame) when it is only known after the
-/// work, as for a producer's read; a read that found the end of the stream has no span.
-class StageScope {
- public:
-  StageScope(std::atomic<std::int64_t>& busy_ns, SpanKind kind, Trace* trace, int track,
-             std::int64_t frame = -1)
-      : busy_ns_(busy_ns), kind_(kind), trace_(trace), track_(track), frame_(frame),
-        t0_(Clock::now()) {
-    nvtxRangePushA(to_string(kind));
-  }
-  ~StageScope() {
-    const Clock::time_point t1 = Clock::now();
-    nvtxRangePop();
-    busy_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0_).count(),
-                       std::memory_order_relaxed);
-    if (trace_ && frame_ >= 0) trace_->add(track_, kind_, frame_, t0_, t1);  // not the end probe
-  }
-  void set_frame(std::int64_t frame) { frame_ = frame; }
-  StageScope(const StageScope&) = delete;
-  StageScope& operator=(const StageScope&) = delete;
-
- private:
-  std::atomic<std::int64_t>& busy_ns_;
-  SpanKind kind_;
-  Trace* trace_;
-  int track_;
-  std::int64_t frame_;
-  Clock::time_point t0_;
-};
-
-/// Sum and union of the GPU spans (copies and kernels) of a run.
-class GpuSpanLog {
- public:
-  void add(const GpuTimes& t) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    spans_.push_back({t.upload_start, t.upload_end});
-    spans_.push_back({t.kernel_start, t.kernel_end});
-    upload_s_ += t.upload_end - t.upload_start;
-    kernel_s_ += t.kernel_end - t.kernel_start;
-    if (t.body_start >= 0) {  // header and body copies, with the host's turn between them
-      spans_.push_back({t.download_start, t.header_end});
-      spans_.push_back({t.body_start, t.download_end});
-      download_s_ += (t.header_end - t.download_start) + (t.download_end - t.body_start);
-    } else {
-      spans_.push_back({t.download_start, t.download_end});
-      download_s_ += t.download_end - t.download_start;
-    }
-  }
-  void fill(BufferStats& b) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    b.upload_gpu_s = upload_s_;
-    b.kernel_gpu_s = kernel_s_;
-    b.download_gpu_s = download_s_;
-  }
-  void fill(Stats& st) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    st.upload_gpu_s = upload_s_;
-    st.kernel_gpu_s = kernel_s_;
-    st.download_gpu_s = download_s_;
-    std::sort(spans_.begin(), spans_.end());
-    double covered = 0, end = -1e300;
-    for (const auto& [a, b] : spans_) {
-      if (b <= end) continue;
-      covered += b - std::max(a, end);
-      end = b;
-    }
-    st.gpu_union_s = covered;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::pair<double, double>> spans_;
-  double upload_s_ = 0, kernel_s_ = 0, download_s_ = 0;
-};
-
-/// The track of thread `id` of a stage, or -1 when not tracing.
-int track(const std::vector<int>& tracks, int id) {
-  return id < static_cast<int>(tracks.size()) ? tracks[static_cast<std::size_t>(id)] : -1;
-}
-
 /// One frame in flight: which slot holds it and its position in the stream.
 struct Job {
   int slot = -1;
   std::int64_t index = -1;
-  int record = -1;  // where its JPEG bytes go (cpu mode: the slot's; sok/aok: see Run)
+  int record = -1;  // where its JPEG bytes go (the slot's own, or one of its own: see Run)
 };
 
-/// Finished frames waiting for their turn. Holds at most one entry per frame record (K in cpu
-/// mode), so its storage is reserved once. The writer takes frames strictly by index.
+/// Finished frames waiting for their turn. Holds at most one entry per frame record, so its
+/// storage is reserved once. The writer takes frames strictly by index.
 class ReorderBuffer {
  public:
   explicit ReorderBuffer(int capacity) { done_.reserve(static_cast<std::size_t>(capacity)); }
@@ -356,40 +241,19 @@ class RoleGate {
 };
 
 /// The state of one encode_stream call: slots, queues, threads, error hand-over, statistics.
+/// Where the transform runs is the Offloader's business (offload.hpp), what is measured the
+/// RunObserver's (observer.hpp); Run moves frames between the threads.
 class Run {
  public:
   Run(FrameSource& source, const EncodeOptions& encode, io::FrameSink& sink,
       const PipelineOptions& options, const ProgressFn& progress, const std::atomic<bool>* stop)
       : source_(source), encode_(encode), sink_(sink), opt_(options), progress_(progress),
-        stop_(stop), trace_(options.trace), free_slots_(all_slots(options)),
-        free_records_(all_records(options)), to_entropy_(all_slots(options)),
-        reorder_(static_cast<int>(all_records(options))) {}
+        stop_(stop), observer_(options.trace) {}
 
   Stats execute();
 
  private:
-  struct HostSlot {
-    std::uint8_t* pixels = nullptr;       // the slot's own buffer (null in cpu mode when lent)
-    const std::uint8_t* frame = nullptr;  // this frame's pixels: `pixels`, or the lent frame
-    std::int16_t* coeffs = nullptr;
-    int buffer = 0;  // sok/aok: the stream buffer (device-list entry) the slot belongs to
-    int local = 0;   // ... and its slot number there
-  };
-
-  /// Every slot of every stream buffer (an upper bound: fitting_slots may take fewer).
-  static std::size_t all_slots(const PipelineOptions& o) {
-    const std::size_t buffers = o.mode == Mode::cpu ? 1 : device_list(o).size();
-    return static_cast<std::size_t>(std::max(1, o.slots)) * std::max<std::size_t>(1, buffers);
-  }
-  /// Frame records (JPEG bytes between a worker and the writer): one per slot in cpu mode; in
-  /// sok/aok twice the slots, since there a slot goes back to the pool once its frame is coded
-  /// and the records bound how far the frames in flight may run ahead of the writer.
-  static std::size_t all_records(const PipelineOptions& o) {
-    return (o.mode == Mode::cpu ? 1 : 2) * all_slots(o);
-  }
-
   void setup();
-  int fitting_slots(int k, const std::vector<int>& devices) const;
   void producer(int id);
   void dispatcher(int buffer);
   void downloader(int buffer);
@@ -397,34 +261,8 @@ class Run {
   void writer();
   void rebalance();  // writer thread, after each frame (balancing only)
   void fail(std::exception_ptr e);
-  void add_tracks();
   /// A dispatcher or downloader that fed the entropy queue has left; the last one closes it.
   void feeder_done();
-  /// "CUDA device 1", or "CUDA device 0 (stream buffer 2 of 3)" where the device repeats.
-  std::string buffer_name(int buffer) const;
-  /// Runs `fn` (CUDA calls of stream buffer `buffer`); an Error from it comes out with the
-  /// buffer's device named in front.
-  template <class Fn>
-  void on_buffer(int buffer, Fn&& fn) {
-    try {
-      fn();
-    } catch (const UsageError&) {
-      throw;
-    } catch (const Error& e) {
-      throw Error(buffer_name(buffer) + ": " + e.what());
-    }
-  }
-  /// Makes `buffer`'s device current in the calling thread unless it already is (`current`:
-  /// the device the thread last selected, -1 before the first).
-  void bind(int buffer, int& current) {
-    const int device = buffer_device_[static_cast<std::size_t>(buffer)];
-    if (device == current) return;
-    on_buffer(buffer, [&] { gpus_[static_cast<std::size_t>(buffer)]->bind_thread(); });
-    current = device;
-  }
-  /// sok/aok with timing: the GPU spans of the frame in `job`'s slot, once its coefficients
-  /// are on the host.
-  void log_gpu(const Job& job);
   bool stopping() const { return stop_ && stop_->load(std::memory_order_relaxed); }
 
   FrameSource& source_;
@@ -433,34 +271,32 @@ class Run {
   const PipelineOptions opt_;
   const ProgressFn& progress_;
   const std::atomic<bool>* stop_;
-  Trace* const trace_;  // opt_.trace (may be null)
+  RunObserver observer_;  // counters, NVTX, trace (opt_.trace may be null)
   // Frames in memory used where they lie, no copy into a slot: transformed (cpu mode) or,
-  // when page-locked, uploaded (sok --pinned, aok) from there.
+  // when page-locked, uploaded (sok_pinned, aok) from there (Offloader::lends).
   bool lend_ = false;
+  // The slot goes back to the pool when its frame is coded (records of their own), not when
+  // it is written (Offloader::frees_slots_when_coded).
+  bool free_when_coded_ = false;
 
   SourceFormat format_;
   FrameGeometry geometry_;
   QuantTables tables_;
-  // sok / aok: one stream buffer per device-list entry, and each one's device.
-  std::vector<std::unique_ptr<StreamBuffer>> gpus_;
-  std::vector<int> buffer_device_;
-  std::vector<std::unique_ptr<std::uint8_t[]>> cpu_pixels_;  // cpu mode storage
-  std::vector<std::unique_ptr<std::int16_t[]>> cpu_coeffs_;
-  std::vector<HostSlot> slots_;
+  std::unique_ptr<Offloader> offload_;  // the mode: where the transform runs; owns the slots
   // Frame records: a frame's JPEG bytes, from its worker to the writer (reused: the coders keep
   // their capacity).
   std::vector<std::vector<std::uint8_t>> records_;
 
-  // Slots ready for a producer, every buffer's in one pool. cpu mode: a slot comes back when its
-  // frame is written. sok/aok: when its frame is coded (the device is done with it), so that a
-  // device gets frames as fast as it finishes them, not in the writer's turn.
-  BoundedQueue<int> free_slots_;
-  BoundedQueue<int> free_records_;  // sok/aok: records ready for a producer (back when written)
-  // Per stream buffer: read (aok: upload issued), waiting for its dispatcher; aok with tokens:
-  // header download issued, waiting for its downloader.
+  // Made by setup, sized by the offloader's slots (nothing can block on their capacity):
+  // slots ready for a producer, every buffer's in one pool (see free_when_coded_); with
+  // records of their own, records ready for a producer; per stream buffer, frames read (aok:
+  // upload issued) waiting for its dispatcher and, with a downloader, frames whose header
+  // download was issued; frames whose coefficients/tokens are produced or on their way (aok);
+  // the coded frames waiting for the writer.
+  std::unique_ptr<BoundedQueue<int>> free_slots_, free_records_;
   std::vector<std::unique_ptr<BoundedQueue<Job>>> to_gpu_, to_download_;
-  BoundedQueue<Job> to_entropy_;  // coefficients/tokens produced or on their way (aok)
-  ReorderBuffer reorder_;
+  std::unique_ptr<BoundedQueue<Job>> to_entropy_;
+  std::unique_ptr<ReorderBuffer> reorder_;
 
   std::atomic<int> producers_left_{0}, workers_left_{0};
   std::atomic<int> feeders_left_{0};  // dispatchers/downloaders still feeding to_entropy_
@@ -477,23 +313,6 @@ class Run {
   std::exception_ptr error_;
   Clock::time_point start_;
 
-  bool timing_ = false;     // GPU event timing (sok/aok with gpu_timing or a trace)
-  GpuSpanLog gpu_log_;      // every buffer's GPU spans
-  // Per stream buffer: its GPU spans, frames and dispatcher busy time.
-  std::vector<std::unique_ptr<GpuSpanLog>> buffer_log_;
-  std::unique_ptr<std::atomic<std::int64_t>[]> buffer_frames_, buffer_gpu_ns_;
-  // Tracks (trace only): one per producer and worker, the writer; per stream buffer its
-  // dispatcher (and downloader) and its streams.
-  std::vector<int> producer_track_, worker_track_;
-  std::vector<int> dispatcher_track_, downloader_track_;
-  std::vector<int> upload_track_, kernel_track_, download_track_, body_track_;
-  int writer_track_ = -1;
-
-  std::atomic<std::int64_t> read_ns_{0}, upload_ns_{0}, download_ns_{0}, transform_ns_{0},
-      wait_ns_{0}, entropy_ns_{0}, write_ns_{0};
-  std::atomic<std::uint64_t> download_bytes_{0};
-  std::atomic<std::int64_t> token_frames_{0};
-  bool downloader_ = false;  // aok with token output: a downloader thread between the stages
   std::int64_t frames_ = 0;
   std::uint64_t jpeg_bytes_ = 0;
 };
@@ -503,55 +322,19 @@ void Run::fail(std::exception_ptr e) {
     std::lock_guard<std::mutex> lock(error_mutex_);
     if (!error_) error_ = e;  // first exception wins
   }
-  free_slots_.abort();
-  free_records_.abort();
+  for (auto* q : {free_slots_.get(), free_records_.get()})
+    if (q) q->abort();
   for (auto& q : to_gpu_) q->abort();
   for (auto& q : to_download_) q->abort();
-  to_entropy_.abort();
-  reorder_.abort();
+  if (to_entropy_) to_entropy_->abort();
+  if (reorder_) reorder_->abort();
   gate_.abort();
 }
 
 void Run::feeder_done() {
   if (feeders_left_.fetch_sub(1) != 1) return;
-  to_entropy_.close();
+  to_entropy_->close();
   gate_.release_workers();
-}
-
-std::string Run::buffer_name(int buffer) const {
-  const int device = buffer_device_[static_cast<std::size_t>(buffer)];
-  const auto same = std::count(buffer_device_.begin(), buffer_device_.end(), device);
-  std::string name = "CUDA device " + std::to_string(device);
-  if (same > 1)
-    name += " (stream buffer " + std::to_string(buffer + 1) + " of " +
-            std::to_string(buffer_device_.size()) + ")";
-  return name;
-}
-
-/// The default slot count for a GPU mode, lowered (to no fewer than the entropy workers + 2)
-/// where that many slots would take more than half the device's free memory or 8 GB of pinned
-/// host memory (a quarter of it where the machine has less than 32 GB). Several stream
-/// buffers share both: each device's half among the buffers on it, the pinned budget among
-/// all buffers. The result holds for every buffer.
-int Run::fitting_slots(int k, const std::vector<int>& devices) const {
-  const std::size_t frame = format_.frame_bytes();
-  const std::size_t coeffs = geometry_.coefficient_count() * sizeof(std::int16_t);
-  const std::size_t device_per_slot = frame + 3 * coeffs;  // pixels, coefficients, tokens
-  // Pixels (none when the frames are lent: they are uploaded from where they lie), result.
-  const std::size_t pinned_per_slot = (lend_ ? 0 : frame) + coeffs;
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const std::size_t ram = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
-  const std::size_t pinned_budget =
-      std::min<std::size_t>(std::size_t(8) << 30, ram ? ram / 4 : std::size_t(8) << 30);
-  std::size_t fit = std::size_t(k);
-  for (int d : devices) {
-    const std::size_t free_device = gpu::free_device_memory(d);
-    const auto sharing = static_cast<std::size_t>(std::count(devices.begin(), devices.end(), d));
-    if (free_device) fit = std::min(fit, free_device / 2 / sharing / device_per_slot);
-  }
-  fit = std::min(fit, pinned_budget / devices.size() / pinned_per_slot);
-  const int floor = std::min(k, opt_.entropy_threads + opt_.producers + 2);
-  return std::max(floor, static_cast<int>(fit));
 }
 
 void Run::setup() {
@@ -564,169 +347,62 @@ void Run::setup() {
   geometry_ = make_geometry(format_.width, format_.height, sampling);
   tables_ = make_quant_tables(encode_, geometry_.num_components);
 
-  int k = opt_.slots;
-  // The pageable-SOK baseline copies into its own buffers, as a plain program would.
-  lend_ = source_.lends_frames() &&
-          (opt_.mode == Mode::cpu ||
-           (source_.lent_frames_pinned() && !(opt_.mode == Mode::sok && !opt_.pinned_sok)));
-  if (opt_.mode == Mode::cpu) {
-    slots_.resize(static_cast<std::size_t>(k));
-    const std::size_t pixel_bytes = format_.frame_bytes();
-    for (int i = 0; i < k; ++i) {
-      if (!lend_) cpu_pixels_.emplace_back(new std::uint8_t[pixel_bytes]);
-      cpu_coeffs_.emplace_back(new std::int16_t[geometry_.coefficient_count()]);
-      slots_[i].pixels = lend_ ? nullptr : cpu_pixels_.back().get();
-      slots_[i].coeffs = cpu_coeffs_.back().get();
-    }
-    for (int i = 0; i < k; ++i) free_slots_.push(i);  // every slot starts free
-    records_.resize(static_cast<std::size_t>(k));     // record i is slot i's
-  } else {
-    const std::vector<int> devices = device_list(opt_);
-    const std::string mode = std::string("mode ") + to_string(opt_.mode) + ": ";
-    std::string reason;
-    const int count = gpu::device_count(&reason);
-    if (!gpu::built_with_cuda()) throw Error(mode + reason + "; only mode cpu is available");
-    try {
-      check_devices_exist(devices, count, reason);
-    } catch (const Error& e) {
-      throw Error(mode + e.what());
-    }
-    for (std::size_t i = 0; i < devices.size(); ++i)
-      if (std::find(devices.begin(), devices.begin() + i, devices[i]) == devices.begin() + i &&
-          !gpu::usable_device(devices[i], &reason))
-        throw Error(mode + reason);
-    if (opt_.slots_auto) k = fitting_slots(k, devices);
-    const StreamBuffer::Kind kind = opt_.mode == Mode::aok ? StreamBuffer::Kind::aok
-                                    : opt_.pinned_sok      ? StreamBuffer::Kind::sok_pinned
-                                                           : StreamBuffer::Kind::sok_pageable;
-    timing_ = opt_.gpu_timing || trace_ != nullptr;
-    downloader_ = opt_.mode == Mode::aok && opt_.gpu_output == gpu::GpuOutput::tokens;
-    const int buffers = static_cast<int>(devices.size());
-    buffer_device_ = devices;
-    buffer_frames_.reset(new std::atomic<std::int64_t>[devices.size()]);
-    buffer_gpu_ns_.reset(new std::atomic<std::int64_t>[devices.size()]);
-    slots_.resize(static_cast<std::size_t>(k) * devices.size());
-    for (int b = 0; b < buffers; ++b) {
-      buffer_frames_[b] = 0;
-      buffer_gpu_ns_[b] = 0;
-      // Each buffer selects its device before it allocates (StreamBuffer::DeviceSelect).
-      on_buffer(b, [&] {
-        gpus_.push_back(std::make_unique<StreamBuffer>(
-            geometry_, tables_, format_, k, kind, devices[b], opt_.variant, opt_.stages, timing_,
-            opt_.gpu_output, encode_.restart_interval, encode_.optimize, !lend_));
-      });
-      if (b == opt_.inject_gpu_error_buffer) gpus_.back()->inject_error_at(opt_.inject_gpu_error_at);
-      if (lend_) {
-        const FrameSource::LockWindows w = source_.lent_lock_windows();
-        if (w.bytes > 0) gpus_.back()->split_copies_at(w.origin, w.bytes);
-      }
-      to_gpu_.push_back(std::make_unique<BoundedQueue<Job>>(static_cast<std::size_t>(k)));
-      if (downloader_)
-        to_download_.push_back(std::make_unique<BoundedQueue<Job>>(static_cast<std::size_t>(k)));
-      buffer_log_.push_back(std::make_unique<GpuSpanLog>());
-      for (int i = 0; i < k; ++i) {
-        HostSlot& s = slots_[static_cast<std::size_t>(b) * k + i];
-        s.pixels = gpus_.back()->host_pixels(i);
-        s.buffer = b;
-        s.local = i;
-      }
-    }
-    // Every slot starts free, the buffers' slots interleaved, so that the first frames go to
-    // every device in turn; from then on each comes back once its frame is coded, and the
-    // next frame goes to whichever buffer's slot is back first.
-    for (int i = 0; i < k; ++i)
-      for (int b = 0; b < buffers; ++b) free_slots_.push(b * k + i);
-    records_.resize(2 * slots_.size());
-    for (std::size_t r = 0; r < records_.size(); ++r) free_records_.push(static_cast<int>(r));
+  offload_ = make_offloader(
+      opt_.mode, OffloadSetup{source_, format_, geometry_, tables_, encode_, opt_, observer_});
+  lend_ = offload_->lends();
+  free_when_coded_ = offload_->frees_slots_when_coded();
+  const auto slots = static_cast<std::size_t>(offload_->slot_count());
+  const int buffers = offload_->buffers();
+  const std::size_t per_buffer = slots / static_cast<std::size_t>(std::max(1, buffers));
+  for (int b = 0; b < buffers; ++b) {
+    to_gpu_.push_back(std::make_unique<BoundedQueue<Job>>(per_buffer));
+    if (offload_->downloader()) to_download_.push_back(std::make_unique<BoundedQueue<Job>>(per_buffer));
   }
+  // Frame records: one per slot (record i is slot i's), or twice the slots where a slot goes
+  // back to the pool once its frame is coded: there the records bound how far the frames in
+  // flight may run ahead of the writer.
+  records_.resize(free_when_coded_ ? 2 * slots : slots);
+  free_slots_ = std::make_unique<BoundedQueue<int>>(slots);
+  free_records_ = std::make_unique<BoundedQueue<int>>(records_.size());
+  to_entropy_ = std::make_unique<BoundedQueue<Job>>(slots);
+  reorder_ = std::make_unique<ReorderBuffer>(static_cast<int>(records_.size()));
+  for (int i : offload_->first_free_slots()) free_slots_->push(i);  // every slot starts free
+  if (free_when_coded_)
+    for (std::size_t r = 0; r < records_.size(); ++r) free_records_->push(static_cast<int>(r));
   const bool balance = opt_.balance_threads >= 2;
   producer_threads_ = balance ? opt_.balance_threads - 1 : opt_.producers;
   worker_threads_ = balance ? opt_.balance_threads - 1 : opt_.entropy_threads;
   gate_.set(opt_.producers, opt_.entropy_threads);
-  if (trace_) add_tracks();
-  if (lend_ && opt_.mode != Mode::cpu) source_.pin_lent_frames();
+  observer_.add_tracks(producer_threads_, offload_->buffer_tracks(), worker_threads_);
+  offload_->before_start();
   source_.prepare(producer_threads_);
-}
-
-void Run::add_tracks() {
-  for (int p = 0; p < producer_threads_; ++p)
-    producer_track_.push_back(trace_->add_track("producer " + std::to_string(p)));
-  for (std::size_t b = 0; b < gpus_.size(); ++b) {
-    // "GPU 1 ...", or "GPU 0 buffer 2 ..." where the device repeats in the list.
-    const int device = buffer_device_[b];
-    std::string gpu = "GPU " + std::to_string(device);
-    if (std::count(buffer_device_.begin(), buffer_device_.end(), device) > 1)
-      gpu += " buffer " + std::to_string(b + 1);
-    if (opt_.mode == Mode::aok) {
-      dispatcher_track_.push_back(trace_->add_track(gpu + " dispatcher"));
-      downloader_track_.push_back(downloader_ ? trace_->add_track(gpu + " downloader") : -1);
-      upload_track_.push_back(trace_->add_track(gpu + " upload stream", true));
-      kernel_track_.push_back(trace_->add_track(gpu + " kernel stream", true));
-      download_track_.push_back(trace_->add_track(gpu + " download stream", true));
-      body_track_.push_back(downloader_
-                                ? trace_->add_track(gpu + " download stream (token bodies)", true)
-                                : download_track_.back());
-    } else {
-      dispatcher_track_.push_back(trace_->add_track(gpu + " dispatcher (blocking calls)"));
-      downloader_track_.push_back(-1);
-      const int legacy = trace_->add_track(gpu + " (legacy default stream)", true);
-      upload_track_.push_back(legacy);
-      kernel_track_.push_back(legacy);
-      download_track_.push_back(legacy);
-      body_track_.push_back(legacy);
-    }
-  }
-  for (int w = 0; w < worker_threads_; ++w)
-    worker_track_.push_back(trace_->add_track("entropy " + std::to_string(w)));
-  writer_track_ = trace_->add_track("writer");
-}
-
-void Run::log_gpu(const Job& job) {
-  const HostSlot& slot = slots_[job.slot];
-  const auto b = static_cast<std::size_t>(slot.buffer);
-  GpuTimes t;
-  on_buffer(slot.buffer, [&] { t = gpus_[b]->gpu_times(slot.local); });
-  gpu_log_.add(t);
-  buffer_log_[b]->add(t);
-  if (!trace_) return;
-  trace_->add(Span{upload_track_[b], SpanKind::upload, job.index, t.upload_start, t.upload_end});
-  trace_->add(Span{kernel_track_[b], SpanKind::kernel, job.index, t.kernel_start, t.kernel_end});
-  if (t.body_start >= 0) {  // the token stream: header copy, then the body copy
-    trace_->add(
-        Span{download_track_[b], SpanKind::download, job.index, t.download_start, t.header_end});
-    trace_->add(
-        Span{body_track_[b], SpanKind::download, job.index, t.body_start, t.download_end});
-  } else {
-    trace_->add(Span{download_track_[b], SpanKind::download, job.index, t.download_start,
-                     t.download_end});
-  }
 }
 
 void Run::producer(int id) {
   try {
-    int device = -1;  // the device this thread selected last
-    const bool gpu = opt_.mode != Mode::cpu;
+    ThreadState thread;
+    thread.id = id;
     for (;;) {
       if (!gate_.wait_producer(id)) break;  // released while not needed
       if (stopping()) break;
       Job job;
-      // sok/aok: a record first (bounds the frames ahead of the writer), then whichever slot
-      // of any buffer is free first.
-      if (gpu && !free_records_.pop(job.record)) break;  // aborted
-      if (!free_slots_.pop(job.slot)) break;              // aborted
-      if (!gpu) job.record = job.slot;
+      // Records of their own: a record first (bounds the frames ahead of the writer), then
+      // whichever slot of any buffer is free first.
+      if (free_when_coded_ && !free_records_->pop(job.record)) break;  // aborted
+      if (!free_slots_->pop(job.slot)) break;                          // aborted
+      if (!free_when_coded_) job.record = job.slot;
       auto give_back = [&] {  // for the other producers, who may be waiting for them
-        free_slots_.push(job.slot);
-        if (gpu) free_records_.push(job.record);
+        free_slots_->push(job.slot);
+        if (free_when_coded_) free_records_->push(job.record);
       };
       if (stopping()) {
         give_back();
         break;
       }
       bool got = false;
-      HostSlot& slot = slots_[job.slot];
+      FrameSlot& slot = offload_->slot(job.slot);
       {
-        StageScope scope(read_ns_, SpanKind::read, trace_, track(producer_track_, id));
+        auto scope = observer_.scope(SpanKind::read, id);
         if (lend_) {
           got = source_.lend(id, slot.frame, job.index);
         } else {
@@ -739,19 +415,10 @@ void Run::producer(int id) {
         give_back();  // the other producers will see the end too
         break;
       }
-      if (opt_.mode == Mode::aok) {
-        bind(slot.buffer, device);
-        StageScope scope(upload_ns_, SpanKind::upload, trace_, track(producer_track_, id),
-                         job.index);
-        // PICC step 1: initiate; the count says the event exists.
-        on_buffer(slot.buffer, [&] {
-          gpus_[static_cast<std::size_t>(slot.buffer)]->upload_async(slot.local, slot.frame);
-        });
-      }
-      // The frame goes to its slot's stream buffer (gpu modes) or straight to the workers.
-      BoundedQueue<Job>& next = opt_.mode == Mode::cpu
-                                    ? to_entropy_
-                                    : *to_gpu_[static_cast<std::size_t>(slot.buffer)];
+      offload_->stage(thread, job.slot, job.index);  // aok: the upload
+      // The frame goes to its slot's stream buffer (if any) or straight to the workers.
+      BoundedQueue<Job>& next =
+          to_gpu_.empty() ? *to_entropy_ : *to_gpu_[static_cast<std::size_t>(slot.buffer)];
       if (!next.push(job)) break;  // aborted
     }
   } catch (...) {
@@ -760,8 +427,8 @@ void Run::producer(int id) {
   gate_.release_producers();  // the end, a stop or an abort: producers still waiting leave
   // The last producer out closes the next stage's input.
   if (producers_left_.fetch_sub(1) == 1) {
-    if (opt_.mode == Mode::cpu) {
-      to_entropy_.close();
+    if (to_gpu_.empty()) {
+      to_entropy_->close();
       gate_.release_workers();
     } else {
       for (auto& q : to_gpu_) q->close();
@@ -771,33 +438,20 @@ void Run::producer(int id) {
 
 void Run::dispatcher(int buffer) {
   const auto b = static_cast<std::size_t>(buffer);
+  const bool downloader = !to_download_.empty();
   try {
-    StreamBuffer& gpu = *gpus_[b];
-    on_buffer(buffer, [&] { gpu.bind_thread(); });
-    const int my_track = track(dispatcher_track_, buffer);
+    offload_->enter_buffer(buffer);
     Job job;
-    const double delay = b < opt_.test_dispatch_delay_s.size() ? opt_.test_dispatch_delay_s[b] : 0;
     while (to_gpu_[b]->pop(job)) {
-      const HostSlot& slot = slots_[job.slot];
-      if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-      if (opt_.mode == Mode::aok) {
-        StageScope scope(buffer_gpu_ns_[b], SpanKind::dispatch, trace_, my_track, job.index);
-        // PICC: the consumer completes on the GPU.
-        on_buffer(buffer, [&] { gpu.transform_async(slot.local); });
-      } else {
-        {
-          StageScope scope(buffer_gpu_ns_[b], SpanKind::sync, trace_, my_track, job.index);
-          on_buffer(buffer, [&] { gpu.offload_sync(slot.local, slot.frame); });
-        }
-        if (timing_) log_gpu(job);
-      }
-      buffer_frames_[b].fetch_add(1, std::memory_order_relaxed);
-      if (!(downloader_ ? *to_download_[b] : to_entropy_).push(job)) break;
+      if (opt_.test_hooks) opt_.test_hooks->before_dispatch(buffer);
+      offload_->transform(buffer, job.slot, job.index);
+      observer_.transformed(buffer);
+      if (!(downloader ? *to_download_[b] : *to_entropy_).push(job)) break;
     }
   } catch (...) {
     fail(std::current_exception());
   }
-  if (downloader_)
+  if (downloader)
     to_download_[b]->close();
   else
     feeder_done();
@@ -806,19 +460,11 @@ void Run::dispatcher(int buffer) {
 void Run::downloader(int buffer) {
   const auto b = static_cast<std::size_t>(buffer);
   try {
-    StreamBuffer& gpu = *gpus_[b];
-    on_buffer(buffer, [&] { gpu.bind_thread(); });
+    offload_->enter_buffer(buffer);
     Job job;
     while (to_download_[b]->pop(job)) {
-      const int local = slots_[job.slot].local;
-      // Idle until the header is on the host: not busy time.
-      on_buffer(buffer, [&] { gpu.wait_header(local); });
-      {
-        StageScope scope(download_ns_, SpanKind::download, trace_,
-                         track(downloader_track_, buffer), job.index);
-        on_buffer(buffer, [&] { gpu.download_async(local); });  // exactly the stream's length
-      }
-      if (!to_entropy_.push(job)) break;
+      offload_->download(buffer, job.slot, job.index);
+      if (!to_entropy_->push(job)) break;
     }
   } catch (...) {
     fail(std::current_exception());
@@ -828,61 +474,36 @@ void Run::downloader(int buffer) {
 
 void Run::worker(int id) {
   try {
-    int device = -1;  // the device this thread selected last
+    ThreadState thread;
+    thread.id = id;
     Job job;
     std::vector<std::uint8_t> rgb;  // planar frames for on_frame: the RGB that was encoded
-    PlanarRows planar_rows;         // planar frames in cpu mode: rows to RGB, band by band
     std::vector<std::int16_t> expanded;  // --progressive from tokens: the frame's coefficients
-    while (gate_.wait_worker(id) && to_entropy_.pop(job)) {
-      HostSlot& s = slots_[job.slot];
-      ImageView view{s.frame, format_.width, format_.height, format_.format,
-                     format_.row_bytes()};
-      const PlanarView planar = format_.is_planar()
-                                    ? planar_view(s.frame, format_.width, format_.height,
-                                                  format_.planar)
-                                    : PlanarView{};
-      const int my_track = track(worker_track_, id);
-      StreamBuffer* gpu = gpus_.empty() ? nullptr : gpus_[static_cast<std::size_t>(s.buffer)].get();
+    while (gate_.wait_worker(id) && to_entropy_->pop(job)) {
+      const FrameSlot& s = offload_->slot(job.slot);
       std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
-      if (opt_.mode == Mode::cpu) {
-        StageScope scope(transform_ns_, SpanKind::transform, trace_, my_track, job.index);
-        if (format_.is_planar()) {
-          planar_rows.set_frame(planar);
-          transform_cpu(planar_rows, geometry_, tables_, s.coeffs);
-        } else {
-          transform_cpu(view, geometry_, tables_, s.coeffs);
-        }
-      } else if (opt_.mode == Mode::aok) {
-        bind(s.buffer, device);
-        {
-          StageScope scope(wait_ns_, SpanKind::wait, trace_, my_track, job.index);
-          on_buffer(s.buffer, [&] { gpu->wait_result(s.local); });
-        }
-        if (timing_) log_gpu(job);
-      }
+      offload_->fetch(thread, job.slot, job.index);  // cpu: the transform; aok: the wait
       // The frame's pixels are uploaded (or transformed where they lay): a lent frame's page
       // locks may go. Its bytes stay readable (on_frame below).
       if (lend_) source_.release(job.index);
       {
-        StageScope scope(entropy_ns_, SpanKind::entropy, trace_, my_track, job.index);
-        if (gpu) {
-          const GpuResult r = gpu->result(s.local);
-          download_bytes_.fetch_add(gpu->download_bytes(s.local), std::memory_order_relaxed);
-          if (r.is_tokens) {
-            token_frames_.fetch_add(1, std::memory_order_relaxed);
-            if (encode_.progressive)  // the scans need whole coefficient blocks back
-              encode_tokens_progressive(geometry_, tables_, r.tokens, encode_, expanded, jpeg);
-            else
-              encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg);
-          } else {
-            encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg);
-          }
+        auto scope = observer_.scope(SpanKind::entropy, id, job.index);
+        const TransformResult r = offload_->result(job.slot);
+        if (r.is_tokens) {
+          if (encode_.progressive)  // the scans need whole coefficient blocks back
+            encode_tokens_progressive(geometry_, tables_, r.tokens, encode_, expanded, jpeg);
+          else
+            encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg);
         } else {
-          encode_coefficients(geometry_, tables_, s.coeffs, encode_, jpeg);
+          encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg);
         }
       }
       if (opt_.on_frame) {
+        ImageView view{s.frame, format_.width, format_.height, format_.format,
+                       format_.row_bytes()};
         if (format_.is_planar()) {
+          const PlanarView planar =
+              planar_view(s.frame, format_.width, format_.height, format_.planar);
           rgb.resize(static_cast<std::size_t>(format_.width) * format_.height * 3);
           planar_to_rgb(planar, rgb.data(), static_cast<std::size_t>(format_.width) * 3);
           view = ImageView{rgb.data(), format_.width, format_.height, PixelFormat::rgb24,
@@ -891,33 +512,34 @@ void Run::worker(int id) {
         opt_.on_frame(job.index, view, jpeg);
       }
       if (opt_.on_jpeg) opt_.on_jpeg(job.index, jpeg);
-      // sok/aok: the slot's pixels and result are used; the JPEG waits in its record.
-      if (gpu) free_slots_.push(job.slot);
-      reorder_.put(job);
+      // The slot's pixels and result are used; the JPEG waits in its record.
+      if (free_when_coded_) free_slots_->push(job.slot);
+      reorder_->put(job);
     }
   } catch (...) {
     fail(std::current_exception());
   }
-  if (workers_left_.fetch_sub(1) == 1) reorder_.close();
+  if (workers_left_.fetch_sub(1) == 1) reorder_->close();
 }
 
 void Run::writer() {
   try {
     Job job;
-    for (std::int64_t next = 0; reorder_.take(next, job); ++next) {
+    for (std::int64_t next = 0; reorder_->take(next, job); ++next) {
       const std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
       {
-        StageScope scope(write_ns_, SpanKind::write, trace_, writer_track_, job.index);
+        auto scope = observer_.scope(SpanKind::write, 0, job.index);
         sink_.write_frame(jpeg.data(), jpeg.size());
       }
       ++frames_;
       jpeg_bytes_ += jpeg.size();
-      // Recycled only now: cpu mode, the slot (its pixels, coefficients and bytes are used);
-      // sok/aok, the record (the slot went back when the frame was coded).
-      if (opt_.mode == Mode::cpu)
-        free_slots_.push(job.slot);
+      // Recycled only now: the slot where it carries its frame to the write (its pixels,
+      // coefficients and bytes are used); else the record (the slot went back when the frame
+      // was coded).
+      if (free_when_coded_)
+        free_records_->push(job.record);
       else
-        free_records_.push(job.record);
+        free_slots_->push(job.slot);
       if (opt_.balance_threads >= 2) rebalance();
       if (progress_) progress_(Progress{frames_, jpeg_bytes_, seconds_since(start_)});
     }
@@ -938,8 +560,8 @@ void Run::rebalance() {
   if (frames_ != 8 && frames_ != 32 && frames_ != 96) return;
   Snapshot now;
   now.frames = frames_;
-  now.produce_ns = read_ns_.load() + upload_ns_.load();
-  now.consume_ns = entropy_ns_.load() + transform_ns_.load();
+  now.produce_ns = observer_.produce_ns();
+  now.consume_ns = observer_.consume_ns();
   const Snapshot before = last_snapshot_;
   last_snapshot_ = now;
   if (frames_ == 8) return;
@@ -962,20 +584,19 @@ Stats Run::execute() {
   const double setup_s = seconds_since(start_);
   // Time zero of the trace and of the GPU times: when the stages start (after the setup).
   const Clock::time_point stages_start = Clock::now();
-  if (trace_) trace_->set_origin(stages_start);
-  if (timing_)
-    for (std::size_t b = 0; b < gpus_.size(); ++b)
-      on_buffer(static_cast<int>(b), [&] { gpus_[b]->start_clock(stages_start); });
+  observer_.start(stages_start);
+  offload_->start_clock(stages_start);
 
+  const int buffers = offload_->buffers();
   producers_left_ = producer_threads_;
   workers_left_ = worker_threads_;
-  feeders_left_ = static_cast<int>(gpus_.size());
+  feeders_left_ = buffers;
   std::vector<std::thread> threads;
   try {
     for (int p = 0; p < producer_threads_; ++p) threads.emplace_back(&Run::producer, this, p);
-    for (int b = 0; b < static_cast<int>(gpus_.size()); ++b) {
+    for (int b = 0; b < buffers; ++b) {
       threads.emplace_back(&Run::dispatcher, this, b);
-      if (downloader_) threads.emplace_back(&Run::downloader, this, b);
+      if (!to_download_.empty()) threads.emplace_back(&Run::downloader, this, b);
     }
     for (int w = 0; w < worker_threads_; ++w) threads.emplace_back(&Run::worker, this, w);
   } catch (...) {
@@ -985,42 +606,18 @@ Stats Run::execute() {
   }
   writer();  // the calling thread writes
   for (std::thread& t : threads) t.join();
-  for (auto& gpu : gpus_) gpu->drain();
+  offload_->drain();
   if (error_) std::rethrow_exception(error_);
 
-  auto s = [](const std::atomic<std::int64_t>& ns) { return ns.load() * 1e-9; };
   Stats st;
   st.frames = frames_;
   st.jpeg_bytes = jpeg_bytes_;
   st.setup_s = setup_s;
-  st.read_s = s(read_ns_);
-  st.upload_issue_s = s(upload_ns_);
-  for (std::size_t b = 0; b < gpus_.size(); ++b) {
-    BufferStats bs;
-    bs.device = buffer_device_[b];
-    bs.frames = buffer_frames_[b].load();
-    bs.gpu_s = s(buffer_gpu_ns_[b]);
-    if (timing_) buffer_log_[b]->fill(bs);
-    st.gpu_s += bs.gpu_s;
-    st.buffers.push_back(bs);
-  }
-  st.download_issue_s = s(download_ns_);
-  st.token_frames = token_frames_.load();
-  st.transform_cpu_s = s(transform_ns_);
-  st.coeff_wait_s = s(wait_ns_);
-  st.entropy_s = s(entropy_ns_);
-  st.write_s = s(write_ns_);
+  observer_.fill(st);
   st.producers = gate_.producers();
   st.entropy_threads = gate_.workers();
   st.rebalances = rebalances_;
-  if (!gpus_.empty()) {
-    st.upload_bytes = static_cast<std::uint64_t>(frames_) * gpus_[0]->upload_bytes();
-    st.download_bytes = download_bytes_.load();
-  }
-  if (timing_) {
-    st.gpu_timed = true;
-    gpu_log_.fill(st);
-  }
+  st.upload_bytes = static_cast<std::uint64_t>(frames_) * offload_->upload_bytes();
   st.wall_s = seconds_since(start_);
   return st;
 }

@@ -30,6 +30,11 @@
 // of the writer's order recycling the slots round robin. The entropy workers and the writer
 // are shared; the writer still orders by index.
 // Every thread sets the device of the buffer it is about to call (cudaSetDevice per thread).
+//
+// The run loop (Run, pipeline.cpp) only moves frames between these threads; what a mode does at
+// each point of a frame is its Offloader's (offload.hpp: cpu, sok/sok-pinned, aok), and what is
+// measured (busy times, trace spans, NVTX ranges, GPU times) goes to one RunObserver
+// (observer.hpp).
 #pragma once
 
 #include <atomic>
@@ -47,11 +52,9 @@
 
 namespace mjpeg::pipeline {
 
-enum class Mode { cpu, sok, aok };
-/// "cpu", "sok", "aok".
-const char* to_string(Mode m);
-/// Parses "cpu", "sok" or "aok"; throws UsageError otherwise.
-Mode parse_mode(const std::string& text);
+/// The offload mode is mjpeg::Offload (mjpeg/options.hpp): cpu, sok, sok_pinned, aok; the run
+/// loop hands each frame to the mode's Offloader (offload.hpp).
+class OffloadTestHooks;  // test_hooks.hpp
 
 /// Sees each frame right after it was encoded, while its source pixels are still in the slot:
 /// `pixels` is the frame as read (planar frames: the RGB that was encoded from them), `jpeg`
@@ -62,7 +65,7 @@ using FrameObserver = std::function<void(std::int64_t index, const ImageView& pi
                                          const std::vector<std::uint8_t>& jpeg)>;
 
 struct PipelineOptions {
-  Mode mode = Mode::cpu;
+  Offload mode = Offload::cpu;
   int producers = 1;         ///< N producer threads (>= 1)
   int slots = 8;             ///< K stream-buffer slots (>= 1); sok/aok: per stream buffer
   /// K was chosen by apply_default_counts: sok/aok may take fewer when that many slots would
@@ -82,7 +85,6 @@ struct PipelineOptions {
   std::vector<int> devices;
   gpu::Variant variant = gpu::Variant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
-  bool pinned_sok = false;   ///< sok: host slots in pinned memory instead of pageable
   /// sok/aok: what the GPU hands back: the token stream (the CPU only packs bits) or the int16
   /// coefficients (the CPU scans them). The same bytes either way.
   gpu::GpuOutput gpu_output = gpu::GpuOutput::tokens;
@@ -95,14 +97,9 @@ struct PipelineOptions {
   /// Optional: record every stage's spans (host threads and, with a GPU, the streams; implies
   /// gpu_timing). The pipeline adds the tracks and sets the origin; must outlive the call.
   Trace* trace = nullptr;
-  /// Tests only: the GPU transform of the n-th frame handed to the GPU fails with a real CUDA
-  /// error (StreamBuffer::inject_error_at); -1 = never.
-  std::int64_t inject_gpu_error_at = -1;
-  /// Tests only: which stream buffer (index into the device list) the injected error hits.
-  int inject_gpu_error_buffer = 0;
-  /// Tests only: stream buffer b's dispatcher sleeps test_dispatch_delay_s[b] seconds before
-  /// each frame (a slower device); missing entries: no delay.
-  std::vector<double> test_dispatch_delay_s;
+  /// Tests only (test_hooks.hpp): called at fixed points of the GPU offload (fault injection,
+  /// a slower dispatcher); null in production. Must outlive the call.
+  OffloadTestHooks* test_hooks = nullptr;
 };
 
 /// At most this many stream buffers (entries of PipelineOptions::devices).

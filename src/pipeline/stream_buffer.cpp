@@ -51,7 +51,7 @@ StreamBuffer::Slot::Slot(bool timing)
       body_start(timing_event(timing)) {}
 
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
-                           const SourceFormat& input, int slots, Kind kind, int device,
+                           const SourceFormat& input, int slots, Offload mode, int device,
                            gpu::Variant variant, int stages, bool timing, GpuOutput output,
                            int restart_interval, bool histogram, bool host_pixels)
     : select_(device), device_(device), variant_(variant), stages_(stages),
@@ -79,7 +79,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
   const std::size_t result_bytes = header_bytes_ + coeff_bytes_;
 
   slot_count_ = slots;
-  const bool pinned = kind != Kind::sok_pageable;
+  const bool pinned = mode != Offload::sok;
   for (int i = 0; i < slots; ++i) {
     slots_.push_back(std::make_unique<Slot>(timing));
     Slot& s = *slots_.back();
@@ -163,17 +163,8 @@ void StreamBuffer::upload_async(int slot, const std::uint8_t* src) {
   s.data_ready_recorded.fetch_add(1, std::memory_order_release);
 }
 
-void StreamBuffer::maybe_inject_error(cudaStream_t stream) {
-  if (transforms_++ != inject_at_) return;
-  // A copy larger than both buffers: the runtime refuses it before touching memory.
-  Slot& s = *slots_[0];
-  MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.device_coeffs.get(), s.device_pixels.get(),
-                                   std::size_t(1) << 62, cudaMemcpyDeviceToDevice, stream));
-}
-
 void StreamBuffer::transform_async(int slot) {
   Slot& s = *slots_[slot];
-  maybe_inject_error(kernel_.get());
   use_record(s.data_ready_recorded, s.data_ready_used, "data_ready", slot);
   // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
   // thread goes on issuing.
@@ -245,9 +236,9 @@ void StreamBuffer::wait_result(int slot) {
   s.result_ready.synchronize();
 }
 
-GpuResult StreamBuffer::result(int slot) const {
+TransformResult StreamBuffer::result(int slot) const {
   const Slot& s = *slots_[slot];
-  GpuResult r;
+  TransformResult r;
   r.coeffs = host_coeffs(s);
   if (!s.got_tokens) return r;
   r.is_tokens = true;
@@ -265,7 +256,6 @@ GpuResult StreamBuffer::result(int slot) const {
 
 void StreamBuffer::offload_sync(int slot, const std::uint8_t* src) {
   Slot& s = *slots_[slot];
-  maybe_inject_error(nullptr);
   // A plain synchronous program: copy, launch and wait all on the legacy default stream, which
   // orders the kernel after the copy. The kernel must not go to the non-blocking kernel
   // stream here: a cudaMemcpy from pageable memory may return before its DMA has finished

@@ -2,9 +2,9 @@
 // the host producers, the GPU transform and the host entropy workers.
 //
 // Per slot (allocated once per geometry, never per frame):
-//   host pixels (pinned; pageable in SOK unless pinned_sok), device pixels (one frame in the
-//   source's layout: packed rows, or planar Y, Cb, Cr back to back: 1.5 bytes per pixel at
-//   4:2:0, converted to RGB by the transform kernels),
+//   host pixels (pinned; pageable in mode sok, not sok_pinned), device pixels (one frame in
+//   the source's layout: packed rows, or planar Y, Cb, Cr back to back: 1.5 bytes per pixel
+//   at 4:2:0, converted to RGB by the transform kernels),
 //   device coefficients, device token stream (header + slots, cuda/gpu_tokenize.hpp),
 //   host result (pinned in AOK and pinned SOK): the stream header, then the token slots or,
 //   when they would not fit (or the buffer downloads coefficients), the coefficients;
@@ -57,36 +57,17 @@
 #include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
 #include "pipeline/frame_source.hpp"
+#include "pipeline/observer.hpp"
+#include "pipeline/offload.hpp"
 
 namespace mjpeg::pipeline {
 
-/// When the GPU worked on one frame: seconds on the host's steady clock, relative to the
-/// origin given to StreamBuffer::start_clock (from CUDA events; timing builds only).
-struct GpuTimes {
-  double upload_start = 0, upload_end = 0;
-  double kernel_start = 0, kernel_end = 0;   ///< transform (and tokenizer)
-  /// The download: one copy (coefficients), or the header copy [download_start, header_end]
-  /// and the body copy [body_start, download_end] (tokens; header_end = body_start = -1 for
-  /// a single copy).
-  double download_start = 0, download_end = 0;
-  double header_end = -1, body_start = -1;
-};
-
 using gpu::GpuOutput;
-
-/// A frame's result in host memory: tokens, or (coefficients mode, or a token stream that did
-/// not fit) the coefficients.
-struct GpuResult {
-  bool is_tokens = false;
-  TokenView tokens;
-  const std::int16_t* coeffs = nullptr;
-};
 
 class StreamBuffer {
  public:
-  enum class Kind { aok, sok_pageable, sok_pinned };
-
   /// Selects `device` for the calling thread and allocates everything. Throws mjpeg::Error.
+  /// `mode` (sok, sok_pinned or aok): the host slots are page-locked except in sok.
   /// `timing`: every slot also gets start events and all events take timestamps, so that
   /// gpu_times() can say when each copy and kernel ran (a little dearer per record).
   /// `output`: what comes back; with tokens, `restart_interval` and `histogram` (--optimize)
@@ -94,7 +75,7 @@ class StreamBuffer {
   /// memory of its own (lent, page-locked frames): the slots then get no host pixel buffer
   /// (host_pixels() is null), a third less page-locked memory to allocate.
   StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
-               const SourceFormat& input, int slots, Kind kind, int device, gpu::Variant variant,
+               const SourceFormat& input, int slots, Offload mode, int device, gpu::Variant variant,
                int stages, bool timing = false, GpuOutput output = GpuOutput::coefficients,
                int restart_interval = 0, bool histogram = false, bool host_pixels = true);
   /// Waits for outstanding GPU work (never throws), then frees.
@@ -135,7 +116,7 @@ class StreamBuffer {
   /// Worker: returns once the slot's result is in host memory.
   void wait_result(int slot);
   /// What the slot's last frame came back as (after wait_result / offload_sync).
-  GpuResult result(int slot) const;
+  TransformResult result(int slot) const;
 
   // --- SOK (synchronous offload) ----------------------------------------------------------
   /// Blocking cudaMemcpy in, launch, synchronize, blocking cudaMemcpy out, all on the legacy
@@ -158,10 +139,12 @@ class StreamBuffer {
   /// Device-to-host bytes of the slot's last frame (header and stream, or coefficients).
   std::size_t download_bytes(int slot) const { return slots_[slot]->result_bytes; }
 
-  /// Tests: the `n`-th transform (0-based count of transform_async / offload_sync calls) makes
-  /// a real, non-sticky CUDA error (a copy larger than its buffer, refused by the runtime with
-  /// cudaErrorInvalidValue) instead of its work, so that error paths can be exercised.
-  void inject_error_at(std::int64_t n) { inject_at_ = n; }
+  /// For a test hook (test_hooks.hpp): the stream a transform is issued on (`sync`, i.e.
+  /// offload_sync: the legacy default stream, null; else the kernel stream) and the slot's
+  /// device pixels and coefficients.
+  cudaStream_t transform_stream(bool sync) const { return sync ? nullptr : kernel_.get(); }
+  void* device_pixels(int slot) const { return slots_[slot]->device_pixels.get(); }
+  void* device_coeffs(int slot) const { return slots_[slot]->device_coeffs.get(); }
 
  private:
   struct Slot {
@@ -202,8 +185,6 @@ class StreamBuffer {
   gpu::Variant variant_;
   int stages_;
   bool timing_ = false;
-  std::int64_t transforms_ = 0, inject_at_ = -1;  // transform calls so far; test error hook
-  void maybe_inject_error(cudaStream_t stream);
   gpu::Event origin_;        // timing: the event start_clock() recorded
   double origin_host_s_ = 0;  // ... and the host time it maps to (relative to the origin)
   std::size_t row_bytes_ = 0, pixel_bytes_ = 0, coeff_bytes_ = 0;

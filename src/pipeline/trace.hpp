@@ -4,7 +4,8 @@
 // Trace when PipelineOptions::trace is set; src/app/trace_json.hpp turns runs into Chrome
 // trace-event JSON (Perfetto, chrome://tracing), one process per run.
 //
-// Every stage span is also an NVTX range (StageScope), so Nsight Systems shows the same stages.
+// Every stage span is also an NVTX range (RunObserver::Scope, observer.hpp), so Nsight Systems
+// shows the same stages.
 #pragma once
 
 #include <chrono>

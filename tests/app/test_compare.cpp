@@ -162,7 +162,7 @@ TEST(RunAnalysis, TheStageWithTheLowestBoundBinds) {
   st.entropy_s = 3.0;    // 4 workers: 133.3 fps
   st.write_s = 0.01;
   pipeline::PipelineOptions o;
-  o.mode = pipeline::Mode::aok;
+  o.mode = Offload::aok;
   o.producers = 2;
   o.entropy_threads = 4;
   const pipeline::RunAnalysis a = pipeline::analyse(st, o);
@@ -175,7 +175,7 @@ TEST(RunAnalysis, TheStageWithTheLowestBoundBinds) {
   EXPECT_NEAR(a.d2h_gbps, 3.0, 1e-9);   // 300 MB in 0.1 s
   ASSERT_EQ(a.stages.size(), 7u);       // produce, dispatch, upload, kernel, download, entropy, write
 
-  o.mode = pipeline::Mode::cpu;
+  o.mode = Offload::cpu;
   st.gpu_timed = false;
   st.transform_cpu_s = 1.0;  // with entropy 3.0 on 4 workers: 100 fps
   const pipeline::RunAnalysis c = pipeline::analyse(st, o);
@@ -304,7 +304,7 @@ TEST(RunAnalysis, GpuStagesHaveALanePerStreamBuffer) {
   st.entropy_s = 0.3;
   st.write_s = 0.01;
   pipeline::PipelineOptions o;
-  o.mode = pipeline::Mode::sok;
+  o.mode = Offload::sok;
   o.producers = 2;
   o.entropy_threads = 1;  // 333 fps
   EXPECT_EQ(pipeline::analyse(st, o).binding, "gpu offload");

@@ -218,7 +218,7 @@ inline std::vector<StreamCase> stream_cases() {
 /// Every frame byte-identical to encode_jpeg, in order, for this case and mode. `devices`
 /// (sok/aok): the stream buffers' devices (empty: device 0); with several, every buffer
 /// transforms some frames and their counts add up.
-inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_sok = false,
+inline void check_stream(const StreamCase& c, Offload mode,
                          gpu::GpuOutput output = gpu::GpuOutput::tokens,
                          const std::vector<int>& devices = {}) {
   const auto frames = make_frames(c.frames, c.width, c.height, c.format);
@@ -237,7 +237,6 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   p.producers = c.producers;
   p.entropy_threads = c.entropy_threads;
   p.slots = c.slots;
-  p.pinned_sok = pinned_sok;
   p.gpu_output = output;
   p.devices = devices;
   pipeline::MemoryFrameSource source(views(frames));
@@ -261,9 +260,9 @@ inline void check_stream(const StreamCase& c, pipeline::Mode mode, bool pinned_s
   EXPECT_EQ(st.jpeg_bytes, bytes);
   expect_frames_equal(ref, sink.frames, static_cast<std::size_t>(c.frames));
   // Which path coded the frames: GPU tokens (these pictures never overflow) or coefficients.
-  const bool tokens = mode != pipeline::Mode::cpu && output == gpu::GpuOutput::tokens;
+  const bool tokens = mode != Offload::cpu && output == gpu::GpuOutput::tokens;
   EXPECT_EQ(st.token_frames, tokens ? c.frames : 0);
-  if (mode != pipeline::Mode::cpu) expect_buffer_shares(st, devices, c.frames);
+  if (mode != Offload::cpu) expect_buffer_shares(st, devices, c.frames);
 }
 
 /// Runs encode_stream (failing the test after `seconds`) and returns the message of the
@@ -284,7 +283,7 @@ inline std::string encode_error(pipeline::FrameSource& source, const EncodeOptio
 
 /// A source that throws on frame `fail_at`: encode_stream throws that error, promptly, and what
 /// was written before is a prefix of the right frames.
-inline void check_source_error(pipeline::Mode mode, int n, int m, int k, std::int64_t fail_at) {
+inline void check_source_error(Offload mode, int n, int m, int k, std::int64_t fail_at) {
   const auto frames = make_frames(20, 40, 24, PixelFormat::rgb24);
   EncodeOptions o;
   const auto ref = reference(frames, o);
@@ -303,7 +302,7 @@ inline void check_source_error(pipeline::Mode mode, int n, int m, int k, std::in
 }
 
 /// A sink that fails (disk full) on frame `fail_at`.
-inline void check_sink_error(pipeline::Mode mode, int n, int m, int k, std::int64_t fail_at) {
+inline void check_sink_error(Offload mode, int n, int m, int k, std::int64_t fail_at) {
   const auto frames = make_frames(20, 40, 24, PixelFormat::rgb24);
   EncodeOptions o;
   pipeline::PipelineOptions p;
@@ -320,7 +319,7 @@ inline void check_sink_error(pipeline::Mode mode, int n, int m, int k, std::int6
 
 /// The stop flag rises after `stop_after` frames were read: every frame read is still written,
 /// in order and exact, nothing after; the call returns normally.
-inline void check_stop(pipeline::Mode mode, int n, int m, int k, std::int64_t stop_after) {
+inline void check_stop(Offload mode, int n, int m, int k, std::int64_t stop_after) {
   const auto frames = make_frames(30, 40, 24, PixelFormat::rgb24);
   EncodeOptions o;
   const auto ref = reference(frames, o);
@@ -349,7 +348,7 @@ inline void check_stop(pipeline::Mode mode, int n, int m, int k, std::int64_t st
 /// overlap on one track; GPU spans of a frame come in order (upload, kernel, download) and the
 /// GPU statistics agree with them. With token output a frame's download is two GPU spans (the
 /// header, then the body) and, in aok, the downloader's host span.
-inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
+inline void check_trace(Offload mode,
                         gpu::GpuOutput output = gpu::GpuOutput::tokens,
                         const std::vector<int>& devices = {}) {
   using pipeline::SpanKind;
@@ -363,7 +362,6 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
   p.producers = 2;
   p.entropy_threads = 3;
   p.slots = 6;
-  p.pinned_sok = pinned_sok;
   p.gpu_output = output;
   p.devices = devices;
   p.trace = &trace;
@@ -373,22 +371,22 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
   within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
   expect_frames_equal(ref, sink.frames, n);
 
-  const bool gpu = mode != pipeline::Mode::cpu;
+  const bool gpu = mode != Offload::cpu;
   std::vector<SpanKind> kinds = {SpanKind::read, SpanKind::entropy, SpanKind::write};
   if (!gpu) kinds.push_back(SpanKind::transform);
   if (gpu) {
     kinds.push_back(SpanKind::kernel);
-    kinds.push_back(mode == pipeline::Mode::aok ? SpanKind::dispatch : SpanKind::sync);
+    kinds.push_back(mode == Offload::aok ? SpanKind::dispatch : SpanKind::sync);
   }
-  if (mode == pipeline::Mode::aok) kinds.push_back(SpanKind::wait);
+  if (mode == Offload::aok) kinds.push_back(SpanKind::wait);
   // upload: a GPU span in both GPU modes, plus the producer's issue in aok.
-  const int uploads_per_frame = mode == pipeline::Mode::aok ? 2 : gpu ? 1 : 0;
+  const int uploads_per_frame = mode == Offload::aok ? 2 : gpu ? 1 : 0;
   // download: one GPU span (coefficients) or two (tokens: header, body), plus the downloader's
   // issue in aok with tokens.
   const bool tokens = gpu && output == gpu::GpuOutput::tokens;
   const int gpu_downloads_per_frame = !gpu ? 0 : tokens ? 2 : 1;
   const int downloads_per_frame =
-      gpu_downloads_per_frame + (tokens && mode == pipeline::Mode::aok ? 1 : 0);
+      gpu_downloads_per_frame + (tokens && mode == Offload::aok ? 1 : 0);
 
   const std::vector<pipeline::Span> spans = trace.spans();
   const auto& tracks = trace.tracks();
@@ -448,7 +446,7 @@ inline void check_trace(pipeline::Mode mode, bool pinned_sok = false,
       std::string prefix = "GPU " + std::to_string(list[b]);
       if (std::count(list.begin(), list.end(), list[b]) > 1) prefix += " buffer " + std::to_string(b + 1);
       const std::string kernel_track =
-          prefix + (mode == pipeline::Mode::aok ? " kernel stream" : " (legacy default stream)");
+          prefix + (mode == Offload::aok ? " kernel stream" : " (legacy default stream)");
       int track = -1;
       for (std::size_t t = 0; t < tracks.size(); ++t)
         if (tracks[t].name == kernel_track) track = static_cast<int>(t);
@@ -563,7 +561,7 @@ inline PlanarFormat planar_format_of(const PlanarCase& c) {
 
 /// Planar frames from memory (copied or in place): every frame byte-identical to encode_jpeg
 /// of its RGB, in order; upload bytes (GPU modes) are the planar frame's bytes.
-inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool pinned_sok = false,
+inline void check_planar_stream(const PlanarCase& c, Offload mode,
                                 const std::vector<int>& devices = {}) {
   const auto frames = make_planar_frames(c.frames, c.width, c.height, c.chroma);
   const PlanarFormat pf = planar_format_of(c);
@@ -575,7 +573,7 @@ inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool p
   for (const auto& f : frames) ptrs.push_back(f.data());
   // In place on a GPU: page-locked, as compare holds its frames (uploads go from there).
   std::vector<gpu::HostPin> pins;
-  if (c.in_place && mode != pipeline::Mode::cpu)
+  if (c.in_place && mode != Offload::cpu)
     for (const auto& f : frames) pins.emplace_back(f.data(), f.size());
   pipeline::SourceFormat format{c.width, c.height, PixelFormat::rgb24, pf};
   pipeline::MemoryFrameSource source(ptrs, format, /*pinned=*/!pins.empty());
@@ -584,15 +582,14 @@ inline void check_planar_stream(const PlanarCase& c, pipeline::Mode mode, bool p
   p.producers = c.producers;
   p.entropy_threads = c.entropy_threads;
   p.slots = c.slots;
-  p.pinned_sok = pinned_sok;
-  p.gpu_timing = mode != pipeline::Mode::cpu;
+  p.gpu_timing = mode != Offload::cpu;
   p.devices = devices;
   MemorySink sink;
   pipeline::Stats st;
   within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
   EXPECT_EQ(st.frames, c.frames);
   expect_frames_equal(ref, sink.frames, static_cast<std::size_t>(c.frames));
-  if (mode != pipeline::Mode::cpu) {
+  if (mode != Offload::cpu) {
     EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(c.frames) *
                                    planar_layout(c.width, c.height, c.chroma).bytes);
     expect_buffer_shares(st, devices, c.frames);
@@ -641,9 +638,9 @@ inline std::vector<std::vector<std::uint8_t>> y4m_reference(const std::string& p
 
 /// A Y4M file through the pipeline (planar frames read straight into the slots): every frame
 /// equal to the sequential reference; `limit` frames at most (-1: all).
-inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int producers,
+inline void check_y4m_stream(const std::string& path, Offload mode, int producers,
                              int slots, std::int64_t limit = -1, Subsampling s = Subsampling::s420,
-                             bool pinned_sok = false, const std::vector<int>& devices = {}) {
+                             const std::vector<int>& devices = {}) {
   EncodeOptions o;
   o.quality = 75;
   o.subsampling = s;
@@ -669,7 +666,6 @@ inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int p
     p.producers = producers;
     p.entropy_threads = 2;
     p.slots = slots;
-    p.pinned_sok = pinned_sok;
     p.devices = devices;
     MemorySink sink;
     pipeline::Stats st;
@@ -677,10 +673,10 @@ inline void check_y4m_stream(const std::string& path, pipeline::Mode mode, int p
     const std::size_t want = limit < 0 ? ref.size() : std::min<std::size_t>(ref.size(), limit);
     EXPECT_EQ(static_cast<std::size_t>(st.frames), want) << path;
     expect_frames_equal(ref, sink.frames, want);
-    if (mapped && mode != pipeline::Mode::cpu) {
+    if (mapped && mode != Offload::cpu) {
       const auto& m = static_cast<const pipeline::MappedY4mFrameSource&>(*source);
       EXPECT_EQ(m.pinned_windows(), 0) << "every page lock released after the encode";
-      if (mode == pipeline::Mode::aok || pinned_sok) {
+      if (mode == Offload::aok || mode == Offload::sok_pinned) {
         EXPECT_EQ(m.pin_failures(), 0) << "read-only registration of the mapped file";
       }
     }

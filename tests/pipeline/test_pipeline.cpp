@@ -21,33 +21,32 @@
 namespace mjpeg::pipetest {
 namespace {
 
-using pipeline::Mode;
 
 class CpuStream : public ::testing::TestWithParam<StreamCase> {};
 
-TEST_P(CpuStream, ByteIdenticalToEncodeJpegInOrder) { check_stream(GetParam(), Mode::cpu); }
+TEST_P(CpuStream, ByteIdenticalToEncodeJpegInOrder) { check_stream(GetParam(), Offload::cpu); }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CpuStream, ::testing::ValuesIn(stream_cases()),
                          [](const auto& info) { return name_of(info.param); });
 
 TEST(CpuPipeline, SourceErrorPropagates) {
-  check_source_error(Mode::cpu, 1, 1, 1, 0);
-  check_source_error(Mode::cpu, 3, 2, 4, 5);
-  check_source_error(Mode::cpu, 4, 4, 16, 11);
-  check_source_error(Mode::cpu, 2, 6, 2, 19);
+  check_source_error(Offload::cpu, 1, 1, 1, 0);
+  check_source_error(Offload::cpu, 3, 2, 4, 5);
+  check_source_error(Offload::cpu, 4, 4, 16, 11);
+  check_source_error(Offload::cpu, 2, 6, 2, 19);
 }
 
 TEST(CpuPipeline, SinkErrorPropagates) {
-  check_sink_error(Mode::cpu, 1, 1, 1, 0);
-  check_sink_error(Mode::cpu, 3, 2, 4, 7);
-  check_sink_error(Mode::cpu, 4, 8, 16, 13);
+  check_sink_error(Offload::cpu, 1, 1, 1, 0);
+  check_sink_error(Offload::cpu, 3, 2, 4, 7);
+  check_sink_error(Offload::cpu, 4, 8, 16, 13);
 }
 
 TEST(CpuPipeline, StopFlagDrainsInFlightFrames) {
-  check_stop(Mode::cpu, 1, 1, 1, 1);
-  check_stop(Mode::cpu, 2, 3, 4, 6);
-  check_stop(Mode::cpu, 4, 2, 8, 10);
-  check_stop(Mode::cpu, 3, 3, 2, 29);
+  check_stop(Offload::cpu, 1, 1, 1, 1);
+  check_stop(Offload::cpu, 2, 3, 4, 6);
+  check_stop(Offload::cpu, 4, 2, 8, 10);
+  check_stop(Offload::cpu, 3, 3, 2, 29);
 }
 
 TEST(CpuPipeline, StopBeforeStartWritesNothing) {
@@ -155,7 +154,7 @@ TEST(CpuPipeline, LentFramesAreEncodedInPlaceAndCopiedOnesAlike) {
 
 TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
   pipeline::PipelineOptions p;
-  p.mode = Mode::cpu;
+  p.mode = Offload::cpu;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
   EXPECT_EQ(p.producers, 1);
   EXPECT_EQ(p.entropy_threads, 16);
@@ -165,13 +164,16 @@ TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
   pipeline::apply_default_counts(p, 16, 3, 5, 0, /*in_memory=*/true);  // requests are kept
   EXPECT_EQ(p.producers, 3);
   EXPECT_EQ(p.entropy_threads, 5);
-  p.mode = Mode::aok;
+  p.mode = Offload::aok;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);  // GPU modes: unchanged
   EXPECT_EQ(p.producers, 2);
   EXPECT_EQ(p.entropy_threads, 12);  // aok leaves two cores to the dispatcher, downloader, writer
-  p.mode = Mode::sok;
+  p.mode = Offload::sok;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
   EXPECT_EQ(p.entropy_threads, 13);  // sok: one, to the dispatcher
+  p.mode = Offload::sok_pinned;
+  pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
+  EXPECT_EQ(p.entropy_threads, 13);  // pinned or not
 }
 
 TEST(CpuPipeline, FrameObserverExceptionStopsTheEncode) {
@@ -189,12 +191,13 @@ TEST(CpuPipeline, FrameObserverExceptionStopsTheEncode) {
   EXPECT_LT(sink.frames.size(), 6u);
 }
 
-TEST(CpuPipeline, TraceHasEverySpanOnceWithoutOverlaps) { check_trace(Mode::cpu); }
+TEST(CpuPipeline, TraceHasEverySpanOnceWithoutOverlaps) { check_trace(Offload::cpu); }
 
 TEST(CpuPipeline, ModeNames) {
-  for (Mode m : {Mode::cpu, Mode::sok, Mode::aok})
-    EXPECT_EQ(pipeline::parse_mode(pipeline::to_string(m)), m);
-  EXPECT_THROW(pipeline::parse_mode("gpu"), UsageError);
+  for (Offload m : {Offload::cpu, Offload::sok, Offload::sok_pinned, Offload::aok})
+    EXPECT_EQ(parse_offload(to_string(m)), m);
+  EXPECT_STREQ(to_string(Offload::sok_pinned), "sok-pinned");
+  EXPECT_THROW(parse_offload("gpu"), UsageError);
 }
 
 // --devices: lists, "all", repeats (one more stream buffer on that device) and the errors,
@@ -266,11 +269,6 @@ TEST(DeviceList, OptionsKeepDeviceAsAOneElementListAndAreValidated) {
   p.devices = {1, 1, 2};
   EXPECT_EQ(pipeline::device_list(p), (std::vector<int>{1, 1, 2}));
   EXPECT_NO_THROW(pipeline::validate(p));
-  p.inject_gpu_error_buffer = 2;
-  EXPECT_NO_THROW(pipeline::validate(p));
-  p.inject_gpu_error_buffer = 3;  // a buffer that is not there
-  EXPECT_THROW(pipeline::validate(p), UsageError);
-  p.inject_gpu_error_buffer = 0;
   p.devices = {0, 1024};
   EXPECT_THROW(pipeline::validate(p), UsageError);
   p.devices.assign(17, 0);
@@ -283,7 +281,7 @@ TEST(DeviceList, CpuModeIgnoresTheDeviceList) {
   const auto frames = make_frames(9, 40, 24, PixelFormat::rgb24);
   const auto ref = reference(frames, EncodeOptions{});
   pipeline::PipelineOptions p;
-  p.mode = Mode::cpu;
+  p.mode = Offload::cpu;
   p.producers = 2;
   p.entropy_threads = 2;
   p.slots = 3;
@@ -320,7 +318,7 @@ TEST(SkipFrameSource, FrameRangesOfCopiedAndLentFrames) {
         ASSERT_EQ(inner->lends_frames(), lent);
         pipeline::SkipFrameSource source(std::move(inner), skip);
         pipeline::PipelineOptions p;
-        p.mode = Mode::cpu;
+        p.mode = Offload::cpu;
         p.producers = producers;
         p.entropy_threads = 2;
         p.slots = 5;
@@ -397,7 +395,7 @@ TEST(Balance, RuleTakesTheSplitWithTheMostFramesPerSecond) {
 
 TEST(Balance, DefaultsBalanceUnlessACountIsForced) {
   pipeline::PipelineOptions o;
-  o.mode = Mode::aok;
+  o.mode = Offload::aok;
   pipeline::apply_default_counts(o, 16);
   EXPECT_EQ(o.balance_threads, 14);
   EXPECT_EQ(o.producers + o.entropy_threads, 14);
@@ -415,7 +413,7 @@ TEST(Balance, DefaultsBalanceUnlessACountIsForced) {
   pipeline::apply_default_counts(o, 16, 0, 0, 20);
   EXPECT_EQ(o.slots, 20);
   EXPECT_FALSE(o.slots_auto);
-  o.mode = Mode::cpu;
+  o.mode = Offload::cpu;
   pipeline::apply_default_counts(o, 16);
   EXPECT_EQ(o.slots, 18);  // cpu: N + M + 2
   pipeline::apply_default_counts(o, 2);
@@ -454,7 +452,7 @@ TEST(Balance, SplitMovesWithoutChangingAByte) {
   for (int threads : {2, 3, 6, 9})
     for (int cap : {0, 1, 2}) {
       pipeline::PipelineOptions p;
-      p.mode = Mode::cpu;
+      p.mode = Offload::cpu;
       p.balance_threads = threads;
       p.producers = std::min(2, threads - 1);
       p.entropy_threads = threads - p.producers;
@@ -480,7 +478,7 @@ TEST(Balance, StopAndErrorsWithIdleThreads) {
   EncodeOptions o;
   const auto ref = reference(frames, o);
   pipeline::PipelineOptions p;
-  p.mode = Mode::cpu;
+  p.mode = Offload::cpu;
   p.balance_threads = 8;
   p.producers = 2;
   p.entropy_threads = 6;
@@ -505,7 +503,7 @@ TEST(Balance, StopAndErrorsWithIdleThreads) {
 
 class CpuPlanar : public ::testing::TestWithParam<PlanarCase> {};
 
-TEST_P(CpuPlanar, ByteIdenticalToEncodeJpegOfTheRgb) { check_planar_stream(GetParam(), Mode::cpu); }
+TEST_P(CpuPlanar, ByteIdenticalToEncodeJpegOfTheRgb) { check_planar_stream(GetParam(), Offload::cpu); }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CpuPlanar, ::testing::ValuesIn(planar_cases()),
                          [](const auto& info) { return name_of(info.param); });
@@ -597,7 +595,7 @@ TEST_F(Y4mFiles, PlainHeadersAreReadPositionallyByEveryProducer) {
   }
   for (int producers : {1, 3, 6})
     for (std::int64_t limit : {std::int64_t(-1), std::int64_t(7)})
-      check_y4m_stream(path, Mode::cpu, producers, 5, limit);
+      check_y4m_stream(path, Offload::cpu, producers, 5, limit);
 }
 
 // Frame ranges of a Y4M file (encode --start N --frames F) read positionally by several
@@ -616,7 +614,7 @@ TEST_F(Y4mFiles, FrameRangesThroughSkipFrameSource) {
       auto inner = std::make_unique<pipeline::Y4mFrameSource>(reader, count < 0 ? -1 : start + count);
       pipeline::SkipFrameSource source(std::move(inner), start);
       pipeline::PipelineOptions p;
-      p.mode = Mode::cpu;
+      p.mode = Offload::cpu;
       p.producers = producers;
       p.entropy_threads = 2;
       p.slots = 4;
@@ -638,7 +636,7 @@ TEST_F(Y4mFiles, EveryChromaLayoutRangeAndMatrix) {
     const std::string path = file("c" + std::to_string(i++) + ".y4m");
     ASSERT_EQ(write_y4m(path, 35, 19, tags, 6), "");
     for (Subsampling s : {Subsampling::s420, Subsampling::s444, Subsampling::gray})
-      check_y4m_stream(path, Mode::cpu, 2, 4, -1, s);
+      check_y4m_stream(path, Offload::cpu, 2, 4, -1, s);
   }
 }
 
@@ -665,7 +663,7 @@ TEST_F(Y4mFiles, FrameParametersSwitchToSequentialReading) {
   for (const std::string& path : {one, many, first})
     for (int producers : {1, 2, 5})
       for (std::int64_t limit : {std::int64_t(-1), std::int64_t(4), std::int64_t(12)})
-        check_y4m_stream(path, Mode::cpu, producers, 6, limit);
+        check_y4m_stream(path, Offload::cpu, producers, 6, limit);
 }
 
 TEST_F(Y4mFiles, TruncatedLastFrameIsAnErrorAfterTheWholeFrames) {
@@ -800,7 +798,7 @@ TEST_F(Y4mFiles, MappedFileLendsFramesAndReleasesEveryLock) {
     EXPECT_TRUE(source.lends_frames());
     source.pin_lent_frames();  // the pipeline does this in sok --pinned and aok only
     pipeline::PipelineOptions p;
-    p.mode = Mode::cpu;
+    p.mode = Offload::cpu;
     p.producers = producers;
     p.entropy_threads = 2;
     p.slots = 4;

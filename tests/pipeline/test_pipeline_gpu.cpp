@@ -2,6 +2,7 @@
 // and pinned) and aok. Without a usable device they skip, or fail when MJPEG_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
@@ -9,37 +10,36 @@
 #include <string>
 
 #include "common/gpu_guard.hpp"
+#include "gpu_faults.hpp"
 #include "gpu_transform.hpp"
 #include "pipeline_test_util.hpp"
 
 namespace mjpeg::pipetest {
 namespace {
 
-using pipeline::Mode;
-
 struct GpuMode {
-  Mode mode;
-  bool pinned_sok;
+  Offload mode;
   gpu::GpuOutput output = gpu::GpuOutput::tokens;
 };
 std::string name_of_mode(const GpuMode& m) {
-  return std::string(pipeline::to_string(m.mode)) + (m.pinned_sok ? "_pinned" : "") +
-         (m.output == gpu::GpuOutput::coefficients ? "_coeffs" : "");
+  std::string name = to_string(m.mode);  // "sok-pinned": "sok_pinned" (a test name)
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name + (m.output == gpu::GpuOutput::coefficients ? "_coeffs" : "");
 }
-const GpuMode kModes[] = {{Mode::sok, false}, {Mode::sok, true}, {Mode::aok, false}};
+const GpuMode kModes[] = {{Offload::sok}, {Offload::sok_pinned}, {Offload::aok}};
 // The stream tests also run with the coefficients coming back (the plain output).
-const GpuMode kStreamModes[] = {{Mode::sok, false},
-                                {Mode::sok, true},
-                                {Mode::aok, false},
-                                {Mode::sok, true, gpu::GpuOutput::coefficients},
-                                {Mode::aok, false, gpu::GpuOutput::coefficients}};
+const GpuMode kStreamModes[] = {{Offload::sok},
+                                {Offload::sok_pinned},
+                                {Offload::aok},
+                                {Offload::sok_pinned, gpu::GpuOutput::coefficients},
+                                {Offload::aok, gpu::GpuOutput::coefficients}};
 
 class GpuStream : public ::testing::TestWithParam<std::tuple<GpuMode, StreamCase>> {};
 
 TEST_P(GpuStream, ByteIdenticalToEncodeJpegInOrder) {
   MJPEG_NEED_GPU();
   const auto& [m, c] = GetParam();
-  check_stream(c, m.mode, m.pinned_sok, m.output);
+  check_stream(c, m.mode, m.output);
 }
 
 std::string name_of_param(const ::testing::TestParamInfo<std::tuple<GpuMode, StreamCase>>& info) {
@@ -48,23 +48,23 @@ std::string name_of_param(const ::testing::TestParamInfo<std::tuple<GpuMode, Str
 
 TEST(GpuPipeline, SokTraceHasGpuSpansFromEvents) {
   MJPEG_NEED_GPU();
-  check_trace(Mode::sok);
+  check_trace(Offload::sok);
 }
 
 TEST(GpuPipeline, SokPinnedTraceHasGpuSpansFromEvents) {
   MJPEG_NEED_GPU();
-  check_trace(Mode::sok, true);
+  check_trace(Offload::sok_pinned);
 }
 
 TEST(GpuPipeline, AokTraceHasGpuSpansFromEvents) {
   MJPEG_NEED_GPU();
-  check_trace(Mode::aok);
+  check_trace(Offload::aok);
 }
 
 TEST(GpuPipeline, CoefficientOutputTracesHaveOneDownloadSpan) {
   MJPEG_NEED_GPU();
-  check_trace(Mode::sok, true, gpu::GpuOutput::coefficients);
-  check_trace(Mode::aok, false, gpu::GpuOutput::coefficients);
+  check_trace(Offload::sok_pinned, gpu::GpuOutput::coefficients);
+  check_trace(Offload::aok, gpu::GpuOutput::coefficients);
 }
 
 // Pure noise at quality 100 4:4:4: the token stream is longer than the coefficients' bytes, so
@@ -88,7 +88,7 @@ TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
   o.quality = 100;
   o.subsampling = Subsampling::s444;
   const auto ref = reference(frames, o);
-  for (Mode mode : {Mode::sok, Mode::aok}) {
+  for (Offload mode : {Offload::sok, Offload::aok}) {
     pipeline::PipelineOptions p;
     p.mode = mode;
     p.producers = 2;
@@ -99,8 +99,8 @@ TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
     pipeline::Stats st;
     within(30, [&] { st = pipeline::encode_stream(source, o, sink, p); });
     expect_frames_equal(ref, sink.frames, frames.size());
-    EXPECT_EQ(st.token_frames, 0) << pipeline::to_string(mode);
-    EXPECT_GT(st.download_bytes, frames.size() * 48u * 32u * 3u * 2u) << pipeline::to_string(mode);
+    EXPECT_EQ(st.token_frames, 0) << to_string(mode);
+    EXPECT_GT(st.download_bytes, frames.size() * 48u * 32u * 3u * 2u) << to_string(mode);
   }
 }
 
@@ -126,7 +126,7 @@ class GpuPlanar : public ::testing::TestWithParam<std::tuple<GpuMode, PlanarCase
 TEST_P(GpuPlanar, ByteIdenticalToEncodeJpegOfTheRgb) {
   MJPEG_NEED_GPU();
   const auto& [m, c] = GetParam();
-  check_planar_stream(c, m.mode, m.pinned_sok);
+  check_planar_stream(c, m.mode);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -161,14 +161,14 @@ TEST(GpuPipeline, Y4mFilesPlanarThroughTheGpu) {
     ASSERT_EQ(write_y4m(path, 131, 67, tags, 9), "");
     for (GpuMode m : kModes)
       for (Subsampling s : {Subsampling::s420, Subsampling::s422, Subsampling::gray})
-        check_y4m_stream(path, m.mode, 3, 5, -1, s, m.pinned_sok);
+        check_y4m_stream(path, m.mode, 3, 5, -1, s);
   }
   const std::string params = d + "/params.y4m";
   ASSERT_EQ(write_y4m(params, 8, 4, "Cmono", 12, {5}, 6 + 8 * 4 - 1), "");
-  for (GpuMode m : kModes) check_y4m_stream(params, m.mode, 4, 6, -1, Subsampling::s420, m.pinned_sok);
+  for (GpuMode m : kModes) check_y4m_stream(params, m.mode, 4, 6, -1, Subsampling::s420);
   const std::string hd = d + "/hd.y4m";
   ASSERT_EQ(write_y4m(hd, 1920, 1080, "C420jpeg", 10), "");
-  for (GpuMode m : kModes) check_y4m_stream(hd, m.mode, 4, 8, -1, Subsampling::s420, m.pinned_sok);
+  for (GpuMode m : kModes) check_y4m_stream(hd, m.mode, 4, 8, -1, Subsampling::s420);
   std::system(("rm -rf '" + d + "'").c_str());
 }
 
@@ -176,7 +176,7 @@ class GpuErrors : public ::testing::TestWithParam<GpuMode> {};
 
 TEST_P(GpuErrors, SourceErrorPropagates) {
   MJPEG_NEED_GPU();
-  const Mode m = GetParam().mode;
+  const Offload m = GetParam().mode;
   check_source_error(m, 1, 1, 1, 0);
   check_source_error(m, 3, 2, 4, 5);
   check_source_error(m, 4, 4, 16, 11);
@@ -184,20 +184,20 @@ TEST_P(GpuErrors, SourceErrorPropagates) {
 
 TEST_P(GpuErrors, SinkErrorPropagates) {
   MJPEG_NEED_GPU();
-  const Mode m = GetParam().mode;
+  const Offload m = GetParam().mode;
   check_sink_error(m, 1, 1, 1, 0);
   check_sink_error(m, 3, 2, 4, 7);
 }
 
 TEST_P(GpuErrors, StopFlagDrainsInFlightFrames) {
   MJPEG_NEED_GPU();
-  const Mode m = GetParam().mode;
+  const Offload m = GetParam().mode;
   check_stop(m, 1, 1, 1, 1);
   check_stop(m, 2, 3, 4, 6);
   check_stop(m, 4, 2, 8, 10);
 }
 
-// A real CUDA error in the middle of a stream (injected by the stream buffer's test hook): the
+// A real CUDA error in the middle of a stream (injected through the pipeline's test hooks, gpu_faults.hpp): the
 // encode stops within the watchdog's time and throws a CUDA error; what was written is a
 // byte-exact prefix of the stream; the device stays usable for the next encode.
 TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
@@ -209,12 +209,12 @@ TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
   for (std::int64_t at : {0, 9, 23}) {
     pipeline::PipelineOptions p;
     p.mode = m.mode;
-    p.pinned_sok = m.pinned_sok;
     p.gpu_output = m.output;
     p.producers = 2;
     p.entropy_threads = 3;
     p.slots = 6;
-    p.inject_gpu_error_at = at;
+    GpuFaults faults(at);
+    p.test_hooks = &faults;
     pipeline::MemoryFrameSource source(views(frames));
     MemorySink sink;
     const std::string message = encode_error(source, o, sink, p);
@@ -224,7 +224,7 @@ TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
     expect_frames_equal(ref, sink.frames, sink.frames.size());
   }
   check_stream(StreamCase{64, 48, Subsampling::s420, PixelFormat::rgb24, 2, 2, 4}, m.mode,
-               m.pinned_sok, m.output);  // the device still works
+               m.output);  // the device still works
 }
 
 // More slots than device memory holds: a clear error from the allocation, nothing written.
@@ -235,7 +235,7 @@ TEST(GpuPipeline, DeviceOutOfMemoryIsAClearError) {
   pipeline::MemoryFrameSource source({view});
   MemorySink sink;
   pipeline::PipelineOptions p;
-  p.mode = Mode::sok;  // pageable host slots: only the device allocations are real
+  p.mode = Offload::sok;  // pageable host slots: only the device allocations are real
   p.slots = 1000;      // ~800 GB of device memory
   const std::string message = encode_error(source, EncodeOptions{}, sink, p, 120);
   EXPECT_NE(message.find("cudaErrorMemoryAllocation"), std::string::npos) << message;
@@ -281,16 +281,15 @@ TEST(GpuPipeline, DISABLED_Throughput) {
   const auto frames = make_frames(16, 1920, 1080, PixelFormat::rgb24);
   const int count = env_int("MJPEG_PIPE_BENCH_FRAMES", 300);
   EncodeOptions o;  // q90 4:2:0
-  for (GpuMode m : {GpuMode{Mode::sok, false}, GpuMode{Mode::sok, true}, GpuMode{Mode::aok, false},
-                    GpuMode{Mode::aok, false, gpu::GpuOutput::coefficients}, GpuMode{Mode::cpu, false}}) {
+  for (GpuMode m : {GpuMode{Offload::sok}, GpuMode{Offload::sok_pinned}, GpuMode{Offload::aok},
+                    GpuMode{Offload::aok, gpu::GpuOutput::coefficients}, GpuMode{Offload::cpu}}) {
     pipeline::PipelineOptions p;
     p.mode = m.mode;
-    p.pinned_sok = m.pinned_sok;
     p.gpu_output = m.output;
     p.producers = env_int("MJPEG_PIPE_BENCH_PRODUCERS", 4);
     p.entropy_threads = env_int("MJPEG_PIPE_BENCH_WORKERS", 12);
     p.slots = env_int("MJPEG_PIPE_BENCH_SLOTS", 24);
-    CyclingSource source(frames, m.mode == Mode::cpu ? count / 3 : count);
+    CyclingSource source(frames, m.mode == Offload::cpu ? count / 3 : count);
     MemorySink sink;
     const pipeline::Stats st = pipeline::encode_stream(source, o, sink, p);
     const double run_s = st.wall_s - st.setup_s;
@@ -325,10 +324,10 @@ class GpuDevices : public ::testing::TestWithParam<std::tuple<GpuMode, StreamCas
 TEST_P(GpuDevices, ByteIdenticalToEncodeJpegInOrder) {
   MJPEG_NEED_GPU();
   const auto& [m, c] = GetParam();
-  check_stream(c, m.mode, m.pinned_sok, m.output, test_devices());
+  check_stream(c, m.mode, m.output, test_devices());
   std::vector<int> three = test_devices();
   three.push_back(three[0]);  // three buffers, two of them on one device
-  check_stream(c, m.mode, m.pinned_sok, m.output, three);
+  check_stream(c, m.mode, m.output, three);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -354,10 +353,9 @@ TEST(GpuDevicesSameBytes, EveryDeviceCountEqualsTheCpuMode) {
   EncodeOptions o;
   o.quality = 80;
   o.restart_interval = 3;
-  auto encode = [&](Mode mode, bool pinned, gpu::GpuOutput output, std::vector<int> devices) {
+  auto encode = [&](Offload mode, gpu::GpuOutput output, std::vector<int> devices) {
     pipeline::PipelineOptions p;
     p.mode = mode;
-    p.pinned_sok = pinned;
     p.gpu_output = output;
     p.devices = devices;
     p.producers = 3;
@@ -367,10 +365,10 @@ TEST(GpuDevicesSameBytes, EveryDeviceCountEqualsTheCpuMode) {
     MemorySink sink;
     pipeline::Stats st;
     within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
-    if (mode != Mode::cpu) expect_buffer_shares(st, devices, 30);
+    if (mode != Offload::cpu) expect_buffer_shares(st, devices, 30);
     return sink.frames;
   };
-  const auto cpu = encode(Mode::cpu, false, gpu::GpuOutput::tokens, {});
+  const auto cpu = encode(Offload::cpu, gpu::GpuOutput::tokens, {});
   ASSERT_EQ(cpu.size(), 30u);
   expect_frames_equal(reference(frames, o), cpu, 30);
   std::vector<int> two = test_devices(), three = two;
@@ -378,7 +376,7 @@ TEST(GpuDevicesSameBytes, EveryDeviceCountEqualsTheCpuMode) {
   for (GpuMode m : kStreamModes)
     for (const std::vector<int>& d : {std::vector<int>{two[0]}, two, three}) {
       SCOPED_TRACE(name_of_mode(m) + " devices " + pipeline::device_list_text(d));
-      expect_frames_equal(cpu, encode(m.mode, m.pinned_sok, m.output, d), 30);
+      expect_frames_equal(cpu, encode(m.mode, m.output, d), 30);
     }
 }
 
@@ -386,11 +384,11 @@ TEST(GpuDevicesTrace, OneTrackPerStreamOfEveryBuffer) {
   MJPEG_NEED_GPU();
   for (GpuMode m : kStreamModes) {
     SCOPED_TRACE(name_of_mode(m));
-    check_trace(m.mode, m.pinned_sok, m.output, test_devices());
+    check_trace(m.mode, m.output, test_devices());
   }
   std::vector<int> three = test_devices();
   three.push_back(three[0]);
-  check_trace(Mode::aok, false, gpu::GpuOutput::tokens, three);
+  check_trace(Offload::aok, gpu::GpuOutput::tokens, three);
 }
 
 // Planar frames copied or uploaded in place (the pinned frames of compare), and Y4M files,
@@ -400,14 +398,14 @@ TEST(GpuDevicesPlanar, PlanarFramesAndY4mThroughSeveralBuffers) {
   for (GpuMode m : kModes)
     for (const PlanarCase& c : planar_cases()) {
       SCOPED_TRACE(name_of_mode(m) + " " + name_of(c));
-      check_planar_stream(c, m.mode, m.pinned_sok, test_devices());
+      check_planar_stream(c, m.mode, test_devices());
     }
   char dir[] = "/tmp/mjpeg_gpu_devices_XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/hd.y4m";
   ASSERT_EQ(write_y4m(path, 1920, 1080, "C420jpeg", 10), "");
   for (GpuMode m : kModes)
-    check_y4m_stream(path, m.mode, 4, 4, -1, Subsampling::s420, m.pinned_sok, test_devices());
+    check_y4m_stream(path, m.mode, 4, 4, -1, Subsampling::s420, test_devices());
   std::system(("rm -rf '" + std::string(dir) + "'").c_str());
 }
 
@@ -422,12 +420,12 @@ TEST(GpuDevicesBalance, ASlowBufferGetsFewerFrames) {
     SCOPED_TRACE(name_of_mode(m));
     pipeline::PipelineOptions p;
     p.mode = m.mode;
-    p.pinned_sok = m.pinned_sok;
     p.devices = test_devices();
     p.producers = 2;
     p.entropy_threads = 2;
     p.slots = 4;
-    p.test_dispatch_delay_s = {0.0, 0.005};
+    GpuFaults slow_second(-1, 0, {0.0, 0.005});
+    p.test_hooks = &slow_second;
     pipeline::MemoryFrameSource source(views(frames));
     MemorySink sink;
     pipeline::Stats st;
@@ -456,14 +454,13 @@ TEST(GpuDevicesErrors, AFailingBufferStopsTheEncodeAndIsNamed) {
         SCOPED_TRACE(name_of_mode(m) + " buffer " + std::to_string(buffer) + " at " + std::to_string(at));
         pipeline::PipelineOptions p;
         p.mode = m.mode;
-        p.pinned_sok = m.pinned_sok;
         p.gpu_output = m.output;
         p.devices = devices;
         p.producers = 2;
         p.entropy_threads = 3;
         p.slots = 4;
-        p.inject_gpu_error_at = at;
-        p.inject_gpu_error_buffer = buffer;
+        GpuFaults faults(at, buffer);
+        p.test_hooks = &faults;
         pipeline::MemoryFrameSource source(views(frames));
         MemorySink sink;
         const std::string message = encode_error(source, o, sink, p);
@@ -475,8 +472,8 @@ TEST(GpuDevicesErrors, AFailingBufferStopsTheEncodeAndIsNamed) {
         ASSERT_LT(sink.frames.size(), frames.size());
         expect_frames_equal(ref, sink.frames, sink.frames.size());
       }
-  check_stream(StreamCase{64, 48, Subsampling::s420, PixelFormat::rgb24, 2, 2, 4}, Mode::aok,
-               false, gpu::GpuOutput::tokens, devices);  // the devices still work
+  check_stream(StreamCase{64, 48, Subsampling::s420, PixelFormat::rgb24, 2, 2, 4}, Offload::aok,
+               gpu::GpuOutput::tokens, devices);  // the devices still work
 }
 
 // A listed device that does not exist: one clear error naming it, nothing written.
@@ -484,7 +481,7 @@ TEST(GpuDevicesErrors, AMissingDeviceIsNamed) {
   MJPEG_NEED_GPU();
   const int count = gpu::device_count();
   const auto frames = make_frames(3, 16, 16, PixelFormat::rgb24);
-  for (Mode mode : {Mode::sok, Mode::aok}) {
+  for (Offload mode : {Offload::sok, Offload::aok}) {
     pipeline::PipelineOptions p;
     p.mode = mode;
     p.devices = {0, count};
@@ -494,7 +491,7 @@ TEST(GpuDevicesErrors, AMissingDeviceIsNamed) {
       pipeline::encode_stream(source, EncodeOptions{}, sink, p);
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()), std::string("mode ") + pipeline::to_string(mode) +
+      EXPECT_EQ(std::string(e.what()), std::string("mode ") + to_string(mode) +
                                            ": CUDA device " + std::to_string(count) +
                                            " does not exist (" + std::to_string(count) + " found)");
     }
@@ -527,7 +524,7 @@ TEST(GpuPipeline, NoDeviceIsAnError) {
   pipeline::MemoryFrameSource source(views(frames));
   MemorySink sink;
   pipeline::PipelineOptions p;
-  p.mode = Mode::aok;
+  p.mode = Offload::aok;
   EXPECT_THROW(pipeline::encode_stream(source, EncodeOptions{}, sink, p), Error);
   p.devices = {0, 0};
   EXPECT_THROW(pipeline::encode_stream(source, EncodeOptions{}, sink, p), Error);

@@ -1,0 +1,34 @@
+// Test-only hooks into the GPU offload (PipelineOptions::test_hooks; null in production). A
+// test derives from OffloadTestHooks and overrides what it needs: the GPU offloaders call it
+// at fixed points, on the dispatcher thread of the stream buffer concerned. What a hook does
+// (a deliberately failing CUDA call, a sleep) lives in the tests, not in the pipeline.
+// CUDA-free: the stream and device pointers are handed over as void*.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mjpeg::pipeline {
+
+/// Where a transform is about to be issued.
+struct TransformHookPoint {
+  int buffer = 0;                 ///< the stream buffer (index into the device list)
+  int slot = 0;                   ///< its slot whose frame is transformed
+  void* stream = nullptr;         ///< the cudaStream_t it goes to (null: legacy default stream)
+  void* device_pixels = nullptr;  ///< device memory of that slot: the pixels ...
+  void* device_coeffs = nullptr;  ///< ... and the coefficients
+};
+
+class OffloadTestHooks {
+ public:
+  virtual ~OffloadTestHooks() = default;
+  /// The dispatcher of stream buffer `buffer`, before it takes on each frame (e.g. a sleep: a
+  /// slower device).
+  virtual void before_dispatch(int /*buffer*/) {}
+  /// Right before a transform is issued (aok: transform_async, sok: offload_sync). An
+  /// exception thrown here fails that frame's transform as a CUDA error of it would (the
+  /// device of the buffer is named in front of the message).
+  virtual void before_transform(const TransformHookPoint&) {}
+};
+
+}  // namespace mjpeg::pipeline
