@@ -28,8 +28,8 @@ namespace {
 
 using test::Image;
 
-constexpr Subsampling kProgressiveSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
-                                      Subsampling::gray};
+constexpr Subsampling kProgressiveSamplings[] = {Subsampling::s444, Subsampling::s422,
+                                                 Subsampling::s420, Subsampling::gray};
 
 std::string prog_options_text(const EncodeOptions& o) {
   return "q" + std::to_string(o.quality) + " " + to_string(o.subsampling) + " restart " +
@@ -57,7 +57,8 @@ void expect_matches(const Image& img, const EncodeOptions& o, const std::string&
   std::vector<std::uint8_t> ours, ref;
   ASSERT_NO_THROW(ours = encode_jpeg(img.view(), o)) << what << " " << prog_options_text(o);
   ASSERT_NO_THROW(ref = reference(img.view(), o)) << what << " " << prog_options_text(o);
-  EXPECT_TRUE(same_bytes(ours, ref)) << what << ", " << prog_options_text(o) << ": differs from libjpeg-turbo";
+  EXPECT_TRUE(same_bytes(ours, ref))
+      << what << ", " << prog_options_text(o) << ": differs from libjpeg-turbo";
 }
 
 Image crop_of(int w, int h) {
@@ -146,7 +147,8 @@ TEST(ProgressiveExactness, MatchesCjpegProgram) {
           std::vector<std::uint8_t> ref;
           ASSERT_NO_THROW(ref = test::cjpeg_encode(*cjpeg, img, given));
           EXPECT_TRUE(same_bytes(encode_jpeg(img.view(), o), ref))
-              << img.width << "x" << img.height << " " << prog_options_text(o) << ": differs from cjpeg";
+              << img.width << "x" << img.height << " " << prog_options_text(o)
+              << ": differs from cjpeg";
         }
       }
 }

@@ -30,8 +30,8 @@ namespace {
 
 using test::Image;
 
-constexpr Subsampling kTransformSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
-                                      Subsampling::gray};
+constexpr Subsampling kTransformSamplings[] = {Subsampling::s444, Subsampling::s422,
+                                               Subsampling::s420, Subsampling::gray};
 
 /// The vector variants (everything but the reference).
 std::vector<std::string> vector_variants() {

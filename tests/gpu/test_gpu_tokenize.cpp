@@ -154,8 +154,8 @@ std::vector<TokenizeSize> sizes() {
   return s;
 }
 
-const Subsampling kTokenizeSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
-                                  Subsampling::gray};
+const Subsampling kTokenizeSamplings[] = {Subsampling::s444, Subsampling::s422,
+                                          Subsampling::s420, Subsampling::gray};
 
 TEST_F(GpuTokenize, EdgeCaseCoefficientsMatchTheCpuTokenizer) {
   for (Subsampling s : kTokenizeSamplings)
@@ -205,7 +205,8 @@ TEST_F(GpuTokenize, TooSmallAnOutputIsAnOverflowWithNothingWritten) {
 
 TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
   for (Subsampling s : kTokenizeSamplings)
-    for (const TokenizeSize& z : {TokenizeSize{259, 131}, TokenizeSize{300, 48}, TokenizeSize{17, 9}}) {
+    for (const TokenizeSize& z :
+         {TokenizeSize{259, 131}, TokenizeSize{300, 48}, TokenizeSize{17, 9}}) {
       const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 11u);
       for (bool optimize : {false, true})
         for (int restart : {0, 5}) {
