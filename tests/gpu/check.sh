@@ -82,6 +82,8 @@ if want tests; then
       >"$logs/pipeline_tests.log" 2>&1
     rc=$?; tail -3 "$logs/pipeline_tests.log"
     note "pipeline gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
+  else
+    note "pipeline gpu tests: $bin/mjpeg_pipeline_tests is missing (not run)"
   fi
   # The public VideoEncoder in sok, sok-pinned and aok: the same bytes as encode_jpeg.
   if [[ -x $bin/mjpeg_api_tests ]]; then
@@ -89,6 +91,8 @@ if want tests; then
       >"$logs/api_tests.log" 2>&1
     rc=$?; tail -3 "$logs/api_tests.log"
     note "library (VideoEncoder) gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
+  else
+    note "library gpu tests: $bin/mjpeg_api_tests is missing (not run)"
   fi
 fi
 
