@@ -128,6 +128,12 @@ constexpr int pipeline_state_bytes(int stages) {
   return kBytes[stages - 1];
 }
 static_assert(kMaxKernelStages == 4, "pipeline_state_bytes and make_block_pipeline list 1..4");
+// The launcher sizes shared memory with the host compiler's sizeof, the kernels use the device
+// compiler's: both passes check the same layout (one 16-byte stage each, then the count).
+static_assert(sizeof(BlockPipelineState<1>) == 24 && sizeof(BlockPipelineState<2>) == 40 &&
+                  sizeof(BlockPipelineState<3>) == 56 && sizeof(BlockPipelineState<4>) == 72 &&
+                  alignof(BlockPipelineState<4>) <= 16,
+              "cuda::pipeline_shared_state layout");
 
 /// cuda::make_pipeline over the state at `state` (shared memory of pipeline_state_bytes(stages)
 /// bytes) with `stages` stages, a run-time value; `role...`: none (every thread produces and
