@@ -177,10 +177,16 @@ TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, 
   MJPEG_CUDA_CHECK(cudaGetDevice(&dev));
   MJPEG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   for (int v = 0; v < detail::kVariantCount; ++v) {
+    // One kernel per variant serves every stage count: allow the largest stage count's
+    // shared memory; each launch asks for its own.
+    std::size_t max_smem = 0;
+    for (int s = 0; s < detail::kMaxKernelStages; ++s)
+      max_smem = std::max(max_smem, m.table.entry[v][s].smem);
+    MJPEG_CUDA_CHECK(cudaFuncSetAttribute(m.table.entry[v][0].fn,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(max_smem)));
     for (int s = 0; s < detail::kMaxKernelStages; ++s) {
       const detail::KernelEntry& e = m.table.entry[v][s];
-      MJPEG_CUDA_CHECK(cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(e.smem)));
       int per_sm = 0;
       MJPEG_CUDA_CHECK(
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, e.threads, e.smem));
@@ -284,6 +290,7 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, Variant varia
     throw UsageError("launch_transform: coefficient buffer must be 16-byte aligned");
   const int vi = static_cast<int>(variant);
   const detail::KernelEntry& e = m.table.entry[vi][stages - 1];
+  p.stages = stages;
   void* args[] = {&p};
   MJPEG_CUDA_CHECK(cudaLaunchKernel(e.fn, dim3(static_cast<unsigned>(m.grid[vi][stages - 1])),
                                     dim3(static_cast<unsigned>(e.threads)), args, e.smem,

@@ -29,14 +29,7 @@
 //   Dummy DCs, then a coalesced 16-byte copy of the tile's block runs to global memory.
 //   Warps never mix components (each component's thread count is a multiple of 32).
 //
-// Shared memory layout (dynamic, 16-byte aligned):
-//   stage[S]  : S pixel tiles, kTileH rows of kRowStride bytes. A row holds the tile's bytes of
-//               one image row starting at byte offset (row address mod 16), so global and shared
-//               addresses agree mod 16 and the 16-byte copies line up for any pitch. kRowStride
-//               is 20 mod 32 words: the 8 rows read at once by a warp fall in distinct banks.
-//               Planar input: three such planes per stage (kPlaneBytes each): the tile's Y rows
-//               (kTileW bytes), then its Cb rows and its Cr rows (kTileH >> shift_y rows of
-//               kTileW >> shift_x bytes: the chroma samples the tile's pixels use).
+// Shared memory layout (dynamic, 16-byte aligned), the fixed part first:
 //   rgb       : planar input only: the tile as RGB (kTileH rows of kRgbRowStride bytes, row r
 //               at r * kRgbRowStride, no shift), written by convert_tile, read by pass 1.
 //   work      : kBlocks x kWorkBlockInts (72) int32, row r of block tb at tb * kWorkBlockInts +
@@ -46,6 +39,15 @@
 //               global copy).
 //   tables    : DeviceTables (divisors [3][64], one per component; natural->zigzag), copied
 //               once per block.
+//   stage[S]  : the launch's S pixel tiles (S = KernelParams::stages, 1..4; direct: none),
+//               kTileH rows of kRowStride bytes each. A row holds the tile's bytes of one image
+//               row starting at byte offset (row address mod 16), so global and shared
+//               addresses agree mod 16 and the 16-byte copies line up for any pitch. kRowStride
+//               is 20 mod 32 words: the 8 rows read at once by a warp fall in distinct banks.
+//               Planar input: three such planes per stage (kPlaneBytes each): the tile's Y rows
+//               (kTileW bytes), then its Cb rows and its Cr rows (kTileH >> shift_y rows of
+//               kTileW >> shift_x bytes: the chroma samples the tile's pixels use).
+//   pipeline  : pipeline and partitioned: the cuda::pipeline_shared_state of S stages.
 // ---------------------------------------------------------------------------------------------
 //
 // ---------------------------------------------------------------------------------------------

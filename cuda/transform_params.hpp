@@ -51,6 +51,7 @@ struct KernelParams {
   int tiles_x;     ///< tiles per band
   int num_tiles;   ///< tiles_x * bands
   int aligned;     ///< pixels and pitch are both multiples of 16
+  int stages;      ///< staged variants: pipeline stages 1..kMaxKernelStages of this launch
   CompParams comp[3];
   PlanarParams planar;  ///< planar input only
 };
@@ -67,8 +68,10 @@ struct KernelEntry {
   std::size_t smem = 0;  ///< dynamic shared memory bytes
   int tile_w = 0, tile_h = 0;
 };
+/// [variant][stages - 1]: a variant has one kernel for every stage count (KernelParams::stages);
+/// the entries differ in shared memory, which follows the stage count.
 struct KernelTable {
-  KernelEntry entry[kVariantCount][kMaxKernelStages];  ///< [variant][stages - 1]
+  KernelEntry entry[kVariantCount][kMaxKernelStages];
 };
 
 // Every configuration the kernels are compiled for, X(layout L, input C, translation unit):

@@ -90,9 +90,14 @@ struct TileConfig {
   static constexpr int kOutBytes = kBlocks * kBlockCoeffs * 2;
   static constexpr int kTableBytes = round_up_c(int(sizeof(DeviceTables)), 16);
   static constexpr int kProducerThreads = kWarpSize;  // partitioned variant: one producer warp
-  static constexpr int smem_bytes(int stages) {
-    return stages * kStageBytes + kRgbBytes + kWorkBytes + kOutBytes + kTableBytes;
+  // Shared memory: the part every launch has (rgb, work, outq, tables), then the stages, whose
+  // count is the launch's (a run-time value: one kernel serves every stage count).
+  static constexpr int kFixedBytes = kRgbBytes + kWorkBytes + kOutBytes + kTableBytes;
+  static constexpr int smem_bytes(int stages, int state_bytes = 0) {
+    return kFixedBytes + stages * kStageBytes + state_bytes;
   }
+  static_assert(kFixedBytes % 16 == 0 && kStageBytes % 16 == 0,
+                "the stages and the pipeline state after them start 16-byte aligned");
   static_assert(kRowBytes % (2 * kCopyBytes) == 0,
                 "tile rows (and half rows) must be whole 16-byte chunks");
   static_assert(kThreads <= 1024 - kProducerThreads, "too many threads");
@@ -189,7 +194,8 @@ __device__ __forceinline__ void consumer_sync(int nthreads) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shared memory (dynamic, 16-byte aligned): stages, rgb (planar only), work, outq, tables.
+// Shared memory (dynamic, 16-byte aligned): rgb (planar only), work, outq, tables at fixed
+// offsets, then the launch's stages, then (pipeline, partitioned) the cuda::pipeline state.
 // ---------------------------------------------------------------------------------------------
 struct SmemPtrs {
   std::uint8_t* stages;
@@ -197,18 +203,19 @@ struct SmemPtrs {
   std::int32_t* work;
   std::int16_t* outq;
   DeviceTables* tab;
+  void* pipe_state;  // after the last stage (pipeline, partitioned)
 };
 
 template <int L, int C>
 __device__ __forceinline__ SmemPtrs carve_smem(std::uint8_t* smem, int stages) {
   using K = TileConfig<L, C>;
   SmemPtrs s;
-  const int base = stages * K::kStageBytes + K::kRgbBytes;
-  s.stages = smem;
-  s.rgb = smem + stages * K::kStageBytes;
-  s.work = reinterpret_cast<std::int32_t*>(smem + base);
-  s.outq = reinterpret_cast<std::int16_t*>(smem + base + K::kWorkBytes);
-  s.tab = reinterpret_cast<DeviceTables*>(smem + base + K::kWorkBytes + K::kOutBytes);
+  s.rgb = smem;
+  s.work = reinterpret_cast<std::int32_t*>(smem + K::kRgbBytes);
+  s.outq = reinterpret_cast<std::int16_t*>(smem + K::kRgbBytes + K::kWorkBytes);
+  s.tab = reinterpret_cast<DeviceTables*>(smem + K::kRgbBytes + K::kWorkBytes + K::kOutBytes);
+  s.stages = smem + K::kFixedBytes;
+  s.pipe_state = smem + K::kFixedBytes + stages * K::kStageBytes;
   return s;
 }
 

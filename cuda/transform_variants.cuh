@@ -7,10 +7,13 @@
 //       pass 1                             samples -> row FDCT -> work (transform_fdct.cuh)
 //       staging.release(st)                barrier; stage st is free (and refilled with the
 //                                          tile S iterations ahead while the tile finishes)
+//
+// The stage count S is a run-time value (KernelParams::stages, 1..kMaxKernelStages): one kernel
+// per (configuration, variant) serves every S, with S stages of shared memory per launch.
 //       pass 2, dummies, store             (transform_quantize.cuh)
 //
 // A staging policy is a class with
-//   kStages  (ring of stages; 1 for direct, whose ring index is unused), kStaged (pass 1 reads a
+//   stages() (ring of stages; 1 for direct, whose ring index is unused), kStaged (pass 1 reads a
 //   stage rather than global memory), kPartial (consumers are not the whole block: named
 //   barriers), and the hooks produce() (partitioned: the producer warp's own loop; true when
 //   this thread was a producer and is done), wait(st), release(st) and drain().
@@ -24,7 +27,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
 #include "transform_color.cuh"
 #include "transform_fdct.cuh"
@@ -99,7 +101,7 @@ __device__ __forceinline__ void run_tiles(const KernelParams& p, const SmemPtrs&
     pass1_any<L, C, Staging::kStaged, Staging::kPartial>(p, tl, stage, s.rgb, tid, work, fast);
     staging.release(st);
     finish_any<L, C, Staging::kPartial>(p, tl, tid, work, s.outq, *s.tab, fast);
-    st = st + 1 == Staging::kStages ? 0 : st + 1;
+    st = st + 1 == staging.stages() ? 0 : st + 1;
   }
 }
 
@@ -115,6 +117,42 @@ __device__ __forceinline__ void transform_block(const KernelParams& p, const Sme
 // Copy policies of stage_tile (transform_stage.cuh)
 // ---------------------------------------------------------------------------------------------
 using BlockPipeline = cuda::pipeline<cuda::thread_scope_block>;
+template <int S>
+using BlockPipelineState = cuda::pipeline_shared_state<cuda::thread_scope_block, S>;
+
+/// Bytes of the pipeline state of `stages` stages (the end of the launch's shared memory).
+constexpr int pipeline_state_bytes(int stages) {
+  constexpr int kBytes[kMaxKernelStages] = {
+      int(sizeof(BlockPipelineState<1>)), int(sizeof(BlockPipelineState<2>)),
+      int(sizeof(BlockPipelineState<3>)), int(sizeof(BlockPipelineState<4>))};
+  return kBytes[stages - 1];
+}
+static_assert(kMaxKernelStages == 4, "pipeline_state_bytes and make_block_pipeline list 1..4");
+// The launcher sizes shared memory with the host compiler's sizeof, the kernels use the device
+// compiler's: both passes check the same layout (one 16-byte stage each, then the count).
+static_assert(sizeof(BlockPipelineState<1>) == 24 && sizeof(BlockPipelineState<2>) == 40 &&
+                  sizeof(BlockPipelineState<3>) == 56 && sizeof(BlockPipelineState<4>) == 72 &&
+                  alignof(BlockPipelineState<4>) <= 16,
+              "cuda::pipeline_shared_state layout");
+
+/// cuda::make_pipeline over the state at `state` (shared memory of pipeline_state_bytes(stages)
+/// bytes) with `stages` stages, a run-time value; `role...`: none (every thread produces and
+/// consumes) or this thread's pipeline_role.
+template <class... Role>
+__device__ __forceinline__ BlockPipeline make_block_pipeline(void* state, int stages,
+                                                             Role... role) {
+  const auto block = cg::this_thread_block();
+  switch (stages) {
+    case 1:
+      return cuda::make_pipeline(block, static_cast<BlockPipelineState<1>*>(state), role...);
+    case 2:
+      return cuda::make_pipeline(block, static_cast<BlockPipelineState<2>*>(state), role...);
+    case 3:
+      return cuda::make_pipeline(block, static_cast<BlockPipelineState<3>*>(state), role...);
+    default:
+      return cuda::make_pipeline(block, static_cast<BlockPipelineState<4>*>(state), role...);
+  }
+}
 
 /// cuda::memcpy_async on a block-scoped pipeline (16-byte chunks as aligned_size_t<16>).
 struct PipelineCopy {
@@ -142,7 +180,6 @@ struct PrimitivesCopy {
 template <int L, int C>
 struct DirectStaging {
   using K = TileConfig<L, C>;
-  static constexpr int kStages = 1;
   static constexpr bool kStaged = false;
   static constexpr bool kPartial = false;
   static constexpr int kBlockThreads = K::kThreads;
@@ -151,6 +188,7 @@ struct DirectStaging {
     load_tables(p.tables, s.tab, tid, K::kThreads);
     __syncthreads();
   }
+  __device__ __forceinline__ static constexpr int stages() { return 1; }
   __device__ __forceinline__ bool produce() { return false; }
   __device__ __forceinline__ const std::uint8_t* wait(int) { return nullptr; }
   __device__ __forceinline__ void release(int) { __syncthreads(); }
@@ -166,11 +204,9 @@ struct DirectStaging {
 // At the end the pipeline is drained (the empty stages committed past the last tile are waited
 // for), so every committed stage is consumed.
 // ---------------------------------------------------------------------------------------------
-template <int L, int C, int S>
+template <int L, int C>
 struct UnifiedStaging {
   using K = TileConfig<L, C>;
-  using State = cuda::pipeline_shared_state<cuda::thread_scope_block, S>;
-  static constexpr int kStages = S;
   static constexpr bool kStaged = true;
   static constexpr bool kPartial = false;
   static constexpr int kBlockThreads = K::kThreads;
@@ -179,19 +215,24 @@ struct UnifiedStaging {
   const KernelParams& p;
   const SmemPtrs& s;
   const int tid;
+  const int S;    // stages
   int fetch;      // next tile to stage
   int committed;  // stages committed and not yet consumed
 
-  __device__ __forceinline__ UnifiedStaging(const KernelParams& p_, const SmemPtrs& s_, int tid_,
-                                            State& state)
-      : pipe(cuda::make_pipeline(cg::this_thread_block(), &state)), p(p_), s(s_), tid(tid_) {
+  __device__ __forceinline__ UnifiedStaging(const KernelParams& p_, const SmemPtrs& s_, int tid_)
+      : pipe(make_block_pipeline(s_.pipe_state, p_.stages)),
+        p(p_),
+        s(s_),
+        tid(tid_),
+        S(p_.stages) {
     load_tables(p.tables, s.tab, tid, K::kThreads);
     fetch = blockIdx.x;
     committed = 0;
-#pragma unroll
+#pragma unroll 1
     for (int st = 0; st < S; ++st) refill(st);
     __syncthreads();  // tables visible
   }
+  __device__ __forceinline__ int stages() const { return S; }
   __device__ __forceinline__ void refill(int st) {
     pipe.producer_acquire();
     PipelineCopy copy{pipe};
@@ -228,11 +269,9 @@ struct UnifiedStaging {
 // tiles ahead. Consumers synchronise among themselves with named barrier 1 (the producer warp
 // never joins it). Threads: kThreads + 32; shared: as `pipeline`.
 // ---------------------------------------------------------------------------------------------
-template <int L, int C, int S>
+template <int L, int C>
 struct PartitionedStaging {
   using K = TileConfig<L, C>;
-  using State = cuda::pipeline_shared_state<cuda::thread_scope_block, S>;
-  static constexpr int kStages = S;
   static constexpr bool kStaged = true;
   static constexpr bool kPartial = true;
   static constexpr int kBlockThreads = K::kThreads + K::kProducerThreads;
@@ -241,19 +280,21 @@ struct PartitionedStaging {
   const KernelParams& p;
   const SmemPtrs& s;
   const int tid;
+  const int S;  // stages
 
   // Tables first (every thread of the block helps), then the pipeline with this thread's role.
   __device__ __forceinline__ static BlockPipeline make(const KernelParams& p, const SmemPtrs& s,
-                                                       int tid, State& state) {
+                                                       int tid) {
     load_tables(p.tables, s.tab, tid, kBlockThreads);
     __syncthreads();
     const auto role =
         tid >= K::kThreads ? cuda::pipeline_role::producer : cuda::pipeline_role::consumer;
-    return cuda::make_pipeline(cg::this_thread_block(), &state, role);
+    return make_block_pipeline(s.pipe_state, p.stages, role);
   }
   __device__ __forceinline__ PartitionedStaging(const KernelParams& p_, const SmemPtrs& s_,
-                                                int tid_, State& state)
-      : pipe(make(p_, s_, tid_, state)), p(p_), s(s_), tid(tid_) {}
+                                                int tid_)
+      : pipe(make(p_, s_, tid_)), p(p_), s(s_), tid(tid_), S(p_.stages) {}
+  __device__ __forceinline__ int stages() const { return S; }
 
   __device__ __forceinline__ bool produce() {
     const bool producer = tid >= K::kThreads;
@@ -289,10 +330,9 @@ struct PartitionedStaging {
 // thread waits with __pipeline_wait_prior(S-1) for its own oldest batch, and __syncthreads makes
 // every thread's copies visible to all. Threads: kThreads; shared: as `pipeline`.
 // ---------------------------------------------------------------------------------------------
-template <int L, int C, int S>
+template <int L, int C>
 struct PrimitivesStaging {
   using K = TileConfig<L, C>;
-  static constexpr int kStages = S;
   static constexpr bool kStaged = true;
   static constexpr bool kPartial = false;
   static constexpr int kBlockThreads = K::kThreads;
@@ -300,16 +340,18 @@ struct PrimitivesStaging {
   const KernelParams& p;
   const SmemPtrs& s;
   const int tid;
-  int fetch;  // next tile to stage
+  const int S;  // stages
+  int fetch;    // next tile to stage
 
   __device__ __forceinline__ PrimitivesStaging(const KernelParams& p_, const SmemPtrs& s_,
                                                int tid_)
-      : p(p_), s(s_), tid(tid_) {
+      : p(p_), s(s_), tid(tid_), S(p_.stages) {
     load_tables(p.tables, s.tab, tid, K::kThreads);
     fetch = blockIdx.x;
-#pragma unroll
+#pragma unroll 1
     for (int st = 0; st < S; ++st) refill(st);
   }
+  __device__ __forceinline__ int stages() const { return S; }
   __device__ __forceinline__ void refill(int st) {
     PrimitivesCopy copy;
     if (fetch < p.num_tiles)
@@ -320,7 +362,7 @@ struct PrimitivesStaging {
   }
   __device__ __forceinline__ bool produce() { return false; }
   __device__ __forceinline__ const std::uint8_t* wait(int st) {
-    __pipeline_wait_prior(S - 1);
+    __pipeline_wait_prior(S - 1);  // run-time S: a switch over wait_group immediates
     __syncthreads();
     return s.stages + st * K::kStageBytes;
   }
@@ -332,76 +374,67 @@ struct PrimitivesStaging {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The kernels: one per variant (their names show in profiles), the same body.
+// The kernels: one per variant (their names show in profiles), the same body. The staged ones
+// take their stage count from KernelParams::stages.
 // ---------------------------------------------------------------------------------------------
 extern __shared__ __align__(16) std::uint8_t g_smem[];
+
+template <int L, int C, template <int, int> class Staging>
+__device__ __forceinline__ void transform_kernel_body(const KernelParams& p) {
+  const SmemPtrs s = carve_smem<L, C>(g_smem, Staging<L, C>::kStaged ? p.stages : 0);
+  const int tid = threadIdx.x;
+  Staging<L, C> staging(p, s, tid);
+  transform_block<L, C>(p, s, staging, tid);
+}
 
 template <int L, int C>
 __global__ void MJPEG_GPU_BOUNDS(DirectStaging<L, C>::kBlockThreads)
     transform_direct(const KernelParams p) {
-  const SmemPtrs s = carve_smem<L, C>(g_smem, 0);
-  const int tid = threadIdx.x;
-  DirectStaging<L, C> staging(p, s, tid);
-  transform_block<L, C>(p, s, staging, tid);
-}
-
-template <int L, int C, int S>
-__global__ void MJPEG_GPU_BOUNDS(UnifiedStaging<L, C, S>::kBlockThreads)
-    transform_pipeline(const KernelParams p) {
-  __shared__ typename UnifiedStaging<L, C, S>::State state;
-  const SmemPtrs s = carve_smem<L, C>(g_smem, S);
-  const int tid = threadIdx.x;
-  UnifiedStaging<L, C, S> staging(p, s, tid, state);
-  transform_block<L, C>(p, s, staging, tid);
-}
-
-template <int L, int C, int S>
-__global__ void MJPEG_GPU_BOUNDS(PartitionedStaging<L, C, S>::kBlockThreads)
-    transform_partitioned(const KernelParams p) {
-  __shared__ typename PartitionedStaging<L, C, S>::State state;
-  const SmemPtrs s = carve_smem<L, C>(g_smem, S);
-  const int tid = threadIdx.x;
-  PartitionedStaging<L, C, S> staging(p, s, tid, state);
-  transform_block<L, C>(p, s, staging, tid);
-}
-
-template <int L, int C, int S>
-__global__ void MJPEG_GPU_BOUNDS(PrimitivesStaging<L, C, S>::kBlockThreads)
-    transform_primitives(const KernelParams p) {
-  const SmemPtrs s = carve_smem<L, C>(g_smem, S);
-  const int tid = threadIdx.x;
-  PrimitivesStaging<L, C, S> staging(p, s, tid);
-  transform_block<L, C>(p, s, staging, tid);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The kernel table of one configuration: every variant at every stage count 1..kMaxKernelStages
-// (direct ignores the stage count: the same kernel in each column).
-// ---------------------------------------------------------------------------------------------
-template <int L, int C, int... S>
-void fill_kernel_table(KernelTable& t, std::integer_sequence<int, S...>) {
-  using K = TileConfig<L, C>;
-  auto set = [&](VariantId v, int stages, const void* fn, int threads, int smem_stages) {
-    t.entry[v][stages - 1] =
-        KernelEntry{fn, threads, static_cast<std::size_t>(K::smem_bytes(smem_stages)),
-                    K::kTileW, K::kTileH};
-  };
-  auto fn = [](auto kernel) { return reinterpret_cast<const void*>(kernel); };
-  (set(kDirect, S + 1, fn(&transform_direct<L, C>), DirectStaging<L, C>::kBlockThreads, 0), ...);
-  (set(kPipeline, S + 1, fn(&transform_pipeline<L, C, S + 1>),
-       UnifiedStaging<L, C, S + 1>::kBlockThreads, S + 1),
-   ...);
-  (set(kPartitioned, S + 1, fn(&transform_partitioned<L, C, S + 1>),
-       PartitionedStaging<L, C, S + 1>::kBlockThreads, S + 1),
-   ...);
-  (set(kPrimitives, S + 1, fn(&transform_primitives<L, C, S + 1>),
-       PrimitivesStaging<L, C, S + 1>::kBlockThreads, S + 1),
-   ...);
+  transform_kernel_body<L, C, DirectStaging>(p);
 }
 
 template <int L, int C>
+__global__ void MJPEG_GPU_BOUNDS(UnifiedStaging<L, C>::kBlockThreads)
+    transform_pipeline(const KernelParams p) {
+  transform_kernel_body<L, C, UnifiedStaging>(p);
+}
+
+template <int L, int C>
+__global__ void MJPEG_GPU_BOUNDS(PartitionedStaging<L, C>::kBlockThreads)
+    transform_partitioned(const KernelParams p) {
+  transform_kernel_body<L, C, PartitionedStaging>(p);
+}
+
+template <int L, int C>
+__global__ void MJPEG_GPU_BOUNDS(PrimitivesStaging<L, C>::kBlockThreads)
+    transform_primitives(const KernelParams p) {
+  transform_kernel_body<L, C, PrimitivesStaging>(p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel table of one configuration: each variant's kernel at every stage count
+// 1..kMaxKernelStages, with that stage count's shared memory (direct has no stages: the same
+// entry in each column).
+// ---------------------------------------------------------------------------------------------
+template <int L, int C>
 void fill_kernel_table(KernelTable& t) {
-  fill_kernel_table<L, C>(t, std::make_integer_sequence<int, kMaxKernelStages>{});
+  using K = TileConfig<L, C>;
+  auto fn = [](auto kernel) { return reinterpret_cast<const void*>(kernel); };
+  for (int stages = 1; stages <= kMaxKernelStages; ++stages) {
+    auto set = [&](VariantId v, const void* f, int threads, int smem) {
+      t.entry[v][stages - 1] =
+          KernelEntry{f, threads, static_cast<std::size_t>(smem), K::kTileW, K::kTileH};
+    };
+    const int state = pipeline_state_bytes(stages);
+    set(kDirect, fn(&transform_direct<L, C>), DirectStaging<L, C>::kBlockThreads,
+        K::smem_bytes(0));
+    set(kPipeline, fn(&transform_pipeline<L, C>), UnifiedStaging<L, C>::kBlockThreads,
+        K::smem_bytes(stages, state));
+    set(kPartitioned, fn(&transform_partitioned<L, C>), PartitionedStaging<L, C>::kBlockThreads,
+        K::smem_bytes(stages, state));
+    set(kPrimitives, fn(&transform_primitives<L, C>), PrimitivesStaging<L, C>::kBlockThreads,
+        K::smem_bytes(stages));
+  }
 }
 
 }  // namespace mjpeg::gpu::detail

@@ -28,10 +28,10 @@ namespace {
 
 using test::Image;
 
-constexpr Subsampling kSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
-                                      Subsampling::gray};
+constexpr Subsampling kProgressiveSamplings[] = {Subsampling::s444, Subsampling::s422,
+                                                 Subsampling::s420, Subsampling::gray};
 
-std::string text(const EncodeOptions& o) {
+std::string prog_options_text(const EncodeOptions& o) {
   return "q" + std::to_string(o.quality) + " " + to_string(o.subsampling) + " restart " +
          std::to_string(o.restart_interval) + " tune " + to_string(o.tune) +
          (o.qtables.empty() ? "" : " qtables") + (o.optimize ? " optimize" : "");
@@ -55,9 +55,10 @@ std::vector<std::uint8_t> reference(const ImageView& view, const EncodeOptions& 
 
 void expect_matches(const Image& img, const EncodeOptions& o, const std::string& what) {
   std::vector<std::uint8_t> ours, ref;
-  ASSERT_NO_THROW(ours = encode_jpeg(img.view(), o)) << what << " " << text(o);
-  ASSERT_NO_THROW(ref = reference(img.view(), o)) << what << " " << text(o);
-  EXPECT_TRUE(same_bytes(ours, ref)) << what << ", " << text(o) << ": differs from libjpeg-turbo";
+  ASSERT_NO_THROW(ours = encode_jpeg(img.view(), o)) << what << " " << prog_options_text(o);
+  ASSERT_NO_THROW(ref = reference(img.view(), o)) << what << " " << prog_options_text(o);
+  EXPECT_TRUE(same_bytes(ours, ref))
+      << what << ", " << prog_options_text(o) << ": differs from libjpeg-turbo";
 }
 
 Image crop_of(int w, int h) {
@@ -75,7 +76,7 @@ TEST(ProgressiveExactness, KodakEverySamplingQualityAndRestart) {
   MJPEG_REQUIRE_MEDIA();
   for (int index : {3, 13, 23}) {
     const Image& img = test::kodak(index);
-    for (Subsampling s : kSamplings)
+    for (Subsampling s : kProgressiveSamplings)
       for (int q : {1, 10, 50, 75, 90, 100})
         for (int restart : {0, 1, 7})
           expect_matches(img, progressive(q, s, restart), "kodim" + std::to_string(index));
@@ -90,7 +91,7 @@ TEST(ProgressiveExactness, AwkwardSizes) {
   for (const auto& size : sizes) {
     const Image img = crop_of(size[0], size[1]);
     const std::string what = std::to_string(size[0]) + "x" + std::to_string(size[1]);
-    for (Subsampling s : kSamplings)
+    for (Subsampling s : kProgressiveSamplings)
       for (int restart : {0, 3}) {
         expect_matches(img, progressive(90, s, restart), what);
         expect_matches(test::first_channel(img), progressive(75, s, restart), what + " gray8");
@@ -106,7 +107,7 @@ TEST(ProgressiveExactness, ExtremeContentLongEobRunsAndZeroRuns) {
   for (Subsampling s : {Subsampling::s444, Subsampling::gray})
     for (int restart : {0, 40000}) expect_matches(flat, progressive(50, s, restart), "flat");
   const Image noise = test::synthetic(333, 211, 3, 9, 255);
-  for (Subsampling s : kSamplings)
+  for (Subsampling s : kProgressiveSamplings)
     for (int q : {1, 5, 30, 100}) expect_matches(noise, progressive(q, s, 2), "noise");
 }
 
@@ -114,7 +115,7 @@ TEST(ProgressiveExactness, PresetsAndCustomTables) {
   MJPEG_REQUIRE_MEDIA();
   const Image img = test::kodak(19);
   for (Tune tune : {Tune::psnr, Tune::ssim})
-    for (Subsampling s : kSamplings)
+    for (Subsampling s : kProgressiveSamplings)
       for (int q : {20, 50, 90}) {
         EncodeOptions o = progressive(q, s, 0);
         o.tune = tune;
@@ -136,7 +137,7 @@ TEST(ProgressiveExactness, MatchesCjpegProgram) {
   if (!cjpeg) GTEST_SKIP() << "cjpeg is not on PATH (install libjpeg-turbo-progs)";
   const Image inputs[] = {test::kodak(23), crop_of(33, 17), test::first_channel(crop_of(45, 29))};
   for (const Image& img : inputs)
-    for (Subsampling s : kSamplings)
+    for (Subsampling s : kProgressiveSamplings)
       for (int restart : {0, 7}) {
         EncodeOptions o = progressive(restart ? 30 : 85, s, restart);
         o.optimize = true;
@@ -146,7 +147,8 @@ TEST(ProgressiveExactness, MatchesCjpegProgram) {
           std::vector<std::uint8_t> ref;
           ASSERT_NO_THROW(ref = test::cjpeg_encode(*cjpeg, img, given));
           EXPECT_TRUE(same_bytes(encode_jpeg(img.view(), o), ref))
-              << img.width << "x" << img.height << " " << text(o) << ": differs from cjpeg";
+              << img.width << "x" << img.height << " " << prog_options_text(o)
+              << ": differs from cjpeg";
         }
       }
 }
@@ -156,7 +158,7 @@ TEST(ProgressiveTokens, TokensExpandToTheCoefficientsAndCodeTheSameBytes) {
   MJPEG_REQUIRE_MEDIA();
   const Image inputs[] = {test::kodak(5), crop_of(37, 21), test::synthetic(301, 77, 3, 4, 255)};
   for (const Image& img : inputs)
-    for (Subsampling s : kSamplings)
+    for (Subsampling s : kProgressiveSamplings)
       for (int restart : {0, 1, 6})
         for (int q : {3, 75, 100}) {
           EncodeOptions o = progressive(q, s, restart);
@@ -168,13 +170,13 @@ TEST(ProgressiveTokens, TokensExpandToTheCoefficientsAndCodeTheSameBytes) {
           tokenize(g, coeffs.data(), restart, true, tokens);
           std::vector<std::int16_t> back(g.coefficient_count(), 7);
           tokens_to_coefficients(g, tokens.view(), back.data());
-          ASSERT_EQ(back, coeffs) << text(o);
+          ASSERT_EQ(back, coeffs) << prog_options_text(o);
           std::vector<std::uint8_t> from_coeffs, from_tokens;
           std::vector<std::int16_t> scratch;
           encode_coefficients(g, tables, coeffs.data(), o, from_coeffs);
           encode_tokens_progressive(g, tables, tokens.view(), o, scratch, from_tokens);
-          EXPECT_TRUE(same_bytes(from_tokens, from_coeffs)) << text(o);
-          EXPECT_TRUE(same_bytes(from_coeffs, reference(img.view(), o))) << text(o);
+          EXPECT_TRUE(same_bytes(from_tokens, from_coeffs)) << prog_options_text(o);
+          EXPECT_TRUE(same_bytes(from_coeffs, reference(img.view(), o))) << prog_options_text(o);
         }
 }
 

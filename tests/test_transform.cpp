@@ -30,8 +30,8 @@ namespace {
 
 using test::Image;
 
-constexpr Subsampling kSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
-                                      Subsampling::gray};
+constexpr Subsampling kTransformSamplings[] = {Subsampling::s444, Subsampling::s422,
+                                               Subsampling::s420, Subsampling::gray};
 
 /// The vector variants (everything but the reference).
 std::vector<std::string> vector_variants() {
@@ -284,7 +284,7 @@ TEST_P(TransformMatrix, StridedAndUnalignedViewsGiveTheSameCoefficients) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllSamplings, TransformMatrix, ::testing::ValuesIn(kSamplings),
+INSTANTIATE_TEST_SUITE_P(AllSamplings, TransformMatrix, ::testing::ValuesIn(kTransformSamplings),
                          [](const ::testing::TestParamInfo<Subsampling>& info) {
                            return to_string(info.param);
                          });
@@ -325,7 +325,7 @@ class GeneratedRows final : public RowSource {
 };
 
 TEST(TransformRowSource, CallbackRowsGiveTheSameCoefficientsInEveryVariant) {
-  for (const Subsampling s : kSamplings) {
+  for (const Subsampling s : kTransformSamplings) {
     for (int channels : {3, 1}) {
       if (channels == 1 && s != Subsampling::gray) continue;
       const Image img = test::synthetic(75, 37, channels, 9, 50);
@@ -349,7 +349,7 @@ TEST(TransformRowSource, CallbackRowsGiveTheSameCoefficientsInEveryVariant) {
 // libjpeg-turbo: the coefficients of every variant make libjpeg's bytes.
 // ---------------------------------------------------------------------------------------------
 TEST(TransformVariants, EncodesThroughEachVariantMatchLibjpeg) {
-  for (const Subsampling s : kSamplings) {
+  for (const Subsampling s : kTransformSamplings) {
     const Image img = test::synthetic(97, 53, 3, 3, 70);
     for (int q : {5, 50, 90}) {
       for (int restart : {0, 1, 7}) {

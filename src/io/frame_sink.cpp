@@ -129,7 +129,7 @@ void SingleJpegWriter::close() { impl_->file.commit(); }
 
 namespace {
 
-[[noreturn]] void fail_errno(const std::string& path, const std::string& what, int err) {
+[[noreturn]] void sink_fail_errno(const std::string& path, const std::string& what, int err) {
   throw Error(path + ": " + what + ": " + std::strerror(err));
 }
 
@@ -202,13 +202,13 @@ void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size
       if (::mkdir(folder_.c_str(), 0777) == 0) break;
       const int err = errno;
       folder_.clear();
-      if (err != EEXIST || attempt >= 100) fail_errno(name, "cannot create output file", err);
+      if (err != EEXIST || attempt >= 100) sink_fail_errno(name, "cannot create output file", err);
     }
     folder_slot_ = register_temp(folder_, /*directory=*/true);  // a signal handler removes it
   }
   const std::string path = staged(first_number_ + frames_);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) fail_errno(name, "cannot create output file", errno);
+  if (fd < 0) sink_fail_errno(name, "cannot create output file", errno);
   ++frames_;  // from here the staged file is ours to remove
   const std::uint8_t* p = jpeg;
   std::size_t left = size;
@@ -218,12 +218,12 @@ void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
       ::close(fd);
-      fail_errno(name, "write failed", err);
+      sink_fail_errno(name, "write failed", err);
     }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::close(fd) != 0) fail_errno(name, "write failed", errno);
+  if (::close(fd) != 0) sink_fail_errno(name, "write failed", errno);
   bytes_ += size;
 }
 
@@ -242,10 +242,10 @@ void ImageSequenceWriter::close() {
 #ifdef RENAME_EXCHANGE
         if (rename2(from, to, RENAME_EXCHANGE) == 0) swapped = true;
         else if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
-          fail_errno(to, "cannot move the frame into place", errno);
+          sink_fail_errno(to, "cannot move the frame into place", errno);
 #endif
         if (!swapped && ::rename(from.c_str(), to.c_str()) != 0)
-          fail_errno(to, "cannot move the frame into place", errno);
+          sink_fail_errno(to, "cannot move the frame into place", errno);
       } else {
         int moved = rename2(from, to, RENAME_NOREPLACE);
         if (moved != 0 && (errno == EINVAL || errno == ENOSYS)) {
@@ -254,7 +254,7 @@ void ImageSequenceWriter::close() {
         }
         if (moved != 0) {
           if (errno == EEXIST) throw Error("output '" + to + "' already exists (use -y to overwrite)");
-          fail_errno(to, "cannot move the frame into place", errno);
+          sink_fail_errno(to, "cannot move the frame into place", errno);
         }
       }
       exchanged.push_back(swapped);

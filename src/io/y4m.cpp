@@ -24,7 +24,7 @@ constexpr char kMagic[] = "YUV4MPEG2";
 constexpr std::size_t kMaxHeaderLine = 65536;  // no sane header is anywhere near this
 constexpr int kMaxY4mDimension = 65535;         // keeps every size computation far from overflow
 
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
+[[noreturn]] void y4m_fail(const std::string& name, const std::string& what) {
   throw Error(name + ": " + what);
 }
 
@@ -36,18 +36,18 @@ template <typename NextByte>
 void check_frame_header(const std::string& stream, const std::string& frame_name,
                         const char* word, std::size_t got, NextByte next) {
   const auto truncated = [&] {
-    fail(stream, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
+    y4m_fail(stream, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
   };
   if (got < 5) truncated();
   if (std::memcmp(word, "FRAME", 5) != 0)
-    fail(stream, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
+    y4m_fail(stream, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
   std::size_t length = 0;
   for (bool first = true;; first = false) {
     const int c = next();
     if (c == EOF) truncated();
     if (c == '\n') return;
-    if (first && c != ' ') fail(stream, frame_name + ": malformed FRAME header");
-    if (++length > kMaxHeaderLine) fail(stream, frame_name + ": FRAME header too long");
+    if (first && c != ' ') y4m_fail(stream, frame_name + ": malformed FRAME header");
+    if (++length > kMaxHeaderLine) y4m_fail(stream, frame_name + ": FRAME header too long");
   }
 }
 
@@ -96,11 +96,11 @@ void parse_chroma(const std::string& tag, const std::string& name, Y4mInfo& info
   } else if (tag == "mono") {
     info.chroma = Y4mChroma::mono;
   } else if (is_high_bit_depth_tag(tag)) {
-    fail(name, "Y4M chroma 'C" + tag + "' has more than 8 bits per sample, which is not "
+    y4m_fail(name, "Y4M chroma 'C" + tag + "' has more than 8 bits per sample, which is not "
                "supported; convert to 8-bit first (e.g. ffmpeg -i IN -pix_fmt yuv420p -f "
                "yuv4mpegpipe OUT.y4m)");
   } else {
-    fail(name, "unsupported Y4M chroma 'C" + tag + "' (supported: 420jpeg, 420paldv, "
+    y4m_fail(name, "unsupported Y4M chroma 'C" + tag + "' (supported: 420jpeg, 420paldv, "
                "420mpeg2, 420, 422, 444, mono)");
   }
 }
@@ -115,7 +115,7 @@ void parse_extension(const std::string& value, const std::string& name, Y4mInfo&
   if (key == "COLORRANGE") {
     if (val == "FULL") info.range = ColorRange::full;
     else if (val == "LIMITED") info.range = ColorRange::limited;
-    else fail(name, "invalid Y4M XCOLORRANGE value '" + value.substr(eq + 1) +
+    else y4m_fail(name, "invalid Y4M XCOLORRANGE value '" + value.substr(eq + 1) +
                     "' (expected FULL or LIMITED)");
     info.range_tagged = true;
   } else if (key == "COLORMATRIX" || key == "MATRIX" || key == "COLORSPACE") {
@@ -208,22 +208,22 @@ Y4mInfo parse_y4m_header(const std::string& line_in, const std::string& name) {
     const std::string value = line.substr(pos + 1, end - pos - 1);
     pos = end;
     switch (tag) {
-      case 'W': width = parse_uint(value); if (width <= 0) fail(name, "invalid Y4M width 'W" + value + "'"); break;
-      case 'H': height = parse_uint(value); if (height <= 0) fail(name, "invalid Y4M height 'H" + value + "'"); break;
+      case 'W': width = parse_uint(value); if (width <= 0) y4m_fail(name, "invalid Y4M width 'W" + value + "'"); break;
+      case 'H': height = parse_uint(value); if (height <= 0) y4m_fail(name, "invalid Y4M height 'H" + value + "'"); break;
       case 'F': {
         long long n, d;
-        if (!parse_ratio(value, n, d)) fail(name, "invalid Y4M frame rate 'F" + value + "'");
+        if (!parse_ratio(value, n, d)) y4m_fail(name, "invalid Y4M frame rate 'F" + value + "'");
         if (n > 0 && d > 0) { info.fps_num = int(n); info.fps_den = int(d); have_rate = true; }
         break;
       }
       case 'I':
         if (value.size() != 1 || std::strchr("ptbm?", value[0]) == nullptr)
-          fail(name, "invalid Y4M interlacing 'I" + value + "' (expected p, t, b, m or ?)");
+          y4m_fail(name, "invalid Y4M interlacing 'I" + value + "' (expected p, t, b, m or ?)");
         info.interlace = value[0];
         break;
       case 'A': {
         long long n, d;
-        if (!parse_ratio(value, n, d)) fail(name, "invalid Y4M aspect ratio 'A" + value + "'");
+        if (!parse_ratio(value, n, d)) y4m_fail(name, "invalid Y4M aspect ratio 'A" + value + "'");
         info.aspect_num = int(n);
         info.aspect_den = int(d);
         break;
@@ -233,9 +233,9 @@ Y4mInfo parse_y4m_header(const std::string& line_in, const std::string& name) {
       default: break;  // unknown tags are ignored, as the format asks readers to do
     }
   }
-  if (width < 0 || height < 0) fail(name, "Y4M header has no W (width) or H (height)");
+  if (width < 0 || height < 0) y4m_fail(name, "Y4M header has no W (width) or H (height)");
   if (width > kMaxY4mDimension || height > kMaxY4mDimension)
-    fail(name, "Y4M frame size " + std::to_string(width) + "x" + std::to_string(height) +
+    y4m_fail(name, "Y4M frame size " + std::to_string(width) + "x" + std::to_string(height) +
                " is too large");
   info.width = int(width);
   info.height = int(height);
@@ -255,7 +255,7 @@ Y4mReader::Y4mReader(const std::string& path) : name_(path == "-" ? "<stdin>" : 
     file_ = stdin;
   } else {
     file_ = std::fopen(path.c_str(), "rb");
-    if (file_ == nullptr) fail(name_, std::string("cannot open: ") + std::strerror(errno));
+    if (file_ == nullptr) y4m_fail(name_, std::string("cannot open: ") + std::strerror(errno));
     owns_file_ = true;
   }
   // Unbuffered: a frame payload goes with one read() straight into the caller's memory (a
@@ -324,10 +324,10 @@ bool Y4mReader::read_frame_at(std::int64_t index, std::uint8_t* dst, std::size_t
     const ssize_t got = ::preadv(fd_, iov, n, static_cast<off_t>(offset));
     if (got < 0) {
       if (errno == EINTR) continue;
-      fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
+      y4m_fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
     }
     if (got == 0)
-      fail(name_, "truncated " + frame_name + " (the file became shorter while it was read)");
+      y4m_fail(name_, "truncated " + frame_name + " (the file became shorter while it was read)");
     done += static_cast<std::size_t>(got);
     offset += got;
   }
@@ -339,7 +339,7 @@ void Y4mReader::resume_at(std::int64_t index) {
     throw UsageError(name_ + ": resume_at outside the positional frames");
   const std::int64_t stride = 6 + static_cast<std::int64_t>(info_.frame_bytes());
   if (::fseeko(file_, static_cast<off_t>(data_start_ + index * stride), SEEK_SET) != 0)
-    fail(name_, std::string("cannot seek: ") + std::strerror(errno));
+    y4m_fail(name_, std::string("cannot seek: ") + std::strerror(errno));
   frames_read_ = index;
 }
 
@@ -374,7 +374,7 @@ const std::uint8_t* Y4mReader::next_mapped_frame() {
   check_frame_header(name_, frame_name, word, got,
                      [&]() -> int { return at == size ? EOF : base[at++]; });
   if (size - at < need)
-    fail(name_, "truncated " + frame_name + ": got " + std::to_string(size - at) + " of " +
+    y4m_fail(name_, "truncated " + frame_name + ": got " + std::to_string(size - at) + " of " +
                     std::to_string(need) + " bytes");
   map_next_ = at + need;
   ++frames_read_;
@@ -389,19 +389,19 @@ Y4mReader::~Y4mReader() {
 void Y4mReader::parse_stream_header() {
   char magic[sizeof(kMagic)] = {};
   const std::size_t got = std::fread(magic, 1, sizeof(kMagic) - 1, file_);
-  if (got == 0) fail(name_, "empty input (expected a YUV4MPEG2 stream)");
+  if (got == 0) y4m_fail(name_, "empty input (expected a YUV4MPEG2 stream)");
   if (got < sizeof(kMagic) - 1 || std::memcmp(magic, kMagic, sizeof(kMagic) - 1) != 0)
-    fail(name_, "not a YUV4MPEG2 (.y4m) stream (missing 'YUV4MPEG2' signature)");
+    y4m_fail(name_, "not a YUV4MPEG2 (.y4m) stream (missing 'YUV4MPEG2' signature)");
   std::string line;
   for (;;) {
     const int c = std::getc(file_);
-    if (c == EOF) fail(name_, "truncated Y4M stream header (no end of line)");
+    if (c == EOF) y4m_fail(name_, "truncated Y4M stream header (no end of line)");
     if (c == '\n') break;
-    if (line.size() >= kMaxHeaderLine) fail(name_, "Y4M stream header too long");
+    if (line.size() >= kMaxHeaderLine) y4m_fail(name_, "Y4M stream header too long");
     line.push_back(char(c));
   }
   if (!line.empty() && line[0] != ' ')
-    fail(name_, "malformed Y4M signature 'YUV4MPEG2" + line.substr(0, 8) + "'");
+    y4m_fail(name_, "malformed Y4M signature 'YUV4MPEG2" + line.substr(0, 8) + "'");
   info_ = parse_y4m_header(line, name_);
 }
 
@@ -410,7 +410,7 @@ bool Y4mReader::read_frame_header() {
   const std::size_t got = std::fread(word, 1, 5, file_);
   const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
   if (got == 0) {
-    if (std::ferror(file_)) fail(name_, "read error before " + frame_name + ": " + std::strerror(errno));
+    if (std::ferror(file_)) y4m_fail(name_, "read error before " + frame_name + ": " + std::strerror(errno));
     return false;  // clean end of stream
   }
   check_frame_header(name_, frame_name, word, got, [this] { return std::getc(file_); });
@@ -426,8 +426,8 @@ bool Y4mReader::read_frame(std::uint8_t* dst, std::size_t capacity) {
   const std::size_t got = std::fread(dst, 1, need, file_);
   if (got != need) {
     const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
-    if (std::ferror(file_)) fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
-    fail(name_, "truncated " + frame_name + ": got " + std::to_string(got) + " of " +
+    if (std::ferror(file_)) y4m_fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
+    y4m_fail(name_, "truncated " + frame_name + ": got " + std::to_string(got) + " of " +
                     std::to_string(need) + " bytes");
   }
   ++frames_read_;

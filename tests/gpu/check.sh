@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU check, on a machine with a CUDA GPU:
 #   tests/gpu/check.sh [BIN_DIR]
-# BIN_DIR (or env MJPEG_GPU_BIN) holds prebuilt mjpeg, mjpeg_gpu_tests, mjpeg_bench_kernels and
-# mjpeg_pipeline_gpu_tests (e.g. a static build copied to .gpu/); without it the script
+# BIN_DIR (or env MJPEG_GPU_BIN) holds prebuilt mjpeg, mjpeg_gpu_tests, mjpeg_bench_kernels,
+# mjpeg_pipeline_tests and mjpeg_api_tests (their GPU suites are Gpu* and */Gpu*; e.g. a static
+# build copied to .gpu/); without it the script
 # configures and builds build-gpu-check/.
 # Parts (env MJPEG_CHECK_PARTS, a comma list; default all, in this order):
 #   tests     GPU tests (kernels, the sok/aok pipeline, the library's VideoEncoder) with
@@ -55,7 +56,7 @@ mkdir -p "$logs"
 if [[ -z "$bin" ]]; then
   bin=$here/build-gpu-check
   cmake -S "$here" -B "$bin" -DMJPEG_WITH_OPENCV=OFF -DMJPEG_BUILD_BENCH=OFF >"$logs/build.log" 2>&1 &&
-    cmake --build "$bin" -j"$(nproc)" --target mjpeg mjpeg_gpu_tests mjpeg_bench_kernels mjpeg_pipeline_gpu_tests >>"$logs/build.log" 2>&1 ||
+    cmake --build "$bin" -j"$(nproc)" --target mjpeg mjpeg_gpu_tests mjpeg_bench_kernels mjpeg_pipeline_tests mjpeg_api_tests >>"$logs/build.log" 2>&1 ||
     { echo "build failed (see $logs/build.log)"; tail -30 "$logs/build.log"; exit 1; }
 fi
 tests=$bin/mjpeg_gpu_tests
@@ -76,17 +77,22 @@ if want tests; then
   rc=$?; tail -5 "$logs/tests.log"
   note "gpu tests (MJPEG_REQUIRE_GPU=1): rc=$rc"
   # The streaming pipeline in sok, sok --pinned and aok: every frame byte-identical to the CPU.
-  if [[ -x $bin/mjpeg_pipeline_gpu_tests ]]; then
-    timeout 240 "$bin/mjpeg_pipeline_gpu_tests" --gtest_brief=1 --gtest_filter='-*Devices*' \
+  if [[ -x $bin/mjpeg_pipeline_tests ]]; then
+    timeout 240 "$bin/mjpeg_pipeline_tests" --gtest_brief=1 --gtest_filter='Gpu*:*/Gpu*-*Devices*' \
       >"$logs/pipeline_tests.log" 2>&1
     rc=$?; tail -3 "$logs/pipeline_tests.log"
     note "pipeline gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
+  else
+    note "pipeline gpu tests: $bin/mjpeg_pipeline_tests is missing (not run)"
   fi
   # The public VideoEncoder in sok, sok-pinned and aok: the same bytes as encode_jpeg.
-  if [[ -x $bin/mjpeg_api_gpu_tests ]]; then
-    timeout 240 "$bin/mjpeg_api_gpu_tests" --gtest_brief=1 >"$logs/api_tests.log" 2>&1
+  if [[ -x $bin/mjpeg_api_tests ]]; then
+    timeout 240 "$bin/mjpeg_api_tests" --gtest_brief=1 --gtest_filter='Gpu*:*/Gpu*' \
+      >"$logs/api_tests.log" 2>&1
     rc=$?; tail -3 "$logs/api_tests.log"
     note "library (VideoEncoder) gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
+  else
+    note "library gpu tests: $bin/mjpeg_api_tests is missing (not run)"
   fi
 fi
 
@@ -95,8 +101,8 @@ if want devices; then
   test_lists=${MJPEG_TEST_DEVICES:-0,0}
   [[ -z ${MJPEG_TEST_DEVICES:-} && $gpus -ge 2 ]] && test_lists="0,0 0,1"
   for list in $test_lists; do
-    MJPEG_TEST_DEVICES=$list timeout 400 "$bin/mjpeg_pipeline_gpu_tests" --gtest_brief=1 \
-      --gtest_filter='*Devices*' >"$logs/devices_tests_${list//,/-}.log" 2>&1
+    MJPEG_TEST_DEVICES=$list timeout 400 "$bin/mjpeg_pipeline_tests" --gtest_brief=1 \
+      --gtest_filter='GpuDevices*:*/GpuDevices*' >"$logs/devices_tests_${list//,/-}.log" 2>&1
     rc=$?; tail -3 "$logs/devices_tests_${list//,/-}.log"
     note "multi-device pipeline tests, buffers on devices $list (MJPEG_REQUIRE_GPU=1): rc=$rc"
   done
@@ -173,9 +179,9 @@ if want sanitize; then
     note "compute-sanitizer synccheck ($v): rc=$rc ${errs:-} ${first:-}"
   done
 fi
-if want pipeline-memcheck && [[ -x $bin/mjpeg_pipeline_gpu_tests ]]; then
+if want pipeline-memcheck && [[ -x $bin/mjpeg_pipeline_tests ]]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  timeout 240 "$cs" --tool memcheck --error-exitcode 3 "$bin/mjpeg_pipeline_gpu_tests" \
+  timeout 240 "$cs" --tool memcheck --error-exitcode 3 "$bin/mjpeg_pipeline_tests" \
     --gtest_filter='GpuPipeline.*:Cases/GpuStream.*:Cases/GpuPlanar.*:-GpuPipeline.DeviceOutOfMemory*' --gtest_brief=1 \
     >"$logs/sanitizer_pipeline_memcheck.log" 2>&1
   rc=$?

@@ -32,7 +32,7 @@
 namespace mjpeg {
 namespace {
 
-bool env_is(const char* name, const char* value) {
+bool env_equals(const char* name, const char* value) {
   const char* v = std::getenv(name);
   return v && std::string(v) == value;
 }
@@ -140,13 +140,13 @@ std::vector<std::int16_t> edge_coefficients(const FrameGeometry& g, std::uint32_
   return c;
 }
 
-struct Size {
+struct TokenizeSize {
   int w, h;
 };
 
-std::vector<Size> sizes() {
-  std::vector<Size> s = {{1, 1}, {7, 5}, {8, 8}, {17, 9}, {33, 17}, {300, 48}, {259, 131}};
-  if (!env_is("MJPEG_GPU_SMALL", "1")) {
+std::vector<TokenizeSize> sizes() {
+  std::vector<TokenizeSize> s = {{1, 1}, {7, 5}, {8, 8}, {17, 9}, {33, 17}, {300, 48}, {259, 131}};
+  if (!env_equals("MJPEG_GPU_SMALL", "1")) {
     s.push_back({1921, 1081});
     s.push_back({4001, 9});
     s.push_back({9, 4001});
@@ -154,12 +154,12 @@ std::vector<Size> sizes() {
   return s;
 }
 
-const Subsampling kSamplings[] = {Subsampling::s444, Subsampling::s422, Subsampling::s420,
-                                  Subsampling::gray};
+const Subsampling kTokenizeSamplings[] = {Subsampling::s444, Subsampling::s422,
+                                          Subsampling::s420, Subsampling::gray};
 
 TEST_F(GpuTokenize, EdgeCaseCoefficientsMatchTheCpuTokenizer) {
-  for (Subsampling s : kSamplings)
-    for (const Size& z : sizes()) {
+  for (Subsampling s : kTokenizeSamplings)
+    for (const TokenizeSize& z : sizes()) {
       const FrameGeometry g = make_geometry(z.w, z.h, s);
       const std::vector<std::int16_t> c = edge_coefficients(g, static_cast<std::uint32_t>(z.w * 31 + z.h));
       for (int restart : {0, 1, 7, 65535})
@@ -172,8 +172,8 @@ TEST_F(GpuTokenize, EdgeCaseCoefficientsMatchTheCpuTokenizer) {
 }
 
 TEST_F(GpuTokenize, PictureCoefficientsMatchTheCpuTokenizer) {
-  for (Subsampling s : kSamplings)
-    for (const Size& z : sizes()) {
+  for (Subsampling s : kTokenizeSamplings)
+    for (const TokenizeSize& z : sizes()) {
       const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 7u);
       const FrameGeometry g = make_geometry(z.w, z.h, s);
       for (int q : {1, 50, 90, 100}) {
@@ -204,8 +204,9 @@ TEST_F(GpuTokenize, TooSmallAnOutputIsAnOverflowWithNothingWritten) {
 }
 
 TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
-  for (Subsampling s : kSamplings)
-    for (const Size& z : {Size{259, 131}, Size{300, 48}, Size{17, 9}}) {
+  for (Subsampling s : kTokenizeSamplings)
+    for (const TokenizeSize& z :
+         {TokenizeSize{259, 131}, TokenizeSize{300, 48}, TokenizeSize{17, 9}}) {
       const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 11u);
       for (bool optimize : {false, true})
         for (int restart : {0, 5}) {
