@@ -285,9 +285,10 @@ if want register; then
   if "$nvcc_bin" -O2 -std=c++17 -o "$logs/register_probe" "$here/tests/gpu/register_probe.cu" \
       >"$logs/register_build.log" 2>&1; then
     dd if=/dev/zero of="$probe_file" bs=1M count=4096 status=none && cat "$probe_file" >/dev/null
-    { timeout 120 "$logs/register_probe" "$probe_file"
-      LOAD=12 timeout 120 "$logs/register_probe" "$probe_file"; } >"$logs/register.txt" 2>&1
-    note "register probe: rc=$? (below)"
+    timeout 120 "$logs/register_probe" "$probe_file" >"$logs/register.txt" 2>&1
+    rc_idle=$?
+    LOAD=12 timeout 120 "$logs/register_probe" "$probe_file" >>"$logs/register.txt" 2>&1
+    note "register probe: rc=$rc_idle idle, rc=$? beside 12 copying threads (below)"
     rm -f "$probe_file"
   else
     note "register probe: nvcc failed (see $logs/register_build.log)"

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     std::vector<void*> buffers(static_cast<std::size_t>(threads));
     for (void*& b : buffers)
       if (cudaHostAlloc(&b, frame, cudaHostAllocPortable) != cudaSuccess) return 1;
-    bool short_read = false;
+    std::atomic<bool> short_read{false};  // set by any of the reading threads
     const double t = spread(threads, frames, [&](int th, std::size_t f) {
       if (pread(fd, buffers[static_cast<std::size_t>(th)], frame, static_cast<off_t>(f * frame)) !=
           static_cast<ssize_t>(frame))
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     std::printf("pread into pinned buffers, %d threads: %5.1f GB/s, %6.0f frames/s, %.3f ms per "
                 "frame per thread%s\n",
                 threads, static_cast<double>(frames * frame) / 1e9 / t, frames / t,
-                t * 1e3 * threads / frames, short_read ? " (SHORT READS)" : "");
+                t * 1e3 * threads / frames, short_read.load() ? " (SHORT READS)" : "");
     for (void* b : buffers) cudaFreeHost(b);
   }
   stop = true;
