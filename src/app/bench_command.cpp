@@ -236,16 +236,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     const bool first = si == 0;
     if (!first && !sweeps.count("resolution")) break;
     FrameStore store = panning_frames(picture, z.width, z.height, frames_for(z, args.frames));
-    bool gpu_modes = false;
-    for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != Offload::cpu;
-    if (gpu_modes) {  // uploads go from the frames, without a copy into a slot
-      try {
-        store.pin();
-      } catch (const Error& e) {
-        notice(std::string("the frames could not be page-locked, so uploads copy them from "
-                           "pageable memory: ") + e.what());
-      }
-    }
+    pin_for_gpu_modes(store, modes, notice);
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: bench: %s, %.0f MB in memory\n", store.description.c_str(),
                    store.bytes() / 1e6);

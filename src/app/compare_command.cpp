@@ -255,16 +255,7 @@ int run_compare(CompareArgs& args) {
       devices);
 
   FrameStore store = load_frames(args.input, args.frames, width, height, notice);
-  bool gpu_modes = false;
-  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != Offload::cpu;
-  if (gpu_modes) {  // uploads go from the frames, without a copy into a slot
-    try {
-      store.pin();
-    } catch (const Error& e) {
-      notice(std::string("the frames could not be page-locked, so uploads copy them from pageable "
-                         "memory: ") + e.what());
-    }
-  }
+  pin_for_gpu_modes(store, modes, notice);
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory%s\n", store.description.c_str(),
                  store.bytes() / 1e6, store.pinned() ? " (page-locked)" : "");

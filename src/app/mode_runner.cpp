@@ -103,6 +103,19 @@ std::vector<ModeSpec> choose_modes(const std::string& list,
   return parse_mode_list("cpu");
 }
 
+void pin_for_gpu_modes(FrameStore& store, const std::vector<ModeSpec>& modes,
+                       const std::function<void(const std::string&)>& notice) {
+  bool gpu_modes = false;
+  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != Offload::cpu;
+  if (!gpu_modes) return;
+  try {
+    store.pin();
+  } catch (const Error& e) {
+    notice(std::string("the frames could not be page-locked, so uploads copy them from pageable "
+                       "memory: ") + e.what());
+  }
+}
+
 std::vector<ModeSpec> per_device_count(const std::vector<ModeSpec>& modes,
                                        const std::vector<int>& devices) {
   if (devices.size() <= 1) return modes;

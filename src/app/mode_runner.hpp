@@ -46,6 +46,11 @@ std::vector<ModeSpec> per_device_count(const std::vector<ModeSpec>& modes,
                                        const std::vector<int>& devices);
 /// The name in capitals for tables and traces ("SOK PINNED").
 std::string display_name(const ModeSpec& spec);
+/// Page-locks `store` when one of `modes` offloads to a GPU, so that uploads go from the frames
+/// without a copy into a slot; if that fails, tells `notice` (the uploads then copy from pageable
+/// memory) and goes on.
+void pin_for_gpu_modes(FrameStore& store, const std::vector<ModeSpec>& modes,
+                       const std::function<void(const std::string&)>& notice);
 
 /// The median run of one mode (by frames/s), with its trace.
 struct ModeResult {
