@@ -14,20 +14,9 @@ void encode_coefficients(const FrameGeometry& g, const QuantTables& tables,
     return;
   }
   const int table_count = g.num_components == 1 ? 1 : 2;
-  HuffmanTables huff;
-  if (options.optimize) {
-    HuffmanStats stats;
-    gather_stats(g, coeffs, options.restart_interval, stats);
-    for (int t = 0; t < table_count; ++t) {
-      huff.dc[t] = optimal_spec(stats.dc[t]);
-      huff.ac[t] = optimal_spec(stats.ac[t]);
-    }
-  } else {
-    for (int t = 0; t < table_count; ++t) {
-      huff.dc[t] = standard_dc_spec(t);
-      huff.ac[t] = standard_ac_spec(t);
-    }
-  }
+  HuffmanStats stats;
+  if (options.optimize) gather_stats(g, coeffs, options.restart_interval, stats);
+  const HuffmanTables huff = frame_tables(table_count, options.optimize ? &stats : nullptr);
   out.clear();
   write_headers(g, tables, huff, options.restart_interval, out);
   encode_scan(g, coeffs, options.restart_interval, huff, out);

@@ -404,4 +404,13 @@ HuffmanSpec optimal_spec(std::uint32_t freq_in[257]) {
       if (codesize[sym] == len) spec.values[p++] = static_cast<std::uint8_t>(sym);
   return spec;
 }
+HuffmanTables frame_tables(int table_count, HuffmanStats* stats) {
+  HuffmanTables huff;
+  for (int t = 0; t < table_count; ++t) {
+    huff.dc[t] = stats ? optimal_spec(stats->dc[t]) : standard_dc_spec(t);
+    huff.ac[t] = stats ? optimal_spec(stats->ac[t]) : standard_ac_spec(t);
+  }
+  return huff;
+}
+
 }  // namespace mjpeg

@@ -49,6 +49,11 @@ struct HuffmanTables {
   HuffmanSpec dc[2], ac[2];
 };
 
+/// The tables of table indexes 0..table_count-1 (1: grayscale, 2: luma and chroma): built for
+/// `stats` (consumed) when it is given, as -optimize does, else Annex K's. Indexes beyond
+/// table_count are left empty.
+HuffmanTables frame_tables(int table_count, HuffmanStats* stats);
+
 /// Appends the entropy-coded data of the whole scan (restart markers included, final byte
 /// padded with 1-bits) to `out`.
 void encode_scan(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,

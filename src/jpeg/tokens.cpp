@@ -133,20 +133,12 @@ HuffmanStats stats_from_histogram(const std::uint32_t* histogram) {
 void encode_tokens(const FrameGeometry& g, const QuantTables& tables, const TokenView& tokens,
                    const EncodeOptions& options, std::vector<std::uint8_t>& out, int threads) {
   const int table_count = g.num_components == 1 ? 1 : 2;
-  HuffmanTables huff;
+  HuffmanStats stats;
   if (options.optimize) {
     if (!tokens.histogram) throw Error("encode_tokens: --optimize needs the token histogram");
-    HuffmanStats stats = stats_from_histogram(tokens.histogram);
-    for (int t = 0; t < table_count; ++t) {
-      huff.dc[t] = optimal_spec(stats.dc[t]);
-      huff.ac[t] = optimal_spec(stats.ac[t]);
-    }
-  } else {
-    for (int t = 0; t < table_count; ++t) {
-      huff.dc[t] = standard_dc_spec(t);
-      huff.ac[t] = standard_ac_spec(t);
-    }
+    stats = stats_from_histogram(tokens.histogram);
   }
+  HuffmanTables huff = frame_tables(table_count, options.optimize ? &stats : nullptr);
   if (table_count == 1) {  // grayscale: only class 0 occurs; keep class 1 valid all the same
     huff.dc[1] = huff.dc[0];
     huff.ac[1] = huff.ac[0];
