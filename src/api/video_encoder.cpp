@@ -204,7 +204,7 @@ void check_device(const VideoOptions& o) {
   if (o.device >= devices)
     throw Error(what + ", but there " + (devices == 1 ? "is 1 device" : "are " +
                 std::to_string(devices) + " devices"));
-  if (o.device == 0 && !gpu::usable_device(&reason)) throw Error(what + ": " + reason);
+  if (!gpu::usable_device(o.device, &reason)) throw Error(what + ": " + reason);
 }
 
 Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode) {

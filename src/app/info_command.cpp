@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "device_info.hpp"
 #include "image_input.hpp"
+#include "mjpeg/devices.hpp"
 #include "mjpeg/encoder.hpp"
 
 #if MJPEG_HAVE_OPENCV
@@ -37,16 +37,17 @@ void print_build_info(std::FILE* out) {
 
 void print_device_info(std::FILE* out) {
   std::string reason;
-  const std::vector<gpu::DeviceInfo> devices = gpu::list_devices(&reason);
+  const std::vector<GpuDevice> devices = gpu_devices(&reason);
   if (devices.empty()) {
     fmt::print(out, "CUDA devices: none ({}); encoding runs on the CPU\n", reason);
     return;
   }
   fmt::print(out, "CUDA devices: {}\n", devices.size());
-  for (const gpu::DeviceInfo& d : devices) {
+  for (const GpuDevice& d : devices) {
     fmt::print(out, "  [{}] {}, {:.1f} GiB, compute capability {}.{}, {} SMs: {}\n", d.index,
-               d.name, static_cast<double>(d.memory_bytes) / (1024.0 * 1024.0 * 1024.0), d.major,
-               d.minor, d.multiprocessors, d.usable ? "usable" : "unusable (" + d.problem + ")");
+               d.name, static_cast<double>(d.memory_bytes) / (1024.0 * 1024.0 * 1024.0),
+               d.compute_major, d.compute_minor, d.multiprocessors,
+               d.usable ? "usable" : "unusable (" + d.problem + ")");
   }
 }
 

@@ -14,6 +14,7 @@
 #include "common/oracle.hpp"
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
+#include "mjpeg/devices.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
 
@@ -319,6 +320,46 @@ TEST(VideoEncoderErrors, StopFlagEndsEncodeAllNormally) {
   EXPECT_LT(st.frames, 30);
   const auto ref = reference(frames, o.jpeg);
   expect_same({ref.begin(), ref.begin() + st.frames}, sink.inner.frames);
+}
+
+// The public device list (mjpeg/devices.hpp) says what the encoder then does: a device listed
+// as usable takes a GPU mode, one listed as unusable (or a machine with none listed) refuses it
+// with an Error. Here (no GPU) the list is empty with a reason; on a GPU machine
+// (MJPEG_REQUIRE_GPU=1) it must not be.
+TEST(GpuDevices, ListAgreesWithWhatTheEncoderAccepts) {
+  std::string reason;
+  const std::vector<GpuDevice> devices = gpu_devices(&reason);
+  VideoOptions o;
+  o.width = 16;
+  o.height = 16;
+  o.offload = Offload::aok;
+  if (!built_with_gpu()) {
+    EXPECT_TRUE(devices.empty());
+    EXPECT_TRUE(contains(reason, "without CUDA")) << reason;
+  }
+  if (devices.empty()) {
+    const char* require = std::getenv("MJPEG_REQUIRE_GPU");
+    EXPECT_FALSE(require && std::string(require) == "1") << "no CUDA device listed: " << reason;
+    EXPECT_FALSE(reason.empty());
+    EXPECT_TRUE(contains(message_of<Error>([&] { VideoEncoder enc(o); }), "needs CUDA device 0"));
+    return;
+  }
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const GpuDevice& d = devices[i];
+    SCOPED_TRACE("device " + std::to_string(i) + ": " + d.name);
+    EXPECT_EQ(d.index, static_cast<int>(i));
+    EXPECT_FALSE(d.name.empty());
+    EXPECT_GT(d.memory_bytes, 0u);
+    EXPECT_GT(d.multiprocessors, 0);
+    EXPECT_EQ(d.usable, d.problem.empty()) << d.problem;
+    o.device = d.index;
+    if (d.usable) {
+      VideoEncoder enc(o);  // throws (and fails the test) if the device is refused after all
+      EXPECT_TRUE(enc.finish().empty());
+    } else {
+      EXPECT_TRUE(contains(message_of<Error>([&] { VideoEncoder enc(o); }), "needs CUDA device"));
+    }
+  }
 }
 
 // Without a usable GPU a GPU mode is refused when the encoder is created, with a sentence that
