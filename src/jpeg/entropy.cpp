@@ -14,9 +14,14 @@ void encode_coefficients(const FrameGeometry& g, const QuantTables& tables,
     return;
   }
   const int table_count = g.num_components == 1 ? 1 : 2;
-  HuffmanStats stats;
-  if (options.optimize) gather_stats(g, coeffs, options.restart_interval, stats);
-  const HuffmanTables huff = frame_tables(table_count, options.optimize ? &stats : nullptr);
+  HuffmanTables huff;
+  if (options.optimize) {  // the statistics only where they are used (4 KB to zero)
+    HuffmanStats stats;
+    gather_stats(g, coeffs, options.restart_interval, stats);
+    huff = frame_tables(table_count, &stats);
+  } else {
+    huff = frame_tables(table_count, nullptr);
+  }
   out.clear();
   write_headers(g, tables, huff, options.restart_interval, out);
   encode_scan(g, coeffs, options.restart_interval, huff, out);

@@ -133,12 +133,14 @@ HuffmanStats stats_from_histogram(const std::uint32_t* histogram) {
 void encode_tokens(const FrameGeometry& g, const QuantTables& tables, const TokenView& tokens,
                    const EncodeOptions& options, std::vector<std::uint8_t>& out, int threads) {
   const int table_count = g.num_components == 1 ? 1 : 2;
-  HuffmanStats stats;
-  if (options.optimize) {
+  HuffmanTables huff;
+  if (options.optimize) {  // the statistics only where they are used (4 KB to zero)
     if (!tokens.histogram) throw Error("encode_tokens: --optimize needs the token histogram");
-    stats = stats_from_histogram(tokens.histogram);
+    HuffmanStats stats = stats_from_histogram(tokens.histogram);
+    huff = frame_tables(table_count, &stats);
+  } else {
+    huff = frame_tables(table_count, nullptr);
   }
-  HuffmanTables huff = frame_tables(table_count, options.optimize ? &stats : nullptr);
   if (table_count == 1) {  // grayscale: only class 0 occurs; keep class 1 valid all the same
     huff.dc[1] = huff.dc[0];
     huff.ac[1] = huff.ac[0];
