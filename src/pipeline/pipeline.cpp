@@ -100,9 +100,9 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
   // cpu mode on frames in memory: the producers only hand the frames out (no copy), so one
   // does, and every core transforms and codes.
   const bool lent = in_memory && !uses_gpu(o.mode);
-  // Cores left to the threads outside the split: sok's dispatcher; aok's dispatcher and its
-  // downloader + writer (mostly waiting, but 18 busy threads on 16 cores lost 15%).
-  const int reserved = !uses_gpu(o.mode) ? 0 : o.mode != Offload::aok ? 1 : cores >= 8 ? 2 : 1;
+  // One core left to the threads outside the split: sok's dispatcher; aok's dispatcher and its
+  // downloader + writer, which mostly wait on events.
+  const int reserved = uses_gpu(o.mode) ? 1 : 0;
   if (producers <= 0 && entropy_threads <= 0 && !lent) {
     // The split balances itself from a start of 2 producers (1 with two threads).
     const int threads = std::max(2, cores - reserved);

@@ -167,7 +167,7 @@ TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
   p.mode = Offload::aok;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);  // GPU modes: unchanged
   EXPECT_EQ(p.producers, 2);
-  EXPECT_EQ(p.entropy_threads, 12);  // aok leaves two cores to the dispatcher, downloader, writer
+  EXPECT_EQ(p.entropy_threads, 13);  // aok leaves one core to the dispatcher, downloader, writer
   p.mode = Offload::sok;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
   EXPECT_EQ(p.entropy_threads, 13);  // sok: one, to the dispatcher
@@ -397,15 +397,15 @@ TEST(Balance, DefaultsBalanceUnlessACountIsForced) {
   pipeline::PipelineOptions o;
   o.mode = Offload::aok;
   pipeline::apply_default_counts(o, 16);
-  EXPECT_EQ(o.balance_threads, 14);
-  EXPECT_EQ(o.producers + o.entropy_threads, 14);
+  EXPECT_EQ(o.balance_threads, 15);
+  EXPECT_EQ(o.producers + o.entropy_threads, 15);
   EXPECT_EQ(o.producers, 2);
-  EXPECT_EQ(o.slots, 44);  // GPU modes: 3 (N + M) + 2, lowered at setup where memory is short
+  EXPECT_EQ(o.slots, 47);  // GPU modes: 3 (N + M) + 2, lowered at setup where memory is short
   EXPECT_TRUE(o.slots_auto);
   pipeline::apply_default_counts(o, 16, 4);
   EXPECT_EQ(o.balance_threads, 0);
   EXPECT_EQ(o.producers, 4);
-  EXPECT_EQ(o.entropy_threads, 10);
+  EXPECT_EQ(o.entropy_threads, 11);
   pipeline::apply_default_counts(o, 16, 0, 3);
   EXPECT_EQ(o.balance_threads, 0);
   EXPECT_EQ(o.producers, 2);
