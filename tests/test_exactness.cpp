@@ -19,6 +19,7 @@
 #include "common/same_bytes.hpp"
 #include "common/test_media.hpp"
 #include "mjpeg/encoder.hpp"
+#include "mjpeg/error.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg {
@@ -74,6 +75,38 @@ const char* sampling_name(Subsampling s) {
     case Subsampling::gray: return "gray";
   }
   return "unknown";
+}
+
+// ---------------------------------------------------------------------------------------------
+// One large picture on several threads (encode_jpeg's `threads`: MCU-row ranges transformed and
+// coded at once, joined bit-exactly) against libjpeg on one: pictures of 1.5 to 4 MP (3 to 7
+// parts of half a megapixel), odd sizes, every sampling, restarts that do and do not fall on
+// MCU rows, optimized tables, progressive.
+// ---------------------------------------------------------------------------------------------
+TEST(ThreadedExactness, LargePicturesMatchLibjpegOnAnyThreadCount) {
+  MJPEG_REQUIRE_MEDIA();
+  const Image mosaic = test::kodak_mosaic(2304, 1536);
+  const Image pictures[] = {mosaic, test::crop(mosaic, 3, 5, 1531, 1021),
+                            test::first_channel(test::crop(mosaic, 0, 0, 1601, 999))};
+  for (const Image& img : pictures) {
+    for (Subsampling s : kSamplings) {
+      for (const auto& [restart, optimize, progressive] :
+           {std::tuple{0, false, false}, std::tuple{0, true, false}, std::tuple{7, false, false},
+            std::tuple{96, true, false}, std::tuple{0, false, true}}) {
+        EncodeOptions o{90, s, restart, optimize};
+        o.progressive = progressive;
+        const std::vector<std::uint8_t> reference = test::libjpeg_encode(img.view(), o);
+        for (int threads : {0, 2, 3, 7, 64}) {
+          std::vector<std::uint8_t> ours;
+          ASSERT_NO_THROW(ours = encode_jpeg(img.view(), o, threads));
+          EXPECT_TRUE(same_bytes(ours, reference))
+              << size_text(img) << " " << options_text(o) << (progressive ? " progressive" : "")
+              << ", " << threads << " threads";
+        }
+      }
+    }
+  }
+  EXPECT_THROW(encode_jpeg(mosaic.view(), EncodeOptions{}, -1), UsageError);
 }
 
 // ---------------------------------------------------------------------------------------------

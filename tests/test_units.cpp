@@ -453,6 +453,21 @@ TEST(Huffman, EveryVariantMatchesTheReferenceCoder) {
           encode_scan(v, g, coeffs.data(), restart, tables, out);
           ASSERT_EQ(out.size(), expected.size() + 2) << v;
           EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 2)) << v;
+          // Cut into MCU-row ranges on several threads (up to one per row) and joined: the
+          // same bytes; the statistics counted in parts add up to the same counts.
+          for (int threads : {2, 3, 5, 9, 100}) {
+            std::vector<std::uint8_t> par = {0x56};
+            encode_scan_parallel(g, coeffs.data(), restart, tables, threads, par, v);
+            ASSERT_EQ(par.size(), expected.size() + 1) << v << " threads " << threads;
+            EXPECT_TRUE(std::equal(expected.begin(), expected.end(), par.begin() + 1))
+                << v << " threads " << threads;
+            HuffmanStats counted;
+            gather_stats_parallel(g, coeffs.data(), restart, threads, counted, v);
+            for (int t = 0; t < 2; ++t) {
+              EXPECT_TRUE(std::equal(counted.dc[t], counted.dc[t] + 257, reference_stats.dc[t]));
+              EXPECT_TRUE(std::equal(counted.ac[t], counted.ac[t] + 257, reference_stats.ac[t]));
+            }
+          }
         }
       }
     }

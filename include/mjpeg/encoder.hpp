@@ -21,8 +21,20 @@ namespace mjpeg {
 /// @return the JPEG file's bytes: what `cjpeg` writes for the same pixels and settings.
 /// @throws UsageError for invalid options (validate()), a null `image.data`, a size of 0 or
 ///         above kMaxDimension, or a stride smaller than a row.
-/// Threading: reentrant; any number of threads may encode at once (no shared state).
+/// Threading: reentrant; any number of threads may encode at once (no shared state). Runs on
+/// the calling thread only.
 std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options);
+
+/// The same bytes, on up to `threads` threads for the latency of one large picture (the
+/// calling thread is one of them): the transform and the Huffman coding (and the statistics
+/// of options.optimize) are cut into ranges of MCU rows that are processed at once and joined
+/// bit-exactly. 0: one thread per core. A picture gets no more threads than it has parts of
+/// about half a megapixel (a smaller one is encoded on the calling thread), nor more than MCU
+/// rows; a progressive file's scans are coded on one thread. Threads are started for the call
+/// and joined before it returns.
+/// @throws UsageError as encode_jpeg above, and for threads < 0.
+std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options,
+                                      int threads);
 
 /// The library's version, e.g. "0.1.0" (a static string; never throws).
 const char* version();

@@ -69,7 +69,8 @@ int run_encode(const EncodeArgs& args) {
 
   if (dump) dump->add(0, image.view());
   const auto t_encode = Clock::now();
-  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options);
+  // One picture: every core (or --entropy-threads of them) when it is large enough to pay.
+  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options, args.entropy_threads);
   const double encode_ms = ms_since(t_encode);
   // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
   int x_density = 0, y_density = 0;

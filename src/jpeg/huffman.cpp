@@ -43,6 +43,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "jpeg/parallel_parts.hpp"
 #include "mjpeg/error.hpp"
 
 #if defined(__GNUC__)
@@ -183,6 +184,9 @@ class ScanOutput {
   std::size_t used_;
 };
 
+/// How one part of a scan cut at MCU rows is coded (encode_scan_part in huffman_coder.inc).
+enum PartKind { kAligned, kFirst, kUnstuffed };
+
 // ---------------------------------------------------------------------------------------------
 // The hot code, compiled once per instruction-set variant.
 // ---------------------------------------------------------------------------------------------
@@ -239,15 +243,19 @@ struct Variant {
                  std::vector<std::uint8_t>&);
   void (*stats)(const FrameGeometry&, const std::int16_t*, int, HuffmanStats&);
   bool (*supported)();
+  void (*encode_part)(const FrameGeometry&, const std::int16_t*, int, int, int,
+                      const BlockCoder* const[2], int, std::vector<std::uint8_t>&,
+                      std::uint64_t&, unsigned&);
+  void (*stats_rows)(const FrameGeometry&, const std::int16_t*, int, int, int, HuffmanStats&);
 };
 
 // Best first.
 const Variant kVariants[] = {
 #if MJPEG_X86_DISPATCH
-    {"avx512", avx512::encode_scan, avx512::gather_stats, cpu_has_avx512},
-    {"bmi2", bmi2::encode_scan, bmi2::gather_stats, cpu_has_bmi2},
+    {"avx512", avx512::encode_scan, avx512::gather_stats, cpu_has_avx512, avx512::encode_scan_part, avx512::gather_stats_rows},
+    {"bmi2", bmi2::encode_scan, bmi2::gather_stats, cpu_has_bmi2, bmi2::encode_scan_part, bmi2::gather_stats_rows},
 #endif
-    {"generic", generic::encode_scan, generic::gather_stats, always},
+    {"generic", generic::encode_scan, generic::gather_stats, always, generic::encode_scan_part, generic::gather_stats_rows},
 };
 
 const Variant& best_variant() {
@@ -265,15 +273,113 @@ const Variant& find_variant(const std::string& name) {
   throw Error("Huffman coder variant '" + name + "' is not available on this CPU");
 }
 
+/// The block coders of a frame's tables (single-component scans use table 0 only; tables[1]
+/// may be unset then).
+struct FrameCoders {
+  explicit FrameCoders(const FrameGeometry& g, const HuffmanTables& tables) {
+    const int table_count = g.num_components == 1 ? 1 : 2;
+    for (int t = 0; t < table_count; ++t) coders[t] = make_block_coder(tables.dc[t], tables.ac[t]);
+    coder[0] = &coders[0];
+    coder[1] = &coders[table_count - 1];
+  }
+  BlockCoder coders[2];
+  const BlockCoder* coder[2];
+};
+
 void encode_scan_with(const Variant& variant, const FrameGeometry& g, const std::int16_t* coeffs,
                       int restart_interval, const HuffmanTables& tables,
                       std::vector<std::uint8_t>& out) {
-  // Single-component scans use table 0 only; tables[1] may be unset then.
-  const int table_count = g.num_components == 1 ? 1 : 2;
-  BlockCoder coders[2];
-  for (int t = 0; t < table_count; ++t) coders[t] = make_block_coder(tables.dc[t], tables.ac[t]);
-  const BlockCoder* const coder[2] = {&coders[0], &coders[table_count - 1]};
-  variant.encode(g, coeffs, restart_interval, coder, out);
+  const FrameCoders c(g, tables);
+  variant.encode(g, coeffs, restart_interval, c.coder, out);
+}
+
+/// Where a scan cut into about `parts` equal ranges of MCU rows may begin each range: {0, ...,
+/// mcus_y}; with a restart interval only at rows that begin one. Fewer ranges when there are
+/// not enough such rows.
+std::vector<int> scan_cuts(const FrameGeometry& g, int restart_interval, int parts) {
+  std::vector<int> cuts = {0};
+  parts = std::max(1, std::min(parts, g.mcus_y));
+  for (int k = 1; k < parts; ++k) {
+    int row = std::max(part_begin(g.mcus_y, parts, k), cuts.back() + 1);
+    while (row < g.mcus_y && restart_interval &&
+           static_cast<long long>(row) * g.mcus_x % restart_interval != 0)
+      ++row;
+    if (row >= g.mcus_y) break;
+    cuts.push_back(row);
+  }
+  cuts.push_back(g.mcus_y);
+  return cuts;
+}
+
+/// A stuffed bit stream continued with unstuffed pieces, at the end of a vector.
+class StuffingJoiner {
+ public:
+  /// `out` ends with whole stuffed bytes; `bits` / `nbits` (< 8) are the bits pending after.
+  StuffingJoiner(std::vector<std::uint8_t>& out, std::uint64_t bits, unsigned nbits)
+      : out_(out), at_(out.size()), acc_(bits), nbits_(nbits) {}
+
+  /// Appends n unstuffed bytes at the current bit position, seven at a time.
+  void append(const std::uint8_t* bytes, std::size_t n) {
+    constexpr std::size_t kChunk = 4096;  // input bytes between room checks
+    std::size_t i = 0;
+    while (i + 8 <= n) {
+      room(2 * kChunk + 32);
+      std::uint8_t* o = out_.data() + at_;
+      const std::size_t stop = std::min(n - 7, i + kChunk);
+      for (; i < stop; i += 7) {
+      std::uint64_t w;
+      std::memcpy(&w, bytes + i, 8);
+      acc_ = acc_ << 56 | __builtin_bswap64(w) >> 8;
+      nbits_ += 56;
+      const std::uint64_t word = acc_ << (64 - nbits_);  // nbits_ 56..63
+      const unsigned whole = nbits_ >> 3;
+      const std::uint64_t x = ~word;  // a zero byte of x is a 0xFF byte of word
+      if (MJPEG_LIKELY(((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0)) {
+        const std::uint64_t be = __builtin_bswap64(word);
+        std::memcpy(o, &be, 8);
+        o += whole;
+      } else {
+        o = write_stuffed(o, word, static_cast<int>(whole));
+      }
+      nbits_ &= 7;
+      }
+      at_ = static_cast<std::size_t>(o - out_.data());
+    }
+    for (; i < n; ++i) put(bytes[i], 8);
+  }
+
+  /// Appends the low `len` bits of `bits` (len <= 8).
+  void put(std::uint64_t bits, unsigned len) {
+    room(4);
+    acc_ = acc_ << len | bits;
+    nbits_ += len;
+    if (nbits_ >= 8) {
+      const auto byte = static_cast<std::uint8_t>(acc_ >> (nbits_ - 8));
+      out_[at_++] = byte;
+      if (byte == 0xFF) out_[at_++] = 0x00;
+      nbits_ -= 8;
+    }
+  }
+
+  /// Pads the last byte with 1-bits, as the scan's end is padded, and cuts the vector there.
+  void finish() {
+    if (nbits_) put((1u << (8 - nbits_)) - 1, 8 - nbits_);
+    out_.resize(at_);
+  }
+
+ private:
+  void room(std::size_t bytes) {
+    if (out_.size() < at_ + bytes) out_.resize(at_ + bytes + std::max<std::size_t>(at_ / 4, 4096));
+  }
+
+  std::vector<std::uint8_t>& out_;
+  std::size_t at_;
+  std::uint64_t acc_ = 0;  // pending bits: the low nbits_ (stale bits above are ignored)
+  unsigned nbits_ = 0;
+};
+
+const Variant& variant_or_best(const std::string& name) {
+  return name.empty() ? best_variant() : find_variant(name);
 }
 
 }  // namespace
@@ -314,6 +420,61 @@ void gather_stats(const std::string& variant, const FrameGeometry& g, const std:
 void encode_scan(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
                  const HuffmanTables& tables, std::vector<std::uint8_t>& out) {
   encode_scan_with(best_variant(), g, coeffs, restart_interval, tables, out);
+}
+
+void encode_scan_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
+                          int restart_interval, const HuffmanTables& tables, int threads,
+                          std::vector<std::uint8_t>& out, const std::string& variant) {
+  const Variant& v = variant_or_best(variant);
+  const std::vector<int> cuts = scan_cuts(g, restart_interval, threads);
+  const std::size_t parts = cuts.size() - 1;
+  if (parts < 2) {
+    encode_scan_with(v, g, coeffs, restart_interval, tables, out);
+    return;
+  }
+  const FrameCoders c(g, tables);
+  struct Part {
+    std::vector<std::uint8_t> bytes;
+    std::uint64_t bits = 0;
+    unsigned nbits = 0;
+  };
+  // The first part is coded into `out` itself, the others into buffers of their own.
+  std::vector<Part> part(parts);
+  const bool aligned = restart_interval != 0;
+  run_parts(parts, [&](std::size_t k) {
+    const int kind = aligned ? kAligned : k == 0 ? kFirst : kUnstuffed;
+    v.encode_part(g, coeffs, restart_interval, cuts[k], cuts[k + 1], c.coder, kind,
+                  k == 0 ? out : part[k].bytes, part[k].bits, part[k].nbits);
+  });
+  if (aligned) {  // each part ends on a byte, before the next part's marker
+    for (std::size_t k = 1; k < parts; ++k)
+      out.insert(out.end(), part[k].bytes.begin(), part[k].bytes.end());
+    return;
+  }
+  StuffingJoiner join(out, part[0].bits, part[0].nbits);
+  for (std::size_t k = 1; k < parts; ++k) {
+    join.append(part[k].bytes.data(), part[k].bytes.size());
+    if (part[k].nbits) join.put(part[k].bits, part[k].nbits);
+  }
+  join.finish();
+}
+
+void gather_stats_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
+                           int restart_interval, int threads, HuffmanStats& stats,
+                           const std::string& variant) {
+  const Variant& v = variant_or_best(variant);
+  const std::vector<int> cuts = scan_cuts(g, 0, threads);  // counting may cut anywhere
+  const std::size_t parts = cuts.size() - 1;
+  std::vector<HuffmanStats> part(parts > 1 ? parts - 1 : 0);
+  run_parts(parts, [&](std::size_t k) {
+    v.stats_rows(g, coeffs, restart_interval, cuts[k], cuts[k + 1], k == 0 ? stats : part[k - 1]);
+  });
+  for (const HuffmanStats& p : part)
+    for (int t = 0; t < 2; ++t)
+      for (int i = 0; i < 257; ++i) {
+        stats.dc[t][i] += p.dc[t][i];
+        stats.ac[t][i] += p.ac[t][i];
+      }
 }
 
 void encode_scan(const std::string& variant, const FrameGeometry& g, const std::int16_t* coeffs,

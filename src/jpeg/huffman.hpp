@@ -59,6 +59,18 @@ HuffmanTables frame_tables(int table_count, HuffmanStats* stats);
 void encode_scan(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
                  const HuffmanTables& tables, std::vector<std::uint8_t>& out);
 
+/// encode_scan / gather_stats on up to `threads` threads (the caller is one of them), for the
+/// latency of one large frame: the scan is cut at MCU rows (with a restart interval only at
+/// rows that begin one) into about equal ranges, coded at once and joined bit-exactly (without
+/// restarts the parts are coded unstuffed and stuffed as they are joined): the same bytes and
+/// counts as one pass. `variant` "" = the best this CPU runs.
+void encode_scan_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
+                          int restart_interval, const HuffmanTables& tables, int threads,
+                          std::vector<std::uint8_t>& out, const std::string& variant = "");
+void gather_stats_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
+                           int restart_interval, int threads, HuffmanStats& stats,
+                           const std::string& variant = "");
+
 /// The coder is compiled for several instruction sets and picks the best one the CPU has at
 /// run time. These name the variants this CPU can run, best first (e.g. "avx512", "bmi2",
 /// "generic"), and the one encode_scan/gather_stats use.

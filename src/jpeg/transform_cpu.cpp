@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "jpeg/parallel_parts.hpp"
 #include "jpeg/transform_simd.hpp"
 #include "core/jpeg_math.hpp"
 #include "mjpeg/error.hpp"
@@ -35,9 +36,8 @@ class BandTransformer {
     }
   }
 
-  void run() {
-    const int bands = g_.num_components == 1 ? g_.comp[0].blocks_h : g_.mcus_y;
-    for (int band = 0; band < bands; ++band) {
+  void run(int band0, int band1) {
+    for (int band = band0; band < band1; ++band) {
       convert_band(band);
       for (int c = 0; c < g_.num_components; ++c) {
         sample_component(c, band);
@@ -143,8 +143,8 @@ class BandTransformer {
 };
 
 void transform_scalar(RowSource& rows, const FrameGeometry& g, const QuantTables& tables,
-                      std::int16_t* coeffs) {
-  BandTransformer(rows, g, tables, coeffs).run();
+                      std::int16_t* coeffs, int band0, int band1) {
+  BandTransformer(rows, g, tables, coeffs).run(band0, band1);
 }
 
 void quantize_scalar(const std::int16_t* in, std::int16_t* out, std::size_t n, int q) {
@@ -202,7 +202,21 @@ void check(const RowSource& rows, const FrameGeometry& g, const QuantTables& tab
 void run(const simd::TransformVariant& v, RowSource& rows, const FrameGeometry& g,
          const QuantTables& tables, std::int16_t* coeffs) {
   check(rows, g, tables);
-  v.transform(rows, g, tables, coeffs);
+  v.transform(rows, g, tables, coeffs, 0, g.mcus_y);
+  fill_dummy_blocks(g, coeffs);
+}
+
+/// The bands (MCU rows) cut into `threads` ranges, transformed at once; the dummy blocks after.
+void run_parallel(const simd::TransformVariant& v, const ImageView& image, const FrameGeometry& g,
+                  const QuantTables& tables, std::int16_t* coeffs, int threads) {
+  ImageRows whole(image);
+  check(whole, g, tables);
+  const int parts = std::max(1, std::min(threads, g.mcus_y));
+  run_parts(static_cast<std::size_t>(parts), [&](std::size_t k) {
+    ImageRows rows(image);  // (stateless; one each all the same)
+    v.transform(rows, g, tables, coeffs, part_begin(g.mcus_y, parts, static_cast<int>(k)),
+                part_begin(g.mcus_y, parts, static_cast<int>(k) + 1));
+  });
   fill_dummy_blocks(g, coeffs);
 }
 
@@ -252,6 +266,13 @@ void transform_cpu(const std::string& variant, const ImageView& image, const Fra
 void transform_cpu(const std::string& variant, RowSource& rows, const FrameGeometry& g,
                    const QuantTables& tables, std::int16_t* coeffs) {
   run(find_variant(variant), rows, g, tables, coeffs);
+}
+
+void transform_cpu_parallel(const ImageView& image, const FrameGeometry& g,
+                            const QuantTables& tables, std::int16_t* coeffs, int threads,
+                            const std::string& variant) {
+  run_parallel(variant.empty() ? default_variant() : find_variant(variant), image, g, tables,
+               coeffs, threads);
 }
 
 std::vector<std::string> transform_variants() {

@@ -74,6 +74,12 @@ void transform_cpu(const std::string& variant, const ImageView& image,
 void transform_cpu(const std::string& variant, RowSource& rows, const FrameGeometry& geometry,
                    const QuantTables& tables, std::int16_t* coeffs);
 
+/// transform_cpu on up to `threads` threads (the caller is one of them), each transforming a
+/// range of MCU rows: the same coefficients. `variant` "" = the default one.
+void transform_cpu_parallel(const ImageView& image, const FrameGeometry& geometry,
+                            const QuantTables& tables, std::int16_t* coeffs, int threads,
+                            const std::string& variant = "");
+
 /// The variants this CPU can run, best first ("scalar" last), and the one the plain
 /// transform_cpu uses (the best, or MJPEG_CPU_TRANSFORM's).
 std::vector<std::string> transform_variants();

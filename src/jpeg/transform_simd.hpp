@@ -14,9 +14,10 @@ namespace mjpeg::simd {
 struct TransformVariant {
   const char* name;
   bool (*supported)();
-  /// Everything but the dummy blocks (the dispatcher fills those).
+  /// Everything but the dummy blocks (the dispatcher fills those), for the bands (MCU rows)
+  /// band0 .. band1 - 1 only: several threads may transform disjoint ranges of one frame.
   void (*transform)(RowSource& rows, const FrameGeometry& g, const QuantTables& tables,
-                    std::int16_t* coeffs);
+                    std::int16_t* coeffs, int band0, int band1);
   void (*quantize)(const std::int16_t* in, std::int16_t* out, std::size_t n, int q);
 };
 
