@@ -8,6 +8,9 @@
 //                       the pipeline's workers do)
 //   ours/entropy        encode_coefficients on ready coefficients (transform_cpu done once)
 //   ours/encode_jpeg    the whole CPU encode through the public encode_jpeg (default variant)
+//   ours/encode_jpeg_threads/T  the same on T threads (encode_jpeg's `threads`: MCU-row ranges
+//                       transformed and coded at once, joined bit-exactly; 0 = every core),
+//                       wall time: the latency of one large picture (MJPEG_BENCH_SIZE)
 //   libjpeg/tjCompress2 libjpeg-turbo's whole compression (TurboJPEG, TJSAMP_420, TJFLAG_ACCURATEDCT)
 //   ours/scan/VARIANT   the entropy-coded segment alone (no headers), for each instruction-set
 //                       variant of the coder this CPU runs (the first is what ours/entropy uses)
@@ -242,6 +245,21 @@ void BM_ours_encode_jpeg(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+}
+
+/// encode_jpeg's thread counts measured (0: one per core).
+constexpr int kPictureThreads[] = {2, 4, 8, 0};
+
+void BM_ours_encode_jpeg_threads(benchmark::State& state, int threads) {
+  Frame& f = *g_frame;
+  std::vector<std::uint8_t> out;
+  for (auto _ : state) {
+    out = mjpeg::encode_jpeg(f.image.view(), f.options, threads);
+    benchmark::DoNotOptimize(out.data());
+  }
+  if (out != f.reference) state.SkipWithError("differs from tjCompress2");
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
 }
 
 void BM_libjpeg_tjCompress2(benchmark::State& state) {
@@ -642,6 +660,11 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("ours/encode_jpeg", BM_ours_encode_jpeg)->Unit(benchmark::kMillisecond);
+  for (int t : kPictureThreads)
+    benchmark::RegisterBenchmark(("ours/encode_jpeg_threads/" + std::to_string(t)).c_str(),
+                                 BM_ours_encode_jpeg_threads, t)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   for (const std::string& v : mjpeg::transform_variants())
     benchmark::RegisterBenchmark(("ours/encode/" + v).c_str(), BM_ours_encode_variant, v)
         ->Unit(benchmark::kMillisecond);
@@ -680,6 +703,13 @@ int main(int argc, char** argv) {
     line(what.c_str(), ("ours/tokens/" + c->name).c_str(), ("libjpeg/entropy/" + c->name).c_str());
   }
   line("whole encode:", "ours/encode_jpeg", "libjpeg/tjCompress2");
+  for (int t : kPictureThreads) {
+    const std::string name = "ours/encode_jpeg_threads/" + std::to_string(t);
+    if (s.count(name) && s.count("libjpeg/tjCompress2") && s[name] > 0)
+      std::printf("  whole encode on %s: %8.2f ms wall, %.2fx libjpeg-turbo's one thread\n",
+                  t ? (std::to_string(t) + " threads").c_str() : "every core", s[name] * 1e3,
+                  s["libjpeg/tjCompress2"] / s[name]);
+  }
   for (int t : {2, 4, 8}) {
     const std::string name = "ours/tokens_parallel/" + std::to_string(t);
     if (s.count(name) && s.count("ours/tokens") && s[name] > 0)
