@@ -232,6 +232,9 @@ void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions
                                              s.upload_bytes / static_cast<std::uint64_t>(s.frames))
                                : "")
                    .c_str());
+  if (s.split_frames > 0)
+    std::fprintf(stderr, "mjpeg: %s coded on several threads (the last, while workers idled)\n",
+                 count_of(s.split_frames, "frame", "frames").c_str());
   if (s.buffers.size() > 1) {  // how the frames were spread over the devices
     std::string line = "mjpeg: frames per stream buffer:";
     for (std::size_t b = 0; b < s.buffers.size(); ++b)

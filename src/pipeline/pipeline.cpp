@@ -104,10 +104,11 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
   // downloader + writer, which mostly wait on events.
   const int reserved = uses_gpu(o.mode) ? 1 : 0;
   if (producers <= 0 && entropy_threads <= 0 && !lent) {
-    // The split balances itself from a start of 2 producers (1 with two threads).
+    // The split balances itself from a start of 2 producers (1 with two threads; 1 for
+    // frames in memory, which a producer only hands out and, in aok, uploads).
     const int threads = std::max(2, cores - reserved);
     o.balance_threads = threads;
-    o.producers = std::min(2, threads - 1);
+    o.producers = std::min(in_memory ? 1 : 2, threads - 1);
     o.entropy_threads = threads - o.producers;
   } else {
     o.balance_threads = 0;
@@ -213,6 +214,7 @@ class RoleGate {
   /// True when producer `id` is (or becomes) active; false when it is released inactive.
   bool wait_producer(int id) { return wait(id, producers_, producers_released_); }
   bool wait_worker(int id) { return wait(id, workers_, workers_released_); }
+  int active_workers() const { return workers_.load(std::memory_order_relaxed); }
   void release_producers() { release(producers_released_); }
   void release_workers() { release(workers_released_); }
   void abort() {
@@ -263,6 +265,10 @@ class Run {
   void fail(std::exception_ptr e);
   /// A dispatcher or downloader that fed the entropy queue has left; the last one closes it.
   void feeder_done();
+  /// Threads to code frame `job` on: 1, except at the end of the stream when fewer frames are
+  /// left than workers wait idle (the last frames of a short clip, or one large picture): then
+  /// the frame's MCU rows are coded on that share of the idle workers' cores as well.
+  int coding_threads();
   bool stopping() const { return stop_ && stop_->load(std::memory_order_relaxed); }
 
   FrameSource& source_;
@@ -300,6 +306,12 @@ class Run {
 
   std::atomic<int> producers_left_{0}, workers_left_{0};
   std::atomic<int> feeders_left_{0};  // dispatchers/downloaders still feeding to_entropy_
+  // The end of the stream, for coding_threads: every frame is read; frames read, frames a
+  // worker has taken, workers coding now.
+  std::atomic<bool> read_all_{false};
+  std::atomic<std::int64_t> frames_read_{0}, frames_taken_{0};
+  std::atomic<int> coding_{0};
+  std::atomic<std::int64_t> split_frames_{0};
   // Threads started per role (balancing: balance_threads - 1 each, of which the gate's counts
   // work) and the balancer's snapshots of the busy counters.
   int producer_threads_ = 0, worker_threads_ = 0;
@@ -415,6 +427,7 @@ void Run::producer(int id) {
         give_back();  // the other producers will see the end too
         break;
       }
+      frames_read_.fetch_add(1, std::memory_order_relaxed);
       offload_->stage(thread, job.slot, job.index);  // aok: the upload
       // The frame goes to its slot's stream buffer (if any) or straight to the workers.
       BoundedQueue<Job>& next =
@@ -427,6 +440,7 @@ void Run::producer(int id) {
   gate_.release_producers();  // the end, a stop or an abort: producers still waiting leave
   // The last producer out closes the next stage's input.
   if (producers_left_.fetch_sub(1) == 1) {
+    read_all_.store(true);
     if (to_gpu_.empty()) {
       to_entropy_->close();
       gate_.release_workers();
@@ -483,6 +497,7 @@ void Run::worker(int id) {
       const FrameSlot& s = offload_->slot(job.slot);
       std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
       offload_->fetch(thread, job.slot, job.index);  // cpu: the transform; aok: the wait
+      const int threads = coding_threads();
       // The frame's pixels are uploaded (or transformed where they lay): a lent frame's page
       // locks may go. Its bytes stay readable (on_frame below).
       if (lend_) source_.release(job.index);
@@ -493,11 +508,12 @@ void Run::worker(int id) {
           if (encode_.progressive)  // the scans need whole coefficient blocks back
             encode_tokens_progressive(geometry_, tables_, r.tokens, encode_, expanded, jpeg);
           else
-            encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg);
+            encode_tokens(geometry_, tables_, r.tokens, encode_, jpeg, threads);
         } else {
-          encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg);
+          encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg, threads);
         }
       }
+      coding_.fetch_sub(1, std::memory_order_relaxed);
       if (opt_.on_frame) {
         ImageView view{s.frame, format_.width, format_.height, format_.format,
                        format_.row_bytes()};
@@ -520,6 +536,24 @@ void Run::worker(int id) {
     fail(std::current_exception());
   }
   if (workers_left_.fetch_sub(1) == 1) reorder_->close();
+}
+
+int Run::coding_threads() {
+  frames_taken_.fetch_add(1, std::memory_order_relaxed);
+  const int others = coding_.fetch_add(1, std::memory_order_relaxed);
+  // Parts of at least half a megapixel (a few milliseconds of coding each, against tens of
+  // microseconds to start a thread), at most 8.
+  const int most = std::min<int>(8, static_cast<int>(static_cast<double>(format_.width) *
+                                                     format_.height / (512.0 * 1024)));
+  if (most < 2 || !read_all_.load()) return 1;
+  const std::int64_t waiting = std::max<std::int64_t>(
+      0, frames_read_.load(std::memory_order_relaxed) - frames_taken_.load(std::memory_order_relaxed));
+  const int idle = gate_.active_workers() - others - 1;
+  // The idle workers' cores, shared by this frame and the frames still waiting for a worker.
+  const std::int64_t share = (idle - waiting) / (waiting + 1);
+  const int threads = static_cast<int>(std::clamp<std::int64_t>(1 + share, 1, most));
+  if (threads > 1) split_frames_.fetch_add(1, std::memory_order_relaxed);
+  return threads;
 }
 
 void Run::writer() {
@@ -617,6 +651,7 @@ Stats Run::execute() {
   st.producers = gate_.producers();
   st.entropy_threads = gate_.workers();
   st.rebalances = rebalances_;
+  st.split_frames = split_frames_.load();
   st.upload_bytes = static_cast<std::uint64_t>(frames_) * offload_->upload_bytes();
   st.wall_s = seconds_since(start_);
   return st;

@@ -130,7 +130,8 @@ void validate(const PipelineOptions& options);
 /// Thread and slot counts for `mode` on a machine with `cores` cores; a request > 0 is kept,
 /// 0 takes the default. With neither N nor M requested the split balances itself
 /// (balance_threads = the cores left by the GPU dispatcher in sok/aok, all of them in cpu
-/// mode), starting from 2 producers (1 on one core) and the rest entropy workers; except in
+/// mode), starting from 2 producers (1 on one core, or for frames already in memory) and the
+/// rest entropy workers; except in
 /// cpu mode on frames already in memory (`in_memory`, e.g. a MemoryFrameSource), where the
 /// workers transform the frames where they lie: 1 producer and a worker on every core. With N
 /// or M requested the other gets the cores left over, fixed. sok and aok leave one core to the
@@ -184,6 +185,8 @@ struct Stats {
   int producers = 0;                 ///< the split the encode ended with (balancing may move
   int entropy_threads = 0;           ///< threads; else the options' N and M)
   int rebalances = 0;                ///< how many times the split was changed
+  /// Frames coded on several threads (the last frames of the stream, while workers idled).
+  std::int64_t split_frames = 0;
   std::vector<BufferStats> buffers;  ///< sok/aok: one per stream buffer (device list order)
 };
 

@@ -152,6 +152,28 @@ TEST(CpuPipeline, LentFramesAreEncodedInPlaceAndCopiedOnesAlike) {
   }
 }
 
+// The last frames of a stream, coded while workers wait idle, are cut into MCU-row ranges
+// coded at once (Stats::split_frames): the same bytes as one thread each.
+TEST(CpuPipeline, TheLastLargeFramesAreCodedOnTheIdleWorkersToo) {
+  const auto frames = make_frames(6, 1280, 1024, PixelFormat::rgb24);  // 1.25 MP: 2 parts
+  for (bool optimize : {false, true}) {
+    pipeline::MemoryFrameSource source(views(frames));
+    MemorySink sink;
+    pipeline::PipelineOptions p;
+    p.producers = 1;
+    p.slots = 8;
+    p.entropy_threads = 8;
+    EncodeOptions o;
+    o.optimize = optimize;
+    pipeline::Stats st;
+    within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+    EXPECT_EQ(st.frames, 6);
+    // Six frames on eight workers: each finds idle workers once the (instant) reading is over.
+    EXPECT_GE(st.split_frames, 1);
+    expect_frames_equal(reference(frames, o), sink.frames, 6);
+  }
+}
+
 TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
   pipeline::PipelineOptions p;
   p.mode = Offload::cpu;
@@ -165,15 +187,16 @@ TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
   EXPECT_EQ(p.producers, 3);
   EXPECT_EQ(p.entropy_threads, 5);
   p.mode = Offload::aok;
-  pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);  // GPU modes: unchanged
-  EXPECT_EQ(p.producers, 2);
-  EXPECT_EQ(p.entropy_threads, 13);  // aok leaves one core to the dispatcher, downloader, writer
+  pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);  // GPU modes: balanced,
+  EXPECT_EQ(p.balance_threads, 15);  // aok leaves one core to the dispatcher, downloader, writer
+  EXPECT_EQ(p.producers, 1);         // from one producer (it hands out and uploads)
+  EXPECT_EQ(p.entropy_threads, 14);
   p.mode = Offload::sok;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
-  EXPECT_EQ(p.entropy_threads, 13);  // sok: one, to the dispatcher
+  EXPECT_EQ(p.entropy_threads, 14);  // sok: one core to the dispatcher
   p.mode = Offload::sok_pinned;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
-  EXPECT_EQ(p.entropy_threads, 13);  // pinned or not
+  EXPECT_EQ(p.entropy_threads, 14);  // pinned or not
 }
 
 TEST(CpuPipeline, FrameObserverExceptionStopsTheEncode) {
