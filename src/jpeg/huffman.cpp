@@ -43,6 +43,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "jpeg/bit_io.hpp"
 #include "jpeg/parallel_parts.hpp"
 #include "mjpeg/error.hpp"
 
@@ -143,15 +144,7 @@ BlockCoder make_block_coder(const HuffmanSpec& dc_spec, const HuffmanSpec& ac_sp
 constexpr int kEob = 0x00;  // AC symbol: end of block
 constexpr int kZrl = 0xF0;  // AC symbol: 16 zeros
 
-/// Writes the top `count` bytes of `word`, each 0xFF followed by a stuffed 0x00.
-MJPEG_NOINLINE std::uint8_t* write_stuffed(std::uint8_t* p, std::uint64_t word, int count) {
-  for (int i = 0; i < count; ++i) {
-    const auto byte = static_cast<std::uint8_t>(word >> (56 - 8 * i));
-    *p++ = byte;
-    if (byte == 0xFF) *p++ = 0x00;
-  }
-  return p;
-}
+using bitio::write_stuffed;  // the top `count` bytes of a word, each 0xFF followed by 0x00
 
 // Worst case for one block: DC 16+11 bits, 63 AC codes of 16+10 bits, all bytes stuffed, plus
 // a partial accumulator.
@@ -311,73 +304,6 @@ std::vector<int> scan_cuts(const FrameGeometry& g, int restart_interval, int par
   return cuts;
 }
 
-/// A stuffed bit stream continued with unstuffed pieces, at the end of a vector.
-class StuffingJoiner {
- public:
-  /// `out` ends with whole stuffed bytes; `bits` / `nbits` (< 8) are the bits pending after.
-  StuffingJoiner(std::vector<std::uint8_t>& out, std::uint64_t bits, unsigned nbits)
-      : out_(out), at_(out.size()), acc_(bits), nbits_(nbits) {}
-
-  /// Appends n unstuffed bytes at the current bit position, seven at a time.
-  void append(const std::uint8_t* bytes, std::size_t n) {
-    constexpr std::size_t kChunk = 4096;  // input bytes between room checks
-    std::size_t i = 0;
-    while (i + 8 <= n) {
-      room(2 * kChunk + 32);
-      std::uint8_t* o = out_.data() + at_;
-      const std::size_t stop = std::min(n - 7, i + kChunk);
-      for (; i < stop; i += 7) {
-      std::uint64_t w;
-      std::memcpy(&w, bytes + i, 8);
-      acc_ = acc_ << 56 | __builtin_bswap64(w) >> 8;
-      nbits_ += 56;
-      const std::uint64_t word = acc_ << (64 - nbits_);  // nbits_ 56..63
-      const unsigned whole = nbits_ >> 3;
-      const std::uint64_t x = ~word;  // a zero byte of x is a 0xFF byte of word
-      if (MJPEG_LIKELY(((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0)) {
-        const std::uint64_t be = __builtin_bswap64(word);
-        std::memcpy(o, &be, 8);
-        o += whole;
-      } else {
-        o = write_stuffed(o, word, static_cast<int>(whole));
-      }
-      nbits_ &= 7;
-      }
-      at_ = static_cast<std::size_t>(o - out_.data());
-    }
-    for (; i < n; ++i) put(bytes[i], 8);
-  }
-
-  /// Appends the low `len` bits of `bits` (len <= 8).
-  void put(std::uint64_t bits, unsigned len) {
-    room(4);
-    acc_ = acc_ << len | bits;
-    nbits_ += len;
-    if (nbits_ >= 8) {
-      const auto byte = static_cast<std::uint8_t>(acc_ >> (nbits_ - 8));
-      out_[at_++] = byte;
-      if (byte == 0xFF) out_[at_++] = 0x00;
-      nbits_ -= 8;
-    }
-  }
-
-  /// Pads the last byte with 1-bits, as the scan's end is padded, and cuts the vector there.
-  void finish() {
-    if (nbits_) put((1u << (8 - nbits_)) - 1, 8 - nbits_);
-    out_.resize(at_);
-  }
-
- private:
-  void room(std::size_t bytes) {
-    if (out_.size() < at_ + bytes) out_.resize(at_ + bytes + std::max<std::size_t>(at_ / 4, 4096));
-  }
-
-  std::vector<std::uint8_t>& out_;
-  std::size_t at_;
-  std::uint64_t acc_ = 0;  // pending bits: the low nbits_ (stale bits above are ignored)
-  unsigned nbits_ = 0;
-};
-
 const Variant& variant_or_best(const std::string& name) {
   return name.empty() ? best_variant() : find_variant(name);
 }
@@ -451,12 +377,21 @@ void encode_scan_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
       out.insert(out.end(), part[k].bytes.begin(), part[k].bytes.end());
     return;
   }
-  StuffingJoiner join(out, part[0].bits, part[0].nbits);
+  // The others shifted behind the first's last bits and stuffed, as the token coder joins its
+  // parts; the end padded with 1-bits.
+  bitio::Sink sink(out);
+  bitio::CoderState s;
+  s.acc = part[0].bits;
+  s.nbits = part[0].nbits;
+  s.out = sink.ensure(sink.data() + out.size(), 0);
   for (std::size_t k = 1; k < parts; ++k) {
-    join.append(part[k].bytes.data(), part[k].bytes.size());
-    if (part[k].nbits) join.put(part[k].bits, part[k].nbits);
+    bitio::append_shifted(s, sink, part[k].bytes.data(), part[k].bytes.size());
+    s.out = sink.ensure(s.out, 32);
+    if (part[k].nbits) bitio::put_bits(s, part[k].bits, part[k].nbits, true);
   }
-  join.finish();
+  s.out = sink.ensure(s.out, 16);
+  bitio::flush_to_byte(s, true);
+  sink.finish(s.out);
 }
 
 void gather_stats_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
