@@ -1,12 +1,12 @@
 #include "mjpeg/encoder.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "jpeg/entropy.hpp"
+#include "jpeg/parallel_parts.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
@@ -94,21 +94,12 @@ std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOption
     throw UsageError("encode_jpeg: row stride is smaller than a row");
   const QuantTables tables = make_quant_tables(options, g.num_components);
   std::unique_ptr<std::int16_t[]> coeffs(new std::int16_t[g.coefficient_count()]);
-  // Starting a thread costs tens of microseconds, coding half a megapixel a few milliseconds.
-  constexpr double kPixelsPerPart = 512.0 * 1024;
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const double pixels = static_cast<double>(image.width) * image.height;
-  const int parts = static_cast<int>(
-      std::min<double>({static_cast<double>(threads), std::floor(pixels / kPixelsPerPart),
-                        static_cast<double>(g.mcus_y)}));
+  const int parts =
+      std::max(1, std::min({threads, parts_worth(image.width, image.height), g.mcus_y}));
+  transform_cpu_parallel(image, g, tables, coeffs.get(), parts);
   std::vector<std::uint8_t> out;
-  if (parts >= 2) {
-    transform_cpu_parallel(image, g, tables, coeffs.get(), parts);
-    encode_coefficients(g, tables, coeffs.get(), options, out, parts);
-  } else {
-    transform_cpu(image, g, tables, coeffs.get());
-    encode_coefficients(g, tables, coeffs.get(), options, out);
-  }
+  encode_coefficients(g, tables, coeffs.get(), options, out, parts);
   return out;
 }
 

@@ -35,6 +35,14 @@ void run_parts(std::size_t parts, Part&& part) {
     if (e) std::rethrow_exception(e);
 }
 
+/// How many parts a frame of width x height pixels is worth cutting into: one per half
+/// megapixel (a part takes a few milliseconds to code, a thread tens of microseconds to start);
+/// 0 or 1 for a smaller frame.
+inline int parts_worth(int width, int height) {
+  constexpr double kPixelsPerPart = 512.0 * 1024;
+  return static_cast<int>(static_cast<double>(width) * height / kPixelsPerPart);
+}
+
 /// Where part k of `parts` equal ranges of `count` items begins (k = parts: count).
 inline int part_begin(int count, int parts, int k) {
   return static_cast<int>(static_cast<long long>(count) * k / parts);

@@ -13,6 +13,7 @@
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
 #include "jpeg/entropy.hpp"
+#include "jpeg/parallel_parts.hpp"
 #include "jpeg/planar.hpp"
 #include "jpeg/progressive.hpp"
 #include "jpeg/tokens.hpp"
@@ -541,10 +542,8 @@ void Run::worker(int id) {
 int Run::coding_threads() {
   frames_taken_.fetch_add(1, std::memory_order_relaxed);
   const int others = coding_.fetch_add(1, std::memory_order_relaxed);
-  // Parts of at least half a megapixel (a few milliseconds of coding each, against tens of
-  // microseconds to start a thread), at most 8.
-  const int most = std::min<int>(8, static_cast<int>(static_cast<double>(format_.width) *
-                                                     format_.height / (512.0 * 1024)));
+  // Parts of at least half a megapixel, at most 8.
+  const int most = std::min(8, parts_worth(format_.width, format_.height));
   if (most < 2 || !read_all_.load()) return 1;
   const std::int64_t waiting = std::max<std::int64_t>(
       0, frames_read_.load(std::memory_order_relaxed) - frames_taken_.load(std::memory_order_relaxed));
