@@ -88,7 +88,18 @@ int rename_no_replace(const char* from, const char* to) {
 
 void check_output_allowed(const std::string& path, bool overwrite) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return;  // absent (or unreachable: creation will say)
+  if (::stat(path.c_str(), &st) != 0) {
+    // Absent: its folder must be there (said now, before any input is read), or creation will
+    // say what else is wrong (permissions).
+    const std::size_t slash = path.find_last_of('/');
+    if ((errno != ENOENT && errno != ENOTDIR) || slash == std::string::npos || slash == 0) return;
+    const std::string folder = path.substr(0, slash);
+    if (::stat(folder.c_str(), &st) != 0 && errno == ENOENT)
+      throw Error("output folder '" + folder + "' does not exist");
+    if (::stat(folder.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      throw Error("output '" + path + "': '" + folder + "' is not a folder");
+    return;
+  }
   if (S_ISDIR(st.st_mode)) throw Error("output '" + path + "' is a directory");
   if (!overwrite && S_ISREG(st.st_mode)) fail_exists(path);
 }

@@ -214,6 +214,24 @@ case_missing_output_directory_exit_1() {
   expect_fail 1 encode "$SAMPLE" -o no/such/dir/out.jpg
   [[ ! -e no ]] || die "directories were created"
 }
+# A stream's output in a folder that is not there: one line naming the folder, said before the
+# input is opened (no "input ..." line), for every kind of output; nothing created.
+case_stream_output_in_missing_folder_exit_1() {
+  make_y4m in.y4m 3
+  local o
+  for o in no/such/out.avi no/such/out.mjpeg no/such/%03d.jpg no/such/one.jpg; do
+    if [[ $o == *one.jpg ]]; then
+      expect_fail 1 encode in.y4m -o "$o" --frames 1
+    else
+      expect_fail 1 encode in.y4m -o "$o"
+    fi
+    grep -q "output folder 'no/such' does not exist" err.txt || die "folder not named: $(cat err.txt)"
+  done
+  printf 'x' >afile
+  expect_fail 1 encode in.y4m -o afile/out.avi
+  grep -q "'afile' is not a folder" err.txt || die "not a folder not said: $(cat err.txt)"
+  [[ ! -e no ]] || die "folders were created"
+}
 case_output_is_directory_exit_1() {
   mkdir out.jpg
   expect_fail 1 encode "$SAMPLE" -o out.jpg
