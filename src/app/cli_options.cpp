@@ -179,9 +179,11 @@ std::vector<int> resolve_devices(const std::string& devices, int device) {
 void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output) {
   cmd->add_option("--gpu-output", gpu_output,
                   "What the GPU hands back: tokens (the compact stream the CPU coder only packs "
-                  "into bits) or coefficients (int16, as a plain offload would); same bytes")
-      ->check(CLI::IsMember({"tokens", "coefficients"}).description(""))
-      ->type_name("tokens|coefficients")
+                  "into bits) or coefficients (int16, as a plain offload would); same bytes. "
+                  "auto: tokens, but coefficients with --progressive (whose scans need whole "
+                  "blocks, which the CPU would rebuild from the tokens)")
+      ->check(CLI::IsMember({"auto", "tokens", "coefficients"}).description(""))
+      ->type_name("auto|tokens|coefficients")
       ->capture_default_str()
       ->group(group);
 }

@@ -38,7 +38,7 @@ void add_devices_option(CLI::App* cmd, const char* group, std::string& devices);
 /// CUDA runtime; Error when there is none), or {device} when `devices` is empty.
 std::vector<int> resolve_devices(const std::string& devices, int device);
 
-/// --gpu-output tokens|coefficients (what a GPU offload hands back), in the group `group`.
+/// --gpu-output auto|tokens|coefficients (what a GPU offload hands back), in the group `group`.
 void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output);
 
 }  // namespace mjpeg::app

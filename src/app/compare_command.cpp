@@ -174,7 +174,7 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
                 {"overlap", a.overlap},           {"h2d_gbps", a.h2d_gbps},
                 {"d2h_gbps", a.d2h_gbps},         {"upload_bytes", s.upload_bytes},
                 {"download_bytes", s.download_bytes},
-                {"gpu_output", gpu::to_string(r.options.gpu_output)},
+                {"gpu_output", gpu::to_string(r.options.gpu_output.value_or(gpu::GpuOutput::tokens))},
                 {"token_frames", s.token_frames}};
   return j;
 }
@@ -270,7 +270,9 @@ int run_compare(CompareArgs& args) {
   base.devices = devices;
   base.variant = gpu::parse_variant(args.variant);
   base.stages = args.stages;
-  base.gpu_output = gpu::parse_gpu_output(args.gpu_output);
+  // "auto": resolved here, so that the table and the JSON say what ran.
+  if (args.gpu_output != "auto") base.gpu_output = gpu::parse_gpu_output(args.gpu_output);
+  base.gpu_output = pipeline::gpu_output_for(base, args.options);
   pipeline::validate(base);
 
   std::vector<std::vector<std::uint8_t>> reference;

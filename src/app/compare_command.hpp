@@ -26,7 +26,7 @@ struct CompareArgs {
   int device = 0;
   std::string devices;         ///< --devices: a list or "all" ("" = {device})
   std::string variant = "pipeline";
-  std::string gpu_output = "tokens";  ///< sok/aok: tokens or coefficients
+  std::string gpu_output = "auto";  ///< sok/aok: auto, tokens or coefficients
   int stages = 2;
   int nvjpeg_threads = 4;      ///< the nvJPEG row's threads/streams (0: no row)
   std::string json, trace, gantt;  ///< optional outputs (replaced if they exist)

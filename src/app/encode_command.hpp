@@ -29,7 +29,7 @@ struct EncodeArgs {
   bool device_given = false;       ///< --device was on the command line
   std::string devices;             ///< --devices: a list or "all" ("" = {device})
   std::string variant = "pipeline";
-  std::string gpu_output = "tokens";  ///< sok/aok: tokens or coefficients
+  std::string gpu_output = "auto";  ///< sok/aok: auto, tokens or coefficients
   int stages = 2;
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary

@@ -132,7 +132,7 @@ pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, Offload mode,
   if (mode != Offload::cpu) o.devices = devices;
   o.variant = gpu::parse_variant(args.variant);
   o.stages = args.stages;
-  o.gpu_output = gpu::parse_gpu_output(args.gpu_output);
+  if (args.gpu_output != "auto") o.gpu_output = gpu::parse_gpu_output(args.gpu_output);
   pipeline::validate(o);
   return o;
 }

@@ -35,7 +35,8 @@ class GpuOffloader : public Offloader {
     int k = options_.slots;
     if (options_.slots_auto) k = fitting_slots(k, devices);
     timing_ = options_.gpu_timing || options_.trace != nullptr;
-    downloader_ = mode == Offload::aok && options_.gpu_output == gpu::GpuOutput::tokens;
+    const gpu::GpuOutput output = gpu_output_for(options_, s.encode);
+    downloader_ = mode == Offload::aok && output == gpu::GpuOutput::tokens;
     k_ = k;
     devices_ = devices;
     observer_.set_buffers(devices, timing_);
@@ -45,7 +46,7 @@ class GpuOffloader : public Offloader {
       on_buffer(b, [&] {
         gpus_.push_back(std::make_unique<StreamBuffer>(
             geometry_, s.tables, format_, k, mode, devices[b], options_.variant,
-            options_.stages, timing_, options_.gpu_output, s.encode.restart_interval,
+            options_.stages, timing_, output, s.encode.restart_interval,
             s.encode.optimize, !lend_));
       });
       if (lend_) {

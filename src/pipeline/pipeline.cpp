@@ -74,6 +74,11 @@ void check_devices_exist(const std::vector<int>& devices, int device_count,
                   ")");
 }
 
+gpu::GpuOutput gpu_output_for(const PipelineOptions& o, const EncodeOptions& encode) {
+  if (o.gpu_output) return *o.gpu_output;
+  return encode.progressive ? gpu::GpuOutput::coefficients : gpu::GpuOutput::tokens;
+}
+
 void validate(const PipelineOptions& o) {
   auto check = [](int v, int lo, int hi, const char* name) {
     if (v < lo || v > hi)

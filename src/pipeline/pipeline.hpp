@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,8 @@ struct PipelineOptions {
   gpu::Variant variant = gpu::Variant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
   /// sok/aok: what the GPU hands back: the token stream (the CPU only packs bits) or the int16
-  /// coefficients (the CPU scans them). The same bytes either way.
-  gpu::GpuOutput gpu_output = gpu::GpuOutput::tokens;
+  /// coefficients (the CPU scans them). The same bytes either way. Unset: see gpu_output_for.
+  std::optional<gpu::GpuOutput> gpu_output;
   FrameObserver on_frame;    ///< optional (e.g. quality metrics of what is written)
   /// Optional, lighter than on_frame: only the coded frame (no pixels are prepared). Called by
   /// the entropy workers like on_frame (concurrently, any order); e.g. compare's byte check.
@@ -126,6 +127,11 @@ void check_devices_exist(const std::vector<int>& devices, int device_count,
 
 /// Throws UsageError when a field is out of range.
 void validate(const PipelineOptions& options);
+
+/// What the GPU hands back in a run: options.gpu_output when set, else the token stream, but
+/// the coefficients for progressive JPEG (its scans code whole blocks band by band, so the CPU
+/// would first rebuild the blocks from the tokens, which costs it more than the download).
+gpu::GpuOutput gpu_output_for(const PipelineOptions& options, const EncodeOptions& encode);
 
 /// Thread and slot counts for `mode` on a machine with `cores` cores; a request > 0 is kept,
 /// 0 takes the default. With neither N nor M requested the split balances itself

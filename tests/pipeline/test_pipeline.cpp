@@ -63,6 +63,20 @@ TEST(CpuPipeline, StopBeforeStartWritesNothing) {
   EXPECT_TRUE(sink.frames.empty());
 }
 
+// The GPU's output: as asked; unset, tokens, but coefficients for progressive JPEG.
+TEST(PipelineOptions, GpuOutputDefaultsToTokensAndToCoefficientsForProgressive) {
+  pipeline::PipelineOptions p;
+  EncodeOptions sequential, progressive;
+  progressive.progressive = true;
+  EXPECT_EQ(pipeline::gpu_output_for(p, sequential), gpu::GpuOutput::tokens);
+  EXPECT_EQ(pipeline::gpu_output_for(p, progressive), gpu::GpuOutput::coefficients);
+  for (gpu::GpuOutput asked : {gpu::GpuOutput::tokens, gpu::GpuOutput::coefficients}) {
+    p.gpu_output = asked;
+    EXPECT_EQ(pipeline::gpu_output_for(p, sequential), asked);
+    EXPECT_EQ(pipeline::gpu_output_for(p, progressive), asked);
+  }
+}
+
 TEST(CpuPipeline, InvalidOptionsThrowUsageError) {
   const auto frames = make_frames(2, 16, 16, PixelFormat::rgb24);
   pipeline::MemoryFrameSource source(views(frames));

@@ -67,6 +67,37 @@ TEST(GpuPipeline, CoefficientOutputTracesHaveOneDownloadSpan) {
   check_trace(Offload::aok, gpu::GpuOutput::coefficients);
 }
 
+// --progressive without an explicit output: the coefficients come back (no token frame), the
+// bytes are the cpu mode's; with tokens asked for, every frame is coded from tokens, the same
+// bytes.
+TEST(GpuPipeline, ProgressiveTakesCoefficientsUnlessTokensAreAsked) {
+  MJPEG_NEED_GPU();
+  const auto frames = make_frames(12, 200, 120, PixelFormat::rgb24);
+  EncodeOptions o;
+  o.progressive = true;
+  auto encode = [&](Offload mode, std::optional<gpu::GpuOutput> output, pipeline::Stats& st) {
+    pipeline::PipelineOptions p;
+    p.mode = mode;
+    p.gpu_output = output;
+    p.producers = 2;
+    p.entropy_threads = 2;
+    p.slots = 4;
+    pipeline::MemoryFrameSource source(views(frames));
+    MemorySink sink;
+    within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+    return sink.frames;
+  };
+  pipeline::Stats st;
+  const auto cpu = encode(Offload::cpu, std::nullopt, st);
+  expect_frames_equal(reference(frames, o), cpu, 12);
+  for (Offload mode : {Offload::sok, Offload::aok}) {
+    EXPECT_EQ(encode(mode, std::nullopt, st), cpu) << to_string(mode);
+    EXPECT_EQ(st.token_frames, 0) << to_string(mode);
+    EXPECT_EQ(encode(mode, gpu::GpuOutput::tokens, st), cpu) << to_string(mode);
+    EXPECT_EQ(st.token_frames, 12) << to_string(mode);
+  }
+}
+
 // Pure noise at quality 100 4:4:4: the token stream is longer than the coefficients' bytes, so
 // every frame overflows and comes back as coefficients: the same bytes, no token frame, and
 // the download is the header plus the coefficients.
