@@ -364,6 +364,7 @@ int run_bench(BenchArgs& args) {
   }
   if (args.input.empty()) throw UsageError("bench needs an input image (or --from F.csv)");
   if (!args.plots.empty()) check_bench_plots_possible();
+  io::check_output_allowed(args.csv, /*overwrite=*/true);  // its folder, before the sweep
   const std::vector<BenchRow> rows = measure(args);
   io::write_file(args.csv, bench_csv(rows));
   if (!args.quiet) std::fprintf(stderr, "mjpeg: bench: %zu points in %s\n", rows.size(), args.csv.c_str());

@@ -248,6 +248,9 @@ int run_compare(CompareArgs& args) {
     throw Error("--gantt needs a build with OpenCV; write --trace F.json and draw it with "
                 "`mjpeg gantt F.json -o G.png` where OpenCV is available");
 #endif
+  // The outputs' folders before the runs (a long compare should not fail at its end).
+  for (const std::string* out : {&args.json, &args.trace, &args.gantt})
+    if (!out->empty()) io::check_output_allowed(*out, /*overwrite=*/true);
   // Several devices: each GPU mode runs on 1, 2, 4, ... and all of them (fps per count).
   const std::vector<int> devices = resolve_devices(args.devices, args.device);
   const std::vector<ModeSpec> modes = per_device_count(

@@ -30,6 +30,13 @@ case_bench_small_sweeps_csv_and_plots() {
   fi
 }
 
+# The CSV's folder is checked before the sweep: one line, no progress.
+case_bench_csv_in_missing_folder_exit_1() {
+  expect_fail 1 bench "$SAMPLE" --sizes 64x48 --csv no/such/b.csv
+  grep -q "output folder 'no/such' does not exist" err.txt || die "folder not named: $(cat err.txt)"
+  [[ ! -e no ]] || die "folders were created"
+}
+
 case_bench_usage_errors() {
   expect_fail 2 bench "$SAMPLE" --sizes 64x
   expect_fail 2 bench "$SAMPLE" --sweeps resolution,speed

@@ -50,6 +50,16 @@ case_compare_cpu_table_json_trace() {
   fi
 }
 
+# An output in a folder that is not there is refused before any run (one line, no progress).
+case_compare_output_in_missing_folder_exit_1() {
+  local opt
+  for opt in --json --trace; do
+    expect_fail 1 compare "$SAMPLE" --modes cpu --frames 4 --repeat 1 --size 64x48 "$opt" no/such/f.json
+    grep -q "output folder 'no/such' does not exist" err.txt || die "folder not named: $(cat err.txt)"
+  done
+  [[ ! -e no ]] || die "folders were created"
+}
+
 case_compare_video_input() {
   command -v python3 >/dev/null || skip "python3 not found"
   make_y4m in.y4m 6 128x72
