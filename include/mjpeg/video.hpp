@@ -75,7 +75,13 @@ struct VideoOptions {
   /// restart interval, optimized Huffman tables, quantization table presets or own tables.
   EncodeOptions jpeg;
   Offload offload = Offload::cpu;
-  int device = 0;           ///< CUDA device (GPU modes only), 0..1023
+  int device = 0;           ///< CUDA device (GPU modes only), 0..1023; see `devices`
+  /// GPU modes: several CUDA devices (each 0..1023), one stream buffer (its own streams,
+  /// events and `slots` slots) per entry; a frame goes to whichever buffer has a free slot
+  /// first, and the bytes are the same as with one device. Empty: {device}. An index may
+  /// repeat ({0, 0}: two buffers on device 0); at most 16 entries. gpu_devices() (devices.hpp)
+  /// lists the devices.
+  std::vector<int> devices;
   /// Producer threads (copy or read frames into slots). 0: 1 for VideoEncoder; for
   /// encode_all, together with entropy_threads = 0, a split that balances itself.
   int producers = 0;
@@ -89,7 +95,8 @@ struct VideoOptions {
 
 /// Throws UsageError naming the first field that is out of range: size 0 or above
 /// kMaxDimension, negative counts, a bad EncodeOptions field (see validate(EncodeOptions)),
-/// a device outside 0..1023. Does not look for a GPU (the encoder does that).
+/// a device (or an entry of devices) outside 0..1023, more than 16 entries in devices. Does
+/// not look for a GPU (the encoder does that).
 void validate(const VideoOptions& options);
 
 /// Bytes of one frame of `options` in the contiguous layout: packed formats rows packed
@@ -236,7 +243,8 @@ class VideoEncoder {
   /// Validates `options`, allocates every slot and buffer, starts the threads. Frames are
   /// collected and returned by encode() / finish().
   /// Throws UsageError for invalid options (validate()), Error when a GPU mode is asked for
-  /// and CUDA device `options.device` is not there or not usable, or allocation fails.
+  /// and CUDA device `options.device` (or one of `options.devices`) is not there or not
+  /// usable, or allocation fails.
   explicit VideoEncoder(const VideoOptions& options);
   /// As above, but each finished frame goes to `sink` (which must outlive the encoder or its
   /// finish()); write() is called on an encoder thread, in order, and must not call back into

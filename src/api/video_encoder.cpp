@@ -179,6 +179,7 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push) {
   pipeline::PipelineOptions p;
   p.mode = o.offload;
   p.device = o.device;
+  if (o.offload != Offload::cpu) p.devices = o.devices;
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   int producers = o.producers, workers = o.entropy_threads;
   if (push) {
@@ -190,21 +191,25 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push) {
   return p;
 }
 
-/// A GPU mode needs its device: a clear error now rather than from a thread later.
+/// A GPU mode needs its devices: a clear error now rather than from a thread later.
 void check_device(const VideoOptions& o) {
   if (o.offload == Offload::cpu) return;
   std::string reason;
   const int devices = gpu::device_count(&reason);
-  const std::string what =
-      std::string("offload mode '") + to_string(o.offload) + "' needs CUDA device " +
-      std::to_string(o.device);
-  if (devices == 0)
-    throw Error(what + ": " + (reason.empty() ? "no CUDA device was found" : reason) +
-                " (use Offload::cpu to encode without a GPU)");
-  if (o.device >= devices)
-    throw Error(what + ", but there " + (devices == 1 ? "is 1 device" : "are " +
-                std::to_string(devices) + " devices"));
-  if (!gpu::usable_device(o.device, &reason)) throw Error(what + ": " + reason);
+  std::vector<int> wanted = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  for (int device : wanted) {
+    const std::string what = std::string("offload mode '") + to_string(o.offload) +
+                             "' needs CUDA device " + std::to_string(device);
+    if (devices == 0)
+      throw Error(what + ": " + (reason.empty() ? "no CUDA device was found" : reason) +
+                  " (use Offload::cpu to encode without a GPU)");
+    if (device >= devices)
+      throw Error(what + ", but there " + (devices == 1 ? "is 1 device" : "are " +
+                  std::to_string(devices) + " devices"));
+    if (!gpu::usable_device(device, &reason)) throw Error(what + ": " + reason);
+  }
 }
 
 Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode) {
@@ -423,6 +428,10 @@ void validate(const VideoOptions& o) {
       o.offload != Offload::aok)
     throw UsageError("VideoOptions: unknown offload mode");
   check_range(o.device, 0, 1023, "device");
+  if (o.devices.size() > static_cast<std::size_t>(pipeline::kMaxStreamBuffers))
+    throw UsageError("VideoOptions: " + std::to_string(o.devices.size()) +
+                     " devices listed, at most " + std::to_string(pipeline::kMaxStreamBuffers));
+  for (int d : o.devices) check_range(d, 0, 1023, "device (in devices)");
   check_range(o.producers, 0, 256, "producers");
   check_range(o.entropy_threads, 0, 1024, "entropy_threads");
   check_range(o.slots, 0, 4096, "slots");

@@ -203,6 +203,8 @@ TEST(VideoEncoderErrors, BadOptionsAreUsageErrors) {
       {"entropy_threads -2", [](VideoOptions& o) { o.entropy_threads = -2; }},
       {"slots 5000 is outside 0..4096", [](VideoOptions& o) { o.slots = 5000; }},
       {"device -1 is outside 0..1023", [](VideoOptions& o) { o.device = -1; }},
+      {"device (in devices) 1024 is outside 0..1023", [](VideoOptions& o) { o.devices = {0, 1024}; }},
+      {"17 devices listed, at most 16", [](VideoOptions& o) { o.devices.assign(17, 0); }},
       {"quantization table slot 7", [](VideoOptions& o) { o.jpeg.qslots = {7}; }},
   };
   for (const Bad& b : cases) {

@@ -70,6 +70,36 @@ TEST_P(GpuOrder, MissingDeviceIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("needs CUDA device 1023"), std::string::npos) << e.what();
   }
 }
+// Several stream buffers through the library's option: two on device 0 (the machine may have
+// one GPU) write the bytes of one and of encode_jpeg, push and pull; a listed device that is
+// not there is named.
+TEST_P(GpuOrder, SeveralStreamBuffersWriteTheSameBytes) {
+  MJPEG_NEED_GPU();
+  VideoOptions o;
+  o.width = 352;
+  o.height = 200;
+  o.offload = GetParam();
+  o.devices = {0, 0};
+  o.slots = 3;
+  const auto frames = make_frames(o, 24);
+  const auto expected = reference(frames, o.jpeg);
+  expect_same(expected, push_all(o, frames));
+  o.format = FrameFormat::yuv420p;
+  const auto planar = make_frames(o, 24);
+  expect_same(reference(planar, o.jpeg), push_all(o, planar));
+  VectorSource source(planar, true);
+  MemorySink sink;
+  within(120, [&] { encode_all(o, source, sink); });
+  EXPECT_TRUE(sink.in_order());
+  expect_same(reference(planar, o.jpeg), sink.frames);
+  o.devices = {0, 1023};
+  try {
+    VideoEncoder enc(o);
+    FAIL() << "device 1023 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs CUDA device 1023"), std::string::npos) << e.what();
+  }
+}
 INSTANTIATE_TEST_SUITE_P(Modes, GpuOrder, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return mode_name(info.param); });
 
