@@ -39,6 +39,16 @@ INSTANTIATE_TEST_SUITE_P(Cases, GpuPush,
                                   name_of(std::get<1>(info.param));
                          });
 
+/// Creating an encoder for `o` (which lists device 1023) throws an Error naming it.
+void expect_device_1023_refused(const VideoOptions& o) {
+  try {
+    VideoEncoder enc(o);
+    FAIL() << "device 1023 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs CUDA device 1023"), std::string::npos) << e.what();
+  }
+}
+
 class GpuOrder : public ::testing::TestWithParam<Offload> {};
 TEST_P(GpuOrder, SinkGetsFramesInOrderUnderManyThreads) {
   MJPEG_NEED_GPU();
@@ -63,12 +73,7 @@ TEST_P(GpuOrder, MissingDeviceIsAClearError) {
   o.height = 16;
   o.offload = GetParam();
   o.device = 1023;
-  try {
-    VideoEncoder enc(o);
-    FAIL() << "device 1023 accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("needs CUDA device 1023"), std::string::npos) << e.what();
-  }
+  expect_device_1023_refused(o);
 }
 // Several stream buffers through the library's option: two on device 0 (the machine may have
 // one GPU) write the bytes of one and of encode_jpeg, push and pull; a listed device that is
@@ -93,12 +98,7 @@ TEST_P(GpuOrder, SeveralStreamBuffersWriteTheSameBytes) {
   EXPECT_TRUE(sink.in_order());
   expect_same(reference(planar, o.jpeg), sink.frames);
   o.devices = {0, 1023};
-  try {
-    VideoEncoder enc(o);
-    FAIL() << "device 1023 accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("needs CUDA device 1023"), std::string::npos) << e.what();
-  }
+  expect_device_1023_refused(o);
 }
 INSTANTIATE_TEST_SUITE_P(Modes, GpuOrder, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return mode_name(info.param); });
