@@ -94,10 +94,11 @@ void check_output_allowed(const std::string& path, bool overwrite) {
     const std::size_t slash = path.find_last_of('/');
     if ((errno != ENOENT && errno != ENOTDIR) || slash == std::string::npos || slash == 0) return;
     const std::string folder = path.substr(0, slash);
-    if (::stat(folder.c_str(), &st) != 0 && errno == ENOENT)
-      throw Error("output folder '" + folder + "' does not exist");
-    if (::stat(folder.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    if (::stat(folder.c_str(), &st) != 0) {
+      if (errno == ENOENT) throw Error("output folder '" + folder + "' does not exist");
+    } else if (!S_ISDIR(st.st_mode)) {
       throw Error("output '" + path + "': '" + folder + "' is not a folder");
+    }
     return;
   }
   if (S_ISDIR(st.st_mode)) throw Error("output '" + path + "' is a directory");
