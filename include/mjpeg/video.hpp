@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,11 +56,51 @@ FrameFormat parse_frame_format(const std::string& text);
 bool is_planar(FrameFormat format);
 
 /// Colour matrix of planar YCbCr input (ignored for packed formats).
-enum class YuvMatrix { bt601, bt709 };
+enum class YuvMatrix { bt601, bt709, bt2020 };
 /// Sample range of planar YCbCr input: limited (Y 16..235, C 16..240, "TV") or full (0..255).
 enum class YuvRange { limited, full };
 
 // Offload (cpu, sok, sok_pinned, aok), to_string(Offload) and parse_offload: options.hpp.
+
+/// GPU modes: the form of the transform kernel. Every form writes the same bytes; they differ in
+/// how a block of pixels reaches shared memory (the mission compares them: `mjpeg compare`).
+enum class KernelVariant {
+  direct,       ///< no staging: each thread reads its pixels from global memory
+  pipeline,     ///< a block-scoped cuda::pipeline of `stages` stages, every thread copies (default)
+  partitioned,  ///< a block-scoped cuda::pipeline, one producer warp and consumer warps
+  primitives,   ///< the __pipeline_memcpy_async / commit / wait_prior primitives
+};
+/// "direct", "pipeline", "partitioned", "primitives".
+const char* to_string(KernelVariant variant);
+/// Parses the names of to_string(KernelVariant). Throws UsageError for any other text.
+KernelVariant parse_kernel_variant(const std::string& text);
+
+/// GPU modes: what the GPU hands back for the CPU to finish. The same bytes either way.
+enum class GpuOutput {
+  automatic,     ///< tokens, but coefficients for progressive JPEG (the faster of the two)
+  tokens,        ///< the Huffman symbols of each block: the CPU only packs bits
+  coefficients,  ///< the quantized int16 coefficients: the CPU scans and codes them
+};
+/// "auto", "tokens", "coefficients".
+const char* to_string(GpuOutput output);
+/// Parses the names of to_string(GpuOutput). Throws UsageError for any other text.
+GpuOutput parse_gpu_output(const std::string& text);
+
+/// How the GPU modes run their kernels; the defaults are the fastest measured.
+struct GpuTuning {
+  KernelVariant kernel = KernelVariant::pipeline;
+  int stages = 2;  ///< cuda::pipeline stages of the staged kernels, 1..4
+  GpuOutput output = GpuOutput::automatic;
+};
+
+/// How far an encode is, as the `on_progress` callback sees it.
+struct Progress {
+  std::int64_t frames = 0;       ///< delivered so far
+  std::uint64_t jpeg_bytes = 0;  ///< their bytes
+  double elapsed_s = 0;          ///< since the encode started
+};
+
+struct EncodedFrame;
 
 /// Everything a VideoEncoder is configured with. Fixed for the encoder's lifetime: every frame
 /// has this size and format.
@@ -91,6 +132,17 @@ struct VideoOptions {
   /// Frames in flight (stream-buffer slots, allocated once). 0: a default from the thread
   /// counts (GPU modes: lowered where the device's or host's memory would not hold them).
   int slots = 0;
+  GpuTuning gpu;  ///< ignored by the cpu mode
+  /// Optional: called after each frame was delivered (on the thread that delivers frames, in
+  /// order). Must not throw; keep it short (it delays the next frame's delivery).
+  std::function<void(const Progress&)> on_progress;
+  /// Optional: sees each frame right after it was encoded, with the pixels it was encoded
+  /// from (ImageView, options.hpp): rgb24 (planar and bgr24 input: converted, exactly as the
+  /// encoder converted them) or gray8 for gray8 input; `jpeg` is the frame that will be
+  /// delivered. Called by the encoder's worker threads, concurrently and in any order (see
+  /// jpeg.index): it must be thread-safe and must not keep the pointers. An exception stops
+  /// the encode like a sink's. Costs a conversion per planar frame; leave it empty otherwise.
+  std::function<void(const ImageView& pixels, const EncodedFrame& jpeg)> on_frame;
 };
 
 /// Throws UsageError naming the first field that is out of range: size 0 or above
@@ -219,6 +271,23 @@ struct Stats {
   int producers = 0;        ///< the thread split the encode ended with
   int entropy_threads = 0;
   int slots = 0;            ///< frames in flight at most
+
+  // The finer split, as `mjpeg encode --stats` prints it (after the encode; 0 where a stage did
+  // not run):
+  double setup_s = 0;            ///< allocating slots, plans and streams (inside wall_s)
+  double upload_issue_s = 0;     ///< aok: producers issuing uploads (inside read_s)
+  double download_issue_s = 0;   ///< aok with tokens: issuing the downloads (inside gpu_s)
+  double result_wait_s = 0;      ///< GPU modes: workers waiting for a frame's GPU results
+                                 ///< (inside gpu_s)
+  bool self_balancing = false;   ///< the producer / entropy split balanced itself
+  int rebalances = 0;            ///< times it moved a thread
+  std::int64_t split_frames = 0; ///< frames coded on several threads (the last ones)
+  /// GPU modes: frames per stream buffer, in the order of VideoOptions::devices.
+  std::vector<std::int64_t> frames_per_buffer;
+  /// The stage that bounds the frame rate (e.g. "entropy", "kernel") and the rate it alone
+  /// would allow (its threads times frames over its busy time); empty / 0 when unmeasured.
+  std::string bound_by;
+  double bound_fps = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

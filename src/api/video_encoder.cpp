@@ -21,6 +21,7 @@
 #include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
 #include "core/planar_format.hpp"
+#include "pipeline/analysis.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
 
@@ -54,7 +55,50 @@ bool is_planar(FrameFormat f) {
   return f == FrameFormat::yuv420p || f == FrameFormat::yuv422p || f == FrameFormat::yuv444p;
 }
 
+const char* to_string(KernelVariant v) {
+  switch (v) {
+    case KernelVariant::direct: return "direct";
+    case KernelVariant::pipeline: return "pipeline";
+    case KernelVariant::partitioned: return "partitioned";
+    case KernelVariant::primitives: return "primitives";
+  }
+  return "?";
+}
+
+KernelVariant parse_kernel_variant(const std::string& text) {
+  for (KernelVariant v : {KernelVariant::direct, KernelVariant::pipeline,
+                          KernelVariant::partitioned, KernelVariant::primitives})
+    if (text == to_string(v)) return v;
+  throw UsageError("unknown kernel variant '" + text +
+                   "' (expected direct, pipeline, partitioned or primitives)");
+}
+
+const char* to_string(GpuOutput o) {
+  switch (o) {
+    case GpuOutput::automatic: return "auto";
+    case GpuOutput::tokens: return "tokens";
+    case GpuOutput::coefficients: return "coefficients";
+  }
+  return "?";
+}
+
+GpuOutput parse_gpu_output(const std::string& text) {
+  for (GpuOutput o : {GpuOutput::automatic, GpuOutput::tokens, GpuOutput::coefficients})
+    if (text == to_string(o)) return o;
+  throw UsageError("unknown GPU output '" + text + "' (expected auto, tokens or coefficients)");
+}
+
 namespace {
+
+gpu::Variant gpu_variant(KernelVariant v) {
+  switch (v) {
+    case KernelVariant::direct: return gpu::Variant::direct;
+    case KernelVariant::partitioned: return gpu::Variant::partitioned;
+    case KernelVariant::primitives: return gpu::Variant::primitives;
+    case KernelVariant::pipeline: break;
+  }
+  return gpu::Variant::pipeline;
+}
 
 bool known(FrameFormat f) {
   switch (f) {
@@ -95,7 +139,9 @@ pipeline::SourceFormat source_format(const VideoOptions& o) {
     info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
                   : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
                                                      : io::Y4mChroma::c444;
-    info.matrix = o.matrix == YuvMatrix::bt709 ? io::ColorMatrix::bt709 : io::ColorMatrix::bt601;
+    info.matrix = o.matrix == YuvMatrix::bt709    ? io::ColorMatrix::bt709
+                  : o.matrix == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020
+                                                  : io::ColorMatrix::bt601;
     info.range = o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited;
     s.planar = io::planar_format(info);
   }
@@ -187,8 +233,26 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push) {
     if (workers == 0) workers = o.offload == Offload::cpu ? cores : std::max(1, cores - 1);
   }
   pipeline::apply_default_counts(p, cores, producers, workers, o.slots, false);
+  p.variant = gpu_variant(o.gpu.kernel);
+  p.stages = o.gpu.stages;
+  if (o.gpu.output == GpuOutput::tokens) p.gpu_output = gpu::GpuOutput::tokens;
+  if (o.gpu.output == GpuOutput::coefficients) p.gpu_output = gpu::GpuOutput::coefficients;
+  if (o.on_frame) {
+    p.on_frame = [observer = o.on_frame](std::int64_t index, const ImageView& pixels,
+                                         const std::vector<std::uint8_t>& jpeg) {
+      observer(pixels, EncodedFrame{index, jpeg.data(), jpeg.size()});
+    };
+  }
   pipeline::validate(p);
   return p;
+}
+
+/// The pipeline's progress callback for `o` (empty without one).
+pipeline::ProgressFn progress_fn(const VideoOptions& o) {
+  if (!o.on_progress) return {};
+  return [report = o.on_progress](const pipeline::Progress& p) {
+    report(Progress{p.frames, p.jpeg_bytes, p.elapsed_s});
+  };
 }
 
 /// A GPU mode needs its devices: a clear error now rather than from a thread later.
@@ -228,6 +292,19 @@ Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p,
   r.producers = s.producers;
   r.entropy_threads = s.entropy_threads;
   r.slots = p.slots;
+  r.setup_s = s.setup_s;
+  r.upload_issue_s = s.upload_issue_s;
+  r.download_issue_s = s.download_issue_s;
+  r.result_wait_s = s.coeff_wait_s;
+  r.self_balancing = p.balance_threads > 0;
+  r.rebalances = s.rebalances;
+  r.split_frames = s.split_frames;
+  for (const pipeline::BufferStats& b : s.buffers) r.frames_per_buffer.push_back(b.frames);
+  if (s.frames > 0) {
+    const pipeline::RunAnalysis a = pipeline::analyse(s, p);
+    r.bound_by = a.binding;
+    r.bound_fps = a.bound_fps;
+  }
   return r;
 }
 
@@ -420,7 +497,8 @@ void validate(const VideoOptions& o) {
   if (!known(o.format)) throw UsageError("VideoOptions: unknown frame format");
   check_range(o.width, 1, kMaxDimension, "width");
   check_range(o.height, 1, kMaxDimension, "height");
-  if (o.matrix != YuvMatrix::bt601 && o.matrix != YuvMatrix::bt709)
+  if (o.matrix != YuvMatrix::bt601 && o.matrix != YuvMatrix::bt709 &&
+      o.matrix != YuvMatrix::bt2020)
     throw UsageError("VideoOptions: unknown colour matrix");
   if (o.range != YuvRange::limited && o.range != YuvRange::full)
     throw UsageError("VideoOptions: unknown colour range");
@@ -435,6 +513,13 @@ void validate(const VideoOptions& o) {
   check_range(o.producers, 0, 256, "producers");
   check_range(o.entropy_threads, 0, 1024, "entropy_threads");
   check_range(o.slots, 0, 4096, "slots");
+  if (o.gpu.kernel != KernelVariant::direct && o.gpu.kernel != KernelVariant::pipeline &&
+      o.gpu.kernel != KernelVariant::partitioned && o.gpu.kernel != KernelVariant::primitives)
+    throw UsageError("VideoOptions: unknown kernel variant");
+  check_range(o.gpu.stages, 1, gpu::kMaxStages, "gpu.stages");
+  if (o.gpu.output != GpuOutput::automatic && o.gpu.output != GpuOutput::tokens &&
+      o.gpu.output != GpuOutput::coefficients)
+    throw UsageError("VideoOptions: unknown GPU output");
   validate(o.jpeg);
 }
 
@@ -521,7 +606,7 @@ struct VideoEncoder::Impl {
     popt = pipeline_options(options, true);
     thread = std::thread([this] {
       try {
-        result = pipeline::encode_stream(source, options.jpeg, bridge, popt);
+        result = pipeline::encode_stream(source, options.jpeg, bridge, popt, progress_fn(options));
       } catch (const Cancelled&) {
         // destroyed before finish(): nothing to report
       } catch (...) {
@@ -638,7 +723,8 @@ Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& si
   const pipeline::PipelineOptions p = pipeline_options(options, false);
   PullSource pull(source, options);
   SinkBridge bridge(sink);
-  const pipeline::Stats s = pipeline::encode_stream(pull, options.jpeg, bridge, p, {}, stop);
+  const pipeline::Stats s =
+      pipeline::encode_stream(pull, options.jpeg, bridge, p, progress_fn(options), stop);
   return public_stats(s, p, options.offload);
 }
 

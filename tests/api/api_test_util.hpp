@@ -50,7 +50,9 @@ inline io::Y4mInfo y4m_info(const VideoOptions& o) {
   info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
                 : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
                                                    : io::Y4mChroma::c444;
-  info.matrix = o.matrix == YuvMatrix::bt709 ? io::ColorMatrix::bt709 : io::ColorMatrix::bt601;
+  info.matrix = o.matrix == YuvMatrix::bt709    ? io::ColorMatrix::bt709
+                : o.matrix == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020
+                                                : io::ColorMatrix::bt601;
   info.range = o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited;
   return info;
 }

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "api_test_util.hpp"
@@ -206,6 +208,11 @@ TEST(VideoEncoderErrors, BadOptionsAreUsageErrors) {
       {"device (in devices) 1024 is outside 0..1023", [](VideoOptions& o) { o.devices = {0, 1024}; }},
       {"17 devices listed, at most 16", [](VideoOptions& o) { o.devices.assign(17, 0); }},
       {"quantization table slot 7", [](VideoOptions& o) { o.jpeg.qslots = {7}; }},
+      {"gpu.stages 0 is outside 1..4", [](VideoOptions& o) { o.gpu.stages = 0; }},
+      {"gpu.stages 5 is outside 1..4", [](VideoOptions& o) { o.gpu.stages = 5; }},
+      {"unknown kernel variant",
+       [](VideoOptions& o) { o.gpu.kernel = static_cast<KernelVariant>(9); }},
+      {"unknown GPU output", [](VideoOptions& o) { o.gpu.output = static_cast<GpuOutput>(9); }},
   };
   for (const Bad& b : cases) {
     VideoOptions o = good;
@@ -219,6 +226,15 @@ TEST(VideoEncoderErrors, BadOptionsAreUsageErrors) {
   EXPECT_EQ(parse_offload("sok-pinned"), Offload::sok_pinned);
   EXPECT_EQ(parse_frame_format("yuv422p"), FrameFormat::yuv422p);
   EXPECT_STREQ(to_string(Offload::aok), "aok");
+  for (KernelVariant v : {KernelVariant::direct, KernelVariant::pipeline,
+                          KernelVariant::partitioned, KernelVariant::primitives})
+    EXPECT_EQ(parse_kernel_variant(to_string(v)), v);
+  for (GpuOutput g : {GpuOutput::automatic, GpuOutput::tokens, GpuOutput::coefficients})
+    EXPECT_EQ(parse_gpu_output(to_string(g)), g);
+  EXPECT_EQ(message_of<UsageError>([] { parse_kernel_variant("tiled"); }),
+            "unknown kernel variant 'tiled' (expected direct, pipeline, partitioned or primitives)");
+  EXPECT_EQ(message_of<UsageError>([] { parse_gpu_output("bits"); }),
+            "unknown GPU output 'bits' (expected auto, tokens or coefficients)");
 }
 
 TEST(VideoEncoderErrors, WrongFramesAreRejectedAndTheEncoderGoesOn) {
@@ -458,6 +474,141 @@ TEST(FileSink, ErrorsAndNoLeftovers) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.path().filename() != "exists.avi";
   EXPECT_EQ(entries, 0u);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest
+
+// ---------------------------------------------------------------------------------------------
+// Callbacks and statistics (what `mjpeg encode` prints: progress, --psnr, --stats)
+// ---------------------------------------------------------------------------------------------
+
+namespace mjpeg::apitest {
+namespace {
+
+/// on_progress counts every delivered frame once, in order; on_frame sees each frame once with
+/// the pixels it was encoded from (the reference picture: bgr24 reordered, planar converted as
+/// the Y4M reader converts) and the very bytes that are delivered.
+void check_callbacks(FrameFormat format, YuvMatrix matrix, bool pull) {
+  VideoOptions o;
+  o.width = 45;
+  o.height = 29;
+  o.format = format;
+  o.matrix = matrix;
+  o.jpeg.quality = 81;
+  o.entropy_threads = 3;
+  const int n = 7;
+  const auto frames = make_frames(o, n);
+  std::mutex mutex;
+  std::vector<std::int64_t> progress;  // frames, as reported
+  bool elapsed_went_back = false;
+  double last_elapsed = 0;
+  std::map<std::int64_t, std::vector<std::uint8_t>> seen_jpeg;
+  std::vector<std::string> pixel_errors;
+  o.on_progress = [&](const Progress& p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    progress.push_back(p.frames);
+    if (p.elapsed_s < last_elapsed) elapsed_went_back = true;
+    last_elapsed = p.elapsed_s;
+  };
+  o.on_frame = [&](const ImageView& pixels, const EncodedFrame& jpeg) {
+    const TestFrame& t = frames.at(static_cast<std::size_t>(jpeg.index));
+    const ImageView ref = t.reference();
+    std::string error;
+    if (pixels.width != ref.width || pixels.height != ref.height || pixels.format != ref.format)
+      error = "size or format differs";
+    for (int y = 0; error.empty() && y < ref.height; ++y)
+      if (std::memcmp(pixels.data + std::size_t(y) * pixels.stride,
+                      ref.data + std::size_t(y) * ref.stride,
+                      std::size_t(ref.width) * (ref.format == PixelFormat::gray8 ? 1 : 3)) != 0)
+        error = "row " + std::to_string(y) + " differs";
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!error.empty()) pixel_errors.push_back("frame " + std::to_string(jpeg.index) + ": " + error);
+    EXPECT_TRUE(seen_jpeg.emplace(jpeg.index, std::vector<std::uint8_t>(jpeg.data, jpeg.data + jpeg.size)).second)
+        << "frame " << jpeg.index << " seen twice";
+  };
+  std::vector<std::vector<std::uint8_t>> delivered;
+  within(60, [&] {
+    if (pull) {
+      VectorSource source(frames, true);
+      MemorySink sink;
+      encode_all(o, source, sink);
+      delivered = sink.frames;
+    } else {
+      delivered = push_all(o, frames);
+    }
+  });
+  const std::string what = std::string(to_string(format)) + (pull ? " pull" : " push");
+  std::vector<std::int64_t> expected(n);
+  for (int i = 0; i < n; ++i) expected[std::size_t(i)] = i + 1;
+  EXPECT_EQ(progress, expected) << what;
+  EXPECT_FALSE(elapsed_went_back) << what;
+  EXPECT_TRUE(pixel_errors.empty()) << what << ": " << (pixel_errors.empty() ? "" : pixel_errors[0]);
+  ASSERT_EQ(seen_jpeg.size(), std::size_t(n)) << what;
+  ASSERT_EQ(delivered.size(), std::size_t(n)) << what;
+  for (int i = 0; i < n; ++i) EXPECT_EQ(seen_jpeg[i], delivered[std::size_t(i)]) << what << " frame " << i;
+  expect_same(reference(frames, o.jpeg), delivered);
+}
+
+TEST(VideoCallbacks, ProgressAndFrameObserverSeeEveryFrame) {
+  for (bool pull : {false, true}) {
+    check_callbacks(FrameFormat::rgb24, YuvMatrix::bt601, pull);
+    check_callbacks(FrameFormat::bgr24, YuvMatrix::bt601, pull);
+    check_callbacks(FrameFormat::gray8, YuvMatrix::bt601, pull);
+    check_callbacks(FrameFormat::yuv420p, YuvMatrix::bt709, pull);
+    check_callbacks(FrameFormat::yuv444p, YuvMatrix::bt2020, pull);
+  }
+}
+
+TEST(VideoCallbacks, ObserverErrorStopsTheEncode) {
+  VideoOptions o;
+  o.width = 32;
+  o.height = 16;
+  const auto frames = make_frames(o, 6);
+  o.on_frame = [](const ImageView&, const EncodedFrame& jpeg) {
+    if (jpeg.index == 3) throw Error("observer: frame 3 is not wanted");
+  };
+  VectorSource source(frames, false);
+  MemorySink sink;
+  within(60, [&] {
+    EXPECT_EQ(message_of<Error>([&] { encode_all(o, source, sink); }),
+              "observer: frame 3 is not wanted");
+  });
+  EXPECT_LE(sink.frames.size(), 3u);
+}
+
+TEST(VideoStats, BreakdownAndBoundStage) {
+  VideoOptions o;
+  o.width = 64;
+  o.height = 48;
+  o.jpeg.quality = 90;
+  const auto frames = make_frames(o, 12);
+  VectorSource source(frames, true);
+  MemorySink sink;
+  Stats st;
+  within(60, [&] { st = encode_all(o, source, sink); });
+  EXPECT_EQ(st.frames, 12);
+  EXPECT_GE(st.setup_s, 0.0);
+  EXPECT_LE(st.setup_s, st.wall_s);
+  // Neither count given: encode_all balances the split itself.
+  EXPECT_TRUE(st.self_balancing);
+  EXPECT_GE(st.rebalances, 0);
+  EXPECT_TRUE(st.frames_per_buffer.empty());  // cpu mode: no stream buffer
+  EXPECT_EQ(st.upload_issue_s, 0.0);
+  EXPECT_EQ(st.result_wait_s, 0.0);
+  EXPECT_FALSE(st.bound_by.empty());
+  EXPECT_GT(st.bound_fps, 0.0);
+
+  VideoOptions fixed = o;
+  fixed.producers = 1;
+  fixed.entropy_threads = 2;
+  VectorSource again(frames, true);
+  MemorySink sink2;
+  within(60, [&] { st = encode_all(fixed, again, sink2); });
+  EXPECT_FALSE(st.self_balancing);
+  EXPECT_EQ(st.rebalances, 0);
+  EXPECT_EQ(st.producers, 1);
+  EXPECT_EQ(st.entropy_threads, 2);
 }
 
 }  // namespace

@@ -103,5 +103,39 @@ TEST_P(GpuOrder, SeveralStreamBuffersWriteTheSameBytes) {
 INSTANTIATE_TEST_SUITE_P(Modes, GpuOrder, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return mode_name(info.param); });
 
+// Every kernel variant, stage count and GPU output of VideoOptions::gpu writes encode_jpeg's
+// bytes, baseline and progressive; the stage breakdown and the buffers' frames are reported.
+TEST_P(GpuOrder, EveryKernelAndOutputWritesTheSameBytes) {
+  MJPEG_NEED_GPU();
+  VideoOptions o;
+  o.width = 200;
+  o.height = 120;
+  o.format = FrameFormat::yuv420p;
+  o.offload = GetParam();
+  o.slots = 3;
+  o.devices = {0, 0};
+  for (const bool progressive : {false, true}) {
+    o.jpeg.progressive = progressive;
+    const auto frames = make_frames(o, 9);
+    const auto expected = reference(frames, o.jpeg);
+    for (KernelVariant k : {KernelVariant::direct, KernelVariant::pipeline,
+                            KernelVariant::partitioned, KernelVariant::primitives})
+      for (int stages : {1, 4})
+        for (GpuOutput out : {GpuOutput::automatic, GpuOutput::tokens, GpuOutput::coefficients}) {
+          o.gpu = GpuTuning{k, stages, out};
+          SCOPED_TRACE(std::string(to_string(k)) + " stages " + std::to_string(stages) + " " +
+                       to_string(out) + (progressive ? " progressive" : ""));
+          VectorSource source(frames, true);
+          MemorySink sink;
+          Stats st;
+          within(120, [&] { st = encode_all(o, source, sink); });
+          expect_same(expected, sink.frames);
+          ASSERT_EQ(st.frames_per_buffer.size(), 2u);
+          EXPECT_EQ(st.frames_per_buffer[0] + st.frames_per_buffer[1], 9);
+          EXPECT_FALSE(st.bound_by.empty());
+        }
+  }
+}
+
 }  // namespace
 }  // namespace mjpeg::apitest
