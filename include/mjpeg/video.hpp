@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,19 +47,34 @@ enum class FrameFormat {
   yuv420p,  ///< planar Y, Cb, Cr; chroma planes ceil(W/2) x ceil(H/2) (I420, Y4M "420jpeg")
   yuv422p,  ///< planar Y, Cb, Cr; chroma planes ceil(W/2) x H
   yuv444p,  ///< planar Y, Cb, Cr; chroma planes W x H
+  /// planar Y only (a Y4M "mono" stream, FFmpeg's gray as planes): converted to RGB as YCbCr
+  /// with Cb = Cr = 128, so it gives a 3-component JPEG (gray8 gives a 1-component one)
+  yuv400p,
 };
 
-/// "rgb24", "bgr24", "gray8", "yuv420p", "yuv422p", "yuv444p".
+/// "rgb24", "bgr24", "gray8", "yuv420p", "yuv422p", "yuv444p", "yuv400p".
 const char* to_string(FrameFormat format);
 /// Parses the names of to_string(FrameFormat). Throws UsageError for any other text.
 FrameFormat parse_frame_format(const std::string& text);
-/// True for yuv420p, yuv422p and yuv444p.
+/// True for yuv420p, yuv422p, yuv444p and yuv400p.
 bool is_planar(FrameFormat format);
 
 /// Colour matrix of planar YCbCr input (ignored for packed formats).
 enum class YuvMatrix { bt601, bt709, bt2020 };
 /// Sample range of planar YCbCr input: limited (Y 16..235, C 16..240, "TV") or full (0..255).
 enum class YuvRange { limited, full };
+
+/// An exact integer YCbCr -> RGB conversion given by its coefficients, for input that must be
+/// converted as another converter does it (e.g. `mjpeg encode` matches libswscale, and so
+/// `ffmpeg -pix_fmt rgb24`, this way). With u = Cb - 128, v = Cr - 128 (rounded form) each
+/// channel is clamp((cy * (Y - y0) + k * u|v + 32768) >> 16) with k = cr_r for R, cb_g and cr_g
+/// for G, cb_b for B. Truncated form (libswscale's): u = 8 Cb - 1024, v = 8 Cr - 1024 and each
+/// term is shifted on its own: clamp(((8 Y - y0) * cy >> 16) + (k * u|v >> 16)).
+struct YuvCoefficients {
+  bool truncated = false;
+  std::int32_t y0 = 0, cy = 0;
+  std::int32_t cr_r = 0, cb_g = 0, cr_g = 0, cb_b = 0;
+};
 
 // Offload (cpu, sok, sok_pinned, aok), to_string(Offload) and parse_offload: options.hpp.
 
@@ -112,6 +128,9 @@ struct VideoOptions {
   /// integer conversion as the CLI applies to Y4M input).
   YuvMatrix matrix = YuvMatrix::bt601;
   YuvRange range = YuvRange::limited;
+  /// Planar formats: when set, the conversion these coefficients give instead of the one of
+  /// `matrix` and `range`.
+  std::optional<YuvCoefficients> coefficients;
   /// The JPEG parameters, exactly as for encode_jpeg(): quality, subsampling (of the output),
   /// restart interval, optimized Huffman tables, quantization table presets or own tables.
   EncodeOptions jpeg;
@@ -218,6 +237,13 @@ class FrameSource {
   virtual bool read(std::int64_t index, std::uint8_t* dst) = 0;
   /// True when read() may run on several threads at once (e.g. positional reads of a file).
   virtual bool concurrent_reads() const { return false; }
+  /// With concurrent_reads(): how many read() calls at once still gain anything (0: no
+  /// limit), e.g. 2 for a decoder that decodes one frame at a time and copies the previous
+  /// one out meanwhile. The encoder gives the reading no more threads than that.
+  virtual int max_concurrent_reads() const { return 0; }
+  /// How many frames read() will deliver, when known (-1: unknown). A short stream (a still
+  /// picture) then gets no more slots than it has frames, which matters for huge pictures.
+  virtual std::int64_t frame_count() const { return -1; }
 };
 
 /// Writes the frames to a file, chosen by the name: "*.avi" a RIFF AVI with the MJPG codec
@@ -367,5 +393,24 @@ class VideoEncoder {
 /// stopped and joined first).
 Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& sink,
                  const std::atomic<bool>* stop = nullptr);
+
+/// Converts one frame of `options` to the pixels the encoder encodes from it: rgb24 rows
+/// (`stride` bytes apart, at least width * 3) for rgb24, bgr24 and the planar formats, gray8
+/// rows (at least width) for gray8; exactly the conversion of the encoder (and of on_frame).
+/// Throws UsageError as VideoEncoder::encode() does for a frame that does not fit `options`.
+void to_pixels(const FrameView& frame, const VideoOptions& options, std::uint8_t* dst,
+               std::size_t stride);
+
+/// Empty when the GPU modes can hold `slots` slots of frames of `options` on each of its
+/// devices (several stream buffers on one device share it); otherwise the reason, a phrase
+/// such as "a 30000x20000 frame needs 160.9 GiB of device memory for 48 slots (pixels and
+/// coefficients), device 0 has 139.8 GiB". Devices that are not there are not judged here.
+/// Never throws.
+std::string gpu_memory_problem(const VideoOptions& options, int slots);
+
+/// The slots an encode of `options` will use: options.slots, or the default that VideoEncoder
+/// (`push`) or encode_all (not push) choose for it, for a source of `frames` frames (-1:
+/// unknown). Throws UsageError for invalid options.
+int slot_count(const VideoOptions& options, bool push, std::int64_t frames = -1);
 
 }  // namespace mjpeg

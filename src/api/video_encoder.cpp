@@ -20,7 +20,11 @@
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
+#include "core/geometry.hpp"
 #include "core/planar_format.hpp"
+#include "device_info.hpp"
+#include "internal.hpp"
+#include "jpeg/planar.hpp"
 #include "pipeline/analysis.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
@@ -39,20 +43,23 @@ const char* to_string(FrameFormat f) {
     case FrameFormat::yuv420p: return "yuv420p";
     case FrameFormat::yuv422p: return "yuv422p";
     case FrameFormat::yuv444p: return "yuv444p";
+    case FrameFormat::yuv400p: return "yuv400p";
   }
   return "?";
 }
 
 FrameFormat parse_frame_format(const std::string& text) {
   for (FrameFormat f : {FrameFormat::rgb24, FrameFormat::bgr24, FrameFormat::gray8,
-                        FrameFormat::yuv420p, FrameFormat::yuv422p, FrameFormat::yuv444p})
+                        FrameFormat::yuv420p, FrameFormat::yuv422p, FrameFormat::yuv444p,
+                        FrameFormat::yuv400p})
     if (text == to_string(f)) return f;
   throw UsageError("unknown frame format '" + text +
-                   "' (expected rgb24, bgr24, gray8, yuv420p, yuv422p or yuv444p)");
+                   "' (expected rgb24, bgr24, gray8, yuv420p, yuv422p, yuv444p or yuv400p)");
 }
 
 bool is_planar(FrameFormat f) {
-  return f == FrameFormat::yuv420p || f == FrameFormat::yuv422p || f == FrameFormat::yuv444p;
+  return f == FrameFormat::yuv420p || f == FrameFormat::yuv422p || f == FrameFormat::yuv444p ||
+         f == FrameFormat::yuv400p;
 }
 
 const char* to_string(KernelVariant v) {
@@ -104,6 +111,7 @@ bool known(FrameFormat f) {
   switch (f) {
     case FrameFormat::rgb24: case FrameFormat::bgr24: case FrameFormat::gray8:
     case FrameFormat::yuv420p: case FrameFormat::yuv422p: case FrameFormat::yuv444p:
+    case FrameFormat::yuv400p:
       return true;
   }
   return false;
@@ -120,12 +128,14 @@ PlanarChroma planar_chroma(FrameFormat f) {
     case FrameFormat::yuv420p: return PlanarChroma::c420;
     case FrameFormat::yuv422p: return PlanarChroma::c422;
     case FrameFormat::yuv444p: return PlanarChroma::c444;
+    case FrameFormat::yuv400p: return PlanarChroma::mono;
     default: return PlanarChroma::none;
   }
 }
 
-/// The pipeline's view of the frames: bgr24 frames are RGB by the time they are in a slot.
-pipeline::SourceFormat source_format(const VideoOptions& o) {
+}  // namespace
+
+pipeline::SourceFormat api::source_format(const VideoOptions& o) {
   pipeline::SourceFormat s;
   s.width = o.width;
   s.height = o.height;
@@ -138,15 +148,24 @@ pipeline::SourceFormat source_format(const VideoOptions& o) {
     info.height = o.height;
     info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
                   : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
+                  : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
                                                      : io::Y4mChroma::c444;
     info.matrix = o.matrix == YuvMatrix::bt709    ? io::ColorMatrix::bt709
                   : o.matrix == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020
                                                   : io::ColorMatrix::bt601;
     info.range = o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited;
     s.planar = io::planar_format(info);
+    if (o.coefficients) {
+      const YuvCoefficients& k = *o.coefficients;
+      s.planar.ycc = math::YccToRgb{k.truncated ? 1 : 0, k.y0, k.cy, k.cr_r, k.cb_g, k.cr_g, k.cb_b};
+    }
   }
   return s;
 }
+
+namespace {
+
+using api::source_format;
 
 std::size_t pixel_bytes(FrameFormat f) { return f == FrameFormat::gray8 ? 1 : 3; }
 
@@ -169,7 +188,7 @@ void check_frame(const FrameView& f, const VideoOptions& o) {
     throw UsageError("VideoEncoder::encode: frame is " + std::to_string(f.width) + "x" +
                      std::to_string(f.height) + ", the encoder was opened for " +
                      std::to_string(o.width) + "x" + std::to_string(o.height));
-  const int planes = is_planar(o.format) ? 3 : 1;
+  const int planes = o.format == FrameFormat::yuv400p ? 1 : is_planar(o.format) ? 3 : 1;
   const PlanarLayout l = is_planar(o.format)
                              ? planar_layout(o.width, o.height, planar_chroma(o.format))
                              : PlanarLayout{};
@@ -191,7 +210,7 @@ void check_frame(const FrameView& f, const VideoOptions& o) {
 void copy_frame(const FrameView& f, const VideoOptions& o, std::uint8_t* dst) {
   if (is_planar(o.format)) {
     const PlanarLayout l = planar_layout(o.width, o.height, planar_chroma(o.format));
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < (o.format == FrameFormat::yuv400p ? 1 : 3); ++c) {
       const int rows = c == 0 ? o.height : l.chroma_height;
       const std::size_t row = l.pitch[c];
       const std::size_t stride = f.stride[c] ? f.stride[c] : row;
@@ -221,7 +240,8 @@ void copy_frame(const FrameView& f, const VideoOptions& o, std::uint8_t* dst) {
 /// The pipeline's options for `o`. `push`: VideoEncoder (one producer unless asked for more:
 /// it only copies what encode() hands over); otherwise encode_all (the pipeline's defaults,
 /// a self-balancing split when neither count is given).
-pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push) {
+pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
+                                           std::int64_t frames = -1) {
   pipeline::PipelineOptions p;
   p.mode = o.offload;
   p.device = o.device;
@@ -233,6 +253,8 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push) {
     if (workers == 0) workers = o.offload == Offload::cpu ? cores : std::max(1, cores - 1);
   }
   pipeline::apply_default_counts(p, cores, producers, workers, o.slots, false);
+  // A short stream (a still picture) needs no more slots than frames.
+  if (o.slots == 0 && frames > 0 && frames < p.slots) p.slots = static_cast<int>(frames);
   p.variant = gpu_variant(o.gpu.kernel);
   p.stages = o.gpu.stages;
   if (o.gpu.output == GpuOutput::tokens) p.gpu_output = gpu::GpuOutput::tokens;
@@ -334,7 +356,9 @@ class PullSource final : public pipeline::FrameSource {
       : source_(source), options_(o), format_(source_format(o)),
         concurrent_(source.concurrent_reads()) {}
   pipeline::SourceFormat format() const override { return format_; }
-  int max_useful_producers() const override { return concurrent_ ? 0 : 1; }
+  int max_useful_producers() const override {
+    return concurrent_ ? std::max(0, source_.max_concurrent_reads()) : 1;
+  }
   bool read_into(int, std::uint8_t* dst, std::size_t, std::int64_t& index) override {
     bool got = false;
     if (concurrent_) {
@@ -720,12 +744,86 @@ Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& si
                  const std::atomic<bool>* stop) {
   validate(options);
   check_device(options);
-  const pipeline::PipelineOptions p = pipeline_options(options, false);
+  pipeline::FrameSource* own = api::library_source(source, options);
+  const pipeline::PipelineOptions p = pipeline_options(options, false, source.frame_count());
   PullSource pull(source, options);
   SinkBridge bridge(sink);
-  const pipeline::Stats s =
-      pipeline::encode_stream(pull, options.jpeg, bridge, p, progress_fn(options), stop);
+  const pipeline::Stats s = pipeline::encode_stream(own ? *own : pull, options.jpeg, bridge, p,
+                                                    progress_fn(options), stop);
   return public_stats(s, p, options.offload);
+}
+
+void to_pixels(const FrameView& frame, const VideoOptions& o, std::uint8_t* dst,
+               std::size_t stride) {
+  (void)frame_bytes(o);  // validates the size and format
+  check_frame(frame, o);
+  const std::size_t row = std::size_t(o.width) * pixel_bytes(o.format == FrameFormat::gray8
+                                                                  ? FrameFormat::gray8
+                                                                  : FrameFormat::rgb24);
+  if (dst == nullptr || stride < row)
+    throw UsageError("to_pixels: null destination or stride " + std::to_string(stride) +
+                     " smaller than a row (" + std::to_string(row) + " bytes)");
+  if (!is_planar(o.format)) {
+    const std::size_t in_row = std::size_t(o.width) * pixel_bytes(o.format);
+    const std::size_t in_stride = frame.stride[0] ? frame.stride[0] : in_row;
+    for (int y = 0; y < o.height; ++y) {
+      const std::uint8_t* src = frame.plane[0] + std::size_t(y) * in_stride;
+      std::uint8_t* out = dst + std::size_t(y) * stride;
+      if (o.format == FrameFormat::bgr24)
+        copy_bgr_row(src, out, o.width);
+      else
+        std::memcpy(out, src, in_row);
+    }
+    return;
+  }
+  const pipeline::SourceFormat f = source_format(o);
+  const PlanarLayout l = planar_layout(o.width, o.height, f.planar.chroma);
+  PlanarView v;
+  v.width = o.width;
+  v.height = o.height;
+  v.format = f.planar;
+  const int planes = o.format == FrameFormat::yuv400p ? 1 : 3;
+  for (int c = 0; c < planes; ++c) {
+    v.plane[c] = frame.plane[c];
+    v.pitch[c] = frame.stride[c] ? frame.stride[c] : l.pitch[c];
+  }
+  planar_to_rgb(v, dst, stride);
+}
+
+int slot_count(const VideoOptions& o, bool push, std::int64_t frames) {
+  validate(o);
+  return pipeline_options(o, push, frames).slots;
+}
+
+std::string gpu_memory_problem(const VideoOptions& o, int slots) {
+  try {
+    if (o.width < 1 || o.height < 1 || !known(o.format) || slots < 1) return "";
+    const Subsampling sub = o.format == FrameFormat::gray8 ? Subsampling::gray : o.jpeg.subsampling;
+    const FrameGeometry g = make_geometry(o.width, o.height, sub);
+    const double per_slot = static_cast<double>(frame_bytes(o)) +
+                            static_cast<double>(g.coefficient_count()) * sizeof(std::int16_t);
+    std::string reason;
+    const std::vector<gpu::DeviceInfo> found = gpu::list_devices(&reason);
+    const std::vector<int> devices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
+    for (int device : devices) {
+      // Stream buffers that share a device share its memory.
+      const double buffers =
+          static_cast<double>(std::count(devices.begin(), devices.end(), device));
+      double device_bytes = 0;
+      for (const gpu::DeviceInfo& d : found)
+        if (d.index == device) device_bytes = static_cast<double>(d.memory_bytes);
+      if (device_bytes <= 0 || per_slot * slots * buffers <= 0.9 * device_bytes) continue;
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "a %dx%d frame needs %.1f GiB of device memory for %.0f slots (pixels and "
+                    "coefficients), device %d has %.1f GiB",
+                    o.width, o.height, per_slot * slots * buffers / (1 << 30), slots * buffers,
+                    device, device_bytes / (1 << 30));
+      return text;
+    }
+  } catch (...) {
+  }
+  return "";
 }
 
 }  // namespace mjpeg

@@ -49,6 +49,7 @@ inline io::Y4mInfo y4m_info(const VideoOptions& o) {
   info.height = o.height;
   info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
                 : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
+                : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
                                                    : io::Y4mChroma::c444;
   info.matrix = o.matrix == YuvMatrix::bt709    ? io::ColorMatrix::bt709
                 : o.matrix == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020

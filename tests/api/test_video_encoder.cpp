@@ -17,6 +17,9 @@
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/devices.hpp"
+#include "mjpeg/y4m.hpp"
+#include "api/internal.hpp"
+#include "jpeg/planar.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
 
@@ -609,6 +612,186 @@ TEST(VideoStats, BreakdownAndBoundStage) {
   EXPECT_EQ(st.rebalances, 0);
   EXPECT_EQ(st.producers, 1);
   EXPECT_EQ(st.entropy_threads, 2);
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest
+
+// ---------------------------------------------------------------------------------------------
+// Y4mSource, planar mono, own coefficients, to_pixels, slot counts
+// ---------------------------------------------------------------------------------------------
+
+namespace mjpeg::apitest {
+namespace {
+
+/// A Y4M file of `frames` (planar, contiguous layout) in a fresh temporary folder.
+struct Y4mFile {
+  std::filesystem::path dir, path;
+  Y4mFile(const VideoOptions& o, const std::vector<TestFrame>& frames, const std::string& extra,
+          const std::string& tag) {
+    dir = std::filesystem::temp_directory_path() /
+          ("mjpeg_api_y4m_" + std::to_string(::getpid()) + "_" + tag);
+    std::filesystem::create_directories(dir);
+    path = dir / "in.y4m";
+    std::ofstream f(path, std::ios::binary);
+    const char* c = o.format == FrameFormat::yuv420p   ? "420jpeg"
+                    : o.format == FrameFormat::yuv422p ? "422"
+                    : o.format == FrameFormat::yuv400p ? "mono"
+                                                       : "444";
+    f << "YUV4MPEG2 W" << o.width << " H" << o.height << " F30000:1001 Ip A1:1 C" << c << extra
+      << "\n";
+    for (const TestFrame& t : frames) {
+      f << "FRAME\n";
+      f.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
+    }
+  }
+  ~Y4mFile() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+TEST(Y4mSource, EveryWayOfReadingWritesTheBytesOfEncodeJpeg) {
+  for (const FrameFormat f : {FrameFormat::yuv420p, FrameFormat::yuv422p, FrameFormat::yuv444p,
+                              FrameFormat::yuv400p}) {
+    VideoOptions o;
+    o.width = 53;
+    o.height = 31;
+    o.format = f;
+    o.matrix = YuvMatrix::bt709;
+    o.jpeg.quality = 85;
+    const auto frames = make_frames(o, 9);
+    const auto expected = reference(frames, o.jpeg);
+    const Y4mFile file(o, frames, " XCOLORRANGE=LIMITED", to_string(f));
+    for (const bool map : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(f)) + (map ? " mapped" : " read"));
+      Y4mReadOptions ro;
+      ro.map = map;
+      ro.matrix = YuvMatrix::bt709;
+      Y4mSource source(file.path.string(), ro);
+      EXPECT_EQ(source.stream().format, f);
+      EXPECT_EQ(source.stream().matrix, YuvMatrix::bt709);
+      EXPECT_FALSE(source.stream().header_matrix.has_value());
+      ASSERT_TRUE(source.stream().header_range.has_value());
+      EXPECT_EQ(*source.stream().header_range, YuvRange::limited);
+      EXPECT_EQ(source.stream().fps_num, 30000);
+      EXPECT_EQ(source.stream().fps_den, 1001);
+      EXPECT_EQ(source.frame_count(), 9);
+      VideoOptions run = source.video_options();
+      run.jpeg = o.jpeg;
+      run.producers = 3;
+      run.entropy_threads = 2;
+      MemorySink sink;
+      Stats st;
+      within(60, [&] { st = encode_all(run, source, sink); });
+      EXPECT_TRUE(sink.in_order());
+      expect_same(expected, sink.frames);
+      EXPECT_LE(st.slots, 9);
+    }
+    // A frame range: frames 3..6.
+    Y4mReadOptions range;
+    range.first_frame = 3;
+    range.max_frames = 4;
+    range.matrix = YuvMatrix::bt709;
+    Y4mSource part(file.path.string(), range);
+    EXPECT_EQ(part.frame_count(), 4);
+    VideoOptions run = part.video_options();
+    run.jpeg = o.jpeg;
+    MemorySink sink;
+    within(60, [&] { encode_all(run, part, sink); });
+    expect_same({expected.begin() + 3, expected.begin() + 7}, sink.frames);
+    // Through a pipe, sequentially; and read() by hand in order.
+    std::FILE* pipe = ::popen(("cat '" + file.path.string() + "'").c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    {
+      Y4mSource piped(pipe, "the pipe", range);
+      EXPECT_EQ(piped.frame_count(), -1);
+      std::vector<std::uint8_t> buf(frame_bytes(run));
+      for (int i = 0; i < 4; ++i) {
+        ASSERT_TRUE(piped.read(i, buf.data()));
+        EXPECT_EQ(buf, frames[std::size_t(i + 3)].bytes) << "frame " << i;
+      }
+      EXPECT_FALSE(piped.read(4, buf.data()));
+    }
+    ::pclose(pipe);
+  }
+}
+
+TEST(Y4mSource, ErrorsAreClear) {
+  VideoOptions o;
+  o.width = 16;
+  o.height = 16;
+  o.format = FrameFormat::yuv420p;
+  const auto frames = make_frames(o, 2);
+  const Y4mFile file(o, frames, "", "errors");
+  Y4mSource source(file.path.string());
+  VideoOptions wrong = source.video_options();
+  wrong.matrix = YuvMatrix::bt709;
+  MemorySink sink;
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { encode_all(wrong, source, sink); }),
+                       "the VideoOptions do not describe the Y4M stream (16x16"));
+  EXPECT_TRUE(contains(message_of<Error>([&] { Y4mSource missing((file.dir / "none.y4m").string()); }),
+                       "none.y4m"));
+  Y4mReadOptions bad;
+  bad.first_frame = -1;
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { Y4mSource s(file.path.string(), bad); }),
+                       "first_frame -1 is negative"));
+  // A truncated last frame is an error, not a short stream.
+  std::filesystem::resize_file(file.path, std::filesystem::file_size(file.path) - 10);
+  Y4mSource cut(file.path.string());
+  EXPECT_TRUE(contains(message_of<Error>([&] { encode_all(cut.video_options(), cut, sink); }),
+                       "in.y4m"));
+}
+
+TEST(VideoFormats, OwnCoefficientsAndToPixels) {
+  VideoOptions o;
+  o.width = 37;
+  o.height = 22;
+  o.format = FrameFormat::yuv422p;
+  // A truncated-form conversion (libswscale's kind) with arbitrary coefficients.
+  o.coefficients = YuvCoefficients{true, 16 * 8, 76309, 104597, -25675, -53279, 132201};
+  auto frames = make_frames(o, 3);
+  const pipeline::SourceFormat sf = api::source_format(o);
+  std::vector<std::uint8_t> rgb(std::size_t(o.width) * o.height * 3);
+  for (TestFrame& t : frames) {
+    planar_to_rgb(planar_view(t.bytes.data(), o.width, o.height, sf.planar), t.pixels.data(),
+                  std::size_t(o.width) * 3);
+    // to_pixels: the same conversion, into a padded buffer.
+    std::vector<std::uint8_t> padded(std::size_t(o.width * 3 + 5) * o.height);
+    to_pixels(FrameView::contiguous(t.bytes.data(), o), o, padded.data(), o.width * 3 + 5);
+    for (int y = 0; y < o.height; ++y)
+      ASSERT_EQ(0, std::memcmp(padded.data() + std::size_t(y) * (o.width * 3 + 5),
+                               t.pixels.data() + std::size_t(y) * o.width * 3, o.width * 3));
+  }
+  EXPECT_NE(frames[0].pixels, make_frames(VideoOptions{o.width, o.height, o.format}, 1)[0].pixels)
+      << "the coefficients changed nothing";
+  expect_same(reference(frames, o.jpeg), push_all(o, frames));
+  // bgr24 and gray8 through to_pixels.
+  VideoOptions b = o;
+  b.format = FrameFormat::bgr24;
+  b.coefficients.reset();
+  const auto bgr = make_frames(b, 1);
+  std::vector<std::uint8_t> out(std::size_t(b.width) * b.height * 3);
+  to_pixels(FrameView::contiguous(bgr[0].bytes.data(), b), b, out.data(), b.width * 3);
+  EXPECT_EQ(out, bgr[0].pixels);
+  EXPECT_TRUE(contains(message_of<UsageError>([&] {
+                         to_pixels(FrameView::contiguous(bgr[0].bytes.data(), b), b, out.data(), 10);
+                       }),
+                       "stride 10 smaller than a row"));
+}
+
+TEST(VideoFormats, SlotCountsAndDeviceMemory) {
+  VideoOptions o;
+  o.width = 64;
+  o.height = 64;
+  EXPECT_EQ(slot_count(o, false, 1), 1);  // a still picture: one slot
+  EXPECT_GT(slot_count(o, false), 1);
+  o.slots = 5;
+  EXPECT_EQ(slot_count(o, false, 1), 5);  // asked for: kept
+  // No GPU here (or a big one): a small frame always fits.
+  EXPECT_EQ(gpu_memory_problem(o, 8), "");
+  o.width = 0;
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { slot_count(o, true); }), "width 0"));
 }
 
 }  // namespace

@@ -1,0 +1,143 @@
+// Y4mSource (include/mjpeg/y4m.hpp): the Y4M reader of src/io behind the public FrameSource,
+// and for encode_all the pipeline's Y4M sources (positional or mapped reads; src/pipeline).
+#include "mjpeg/y4m.hpp"
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "internal.hpp"
+#include "io/y4m.hpp"
+#include "pipeline/frame_source.hpp"
+
+namespace mjpeg {
+
+namespace {
+
+YuvMatrix public_matrix(io::ColorMatrix m) {
+  return m == io::ColorMatrix::bt709    ? YuvMatrix::bt709
+         : m == io::ColorMatrix::bt2020 ? YuvMatrix::bt2020
+                                        : YuvMatrix::bt601;
+}
+
+io::ColorMatrix io_matrix(YuvMatrix m) {
+  return m == YuvMatrix::bt709    ? io::ColorMatrix::bt709
+         : m == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020
+                                  : io::ColorMatrix::bt601;
+}
+
+FrameFormat public_format(io::Y4mChroma c) {
+  switch (c) {
+    case io::Y4mChroma::c420: return FrameFormat::yuv420p;
+    case io::Y4mChroma::c422: return FrameFormat::yuv422p;
+    case io::Y4mChroma::c444: return FrameFormat::yuv444p;
+    case io::Y4mChroma::mono: break;
+  }
+  return FrameFormat::yuv400p;
+}
+
+}  // namespace
+
+struct Y4mSource::Impl {
+  Impl(std::unique_ptr<io::Y4mReader> r, const Y4mReadOptions& o) : reader(std::move(r)), options(o) {
+    if (o.first_frame < 0)
+      throw UsageError("Y4mReadOptions: first_frame " + std::to_string(o.first_frame) +
+                       " is negative");
+    if (o.max_frames < -1)
+      throw UsageError("Y4mReadOptions: max_frames " + std::to_string(o.max_frames) +
+                       " is below -1");
+    const io::Y4mInfo& header = reader->info();
+    if (header.matrix_tagged) stream.header_matrix = public_matrix(header.matrix);
+    if (header.range_tagged)
+      stream.header_range = header.range == io::ColorRange::full ? YuvRange::full : YuvRange::limited;
+    if (o.matrix) reader->set_matrix(io_matrix(*o.matrix));
+    if (o.range)
+      reader->set_range(*o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited);
+    const io::Y4mInfo& info = reader->info();
+    stream.width = info.width;
+    stream.height = info.height;
+    stream.format = public_format(info.chroma);
+    stream.matrix = public_matrix(info.matrix);
+    stream.range = info.range == io::ColorRange::full ? YuvRange::full : YuvRange::limited;
+    stream.fps_num = info.fps_num;
+    stream.fps_den = info.fps_den;
+    stream.description = info.describe();
+    stream.notices = info.notices;
+    // The pipeline's source: the last frame it may read counts from the start of the stream.
+    const std::int64_t limit = o.max_frames < 0 ? -1 : o.first_frame + o.max_frames;
+    if (reader->positional_frames() >= 0) {
+      std::int64_t n = reader->positional_frames() - o.first_frame;
+      if (n < 0) n = 0;
+      if (o.max_frames >= 0 && o.max_frames < n) n = o.max_frames;
+      stream.frames = n;
+    }
+    if (o.map && reader->map_frames())
+      source = std::make_unique<pipeline::MappedY4mFrameSource>(*reader, limit);
+    else
+      source = std::make_unique<pipeline::Y4mFrameSource>(*reader, limit);
+    if (o.first_frame > 0)
+      source = std::make_unique<pipeline::SkipFrameSource>(std::move(source), o.first_frame);
+  }
+
+  std::unique_ptr<io::Y4mReader> reader;
+  const Y4mReadOptions options;
+  Y4mStream stream;
+  std::unique_ptr<pipeline::FrameSource> source;
+  std::mutex mutex;  // read(): one call at a time
+  bool used_by_pipeline = false;
+};
+
+Y4mSource::Y4mSource(const std::string& path, const Y4mReadOptions& options)
+    : impl_(std::make_unique<Impl>(std::make_unique<io::Y4mReader>(path), options)) {}
+
+Y4mSource::Y4mSource(std::FILE* stream, const std::string& name, const Y4mReadOptions& options)
+    : impl_(std::make_unique<Impl>(std::make_unique<io::Y4mReader>(stream, name), options)) {
+  if (stream == nullptr) throw UsageError("Y4mSource: null stream");
+}
+
+Y4mSource::~Y4mSource() = default;
+
+const Y4mStream& Y4mSource::stream() const { return impl_->stream; }
+
+VideoOptions Y4mSource::video_options() const {
+  VideoOptions o;
+  o.width = impl_->stream.width;
+  o.height = impl_->stream.height;
+  o.format = impl_->stream.format;
+  o.matrix = impl_->stream.matrix;
+  o.range = impl_->stream.range;
+  return o;
+}
+
+bool Y4mSource::read(std::int64_t index, std::uint8_t* dst) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  pipeline::FrameSource& s = *impl_->source;
+  std::int64_t got = -1;
+  const pipeline::SourceFormat f = s.format();
+  if (!s.read_into(0, dst, f.row_bytes(), got)) return false;
+  if (got != index)
+    throw UsageError("Y4mSource::read: frame " + std::to_string(index) +
+                     " asked for out of order (the stream is at frame " + std::to_string(got) + ")");
+  return true;
+}
+
+std::int64_t Y4mSource::frame_count() const { return impl_->stream.frames; }
+
+Y4mSource::Impl& impl_of(Y4mSource& source) { return *source.impl_; }
+
+namespace api {
+
+pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o) {
+  auto* y4m = dynamic_cast<Y4mSource*>(&source);
+  if (y4m == nullptr) return nullptr;
+  Y4mSource::Impl& impl = impl_of(*y4m);
+  const Y4mStream& s = impl.stream;
+  if (o.width != s.width || o.height != s.height || o.format != s.format ||
+      o.matrix != s.matrix || o.range != s.range || o.coefficients)
+    throw UsageError("encode_all: the VideoOptions do not describe the Y4M stream (" +
+                     s.description + "); start from Y4mSource::video_options()");
+  return impl.source.get();
+}
+
+}  // namespace api
+}  // namespace mjpeg
