@@ -82,8 +82,8 @@ struct YuvCoefficients {
 /// how a block of pixels reaches shared memory (the mission compares them: `mjpeg compare`).
 enum class KernelVariant {
   direct,       ///< no staging: each thread reads its pixels from global memory
-  pipeline,     ///< a block-scoped cuda::pipeline of `stages` stages, every thread copies (default)
-  partitioned,  ///< a block-scoped cuda::pipeline, one producer warp and consumer warps
+  pipeline,     ///< a block-scoped copy pipeline of `stages` stages, every thread copies (default)
+  partitioned,  ///< a block-scoped copy pipeline, one producer warp and consumer warps
   primitives,   ///< the __pipeline_memcpy_async / commit / wait_prior primitives
 };
 /// "direct", "pipeline", "partitioned", "primitives".
@@ -105,7 +105,7 @@ GpuOutput parse_gpu_output(const std::string& text);
 /// How the GPU modes run their kernels; the defaults are the fastest measured.
 struct GpuTuning {
   KernelVariant kernel = KernelVariant::pipeline;
-  int stages = 2;  ///< cuda::pipeline stages of the staged kernels, 1..4
+  int stages = 2;  ///< stages of the staged kernels' copy pipeline, 1..4
   GpuOutput output = GpuOutput::automatic;
 };
 
@@ -249,7 +249,8 @@ class FrameSource {
 /// Writes the frames to a file, chosen by the name: "*.avi" a RIFF AVI with the MJPG codec
 /// (OpenDML, so beyond 4 GiB), "*.mjpeg" / "*.mjpg" / "-" the JPEGs back to back (what
 /// `ffmpeg -f mjpeg` reads; "-" is standard output), or a printf pattern with one integer
-/// conversion such as "out/%05d.jpg": one JPEG file per frame, numbered from 1.
+/// conversion such as "out/%05d.jpg": one JPEG file per frame, numbered from 1, or "*.jpg" /
+/// "*.jpeg" without a conversion: one picture (a second frame is an error).
 /// The file is written under a temporary name and appears under its own name only at
 /// close(); a FileSink destroyed without close() (an error) removes what it wrote.
 /// Not thread-safe: write() comes from one encoder thread at a time, close() after finish().

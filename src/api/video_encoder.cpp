@@ -7,6 +7,8 @@
 #include "mjpeg/video.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -602,6 +604,15 @@ FileSink::FileSink(const std::string& path, int width, int height, int fps_num, 
   if (fps_num <= 0 || fps_den <= 0)
     throw UsageError("FileSink: frame rate " + std::to_string(fps_num) + "/" +
                      std::to_string(fps_den) + " is not positive");
+  std::string ext;
+  if (const std::size_t dot = path.rfind('.'); dot != std::string::npos && path.find('/', dot) == std::string::npos)
+    for (char c : path.substr(dot + 1)) ext += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if ((ext == "jpg" || ext == "jpeg") && path.find('%') == std::string::npos) {
+    // One picture: the stream's only frame (a second one is an error).
+    io::check_output_allowed(path, overwrite);
+    impl_->sink = std::make_unique<io::SingleJpegWriter>(path, overwrite);
+    return;
+  }
   const io::OutputKind kind = io::output_kind(path);  // UsageError for an unknown extension
   if (kind != io::OutputKind::image_sequence && path != "-")
     io::check_output_allowed(path, overwrite);

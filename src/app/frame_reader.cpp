@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "image_input.hpp"
-#include "jpeg/planar.hpp"
 #include "jpeg_decoder.hpp"
 #include "mjpeg/error.hpp"
 
@@ -91,16 +90,12 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
   options.max_frames = max_frames;
   options.read_image = read_picture;
   video_ = open_video_input(path, kind, options);
-  const pipeline::SourceFormat f = video_.source->format();
+  const VideoOptions& f = video_.format;
   width_ = f.width;
   height_ = f.height;
   frame_count_ = video_.frame_count;
   description_ = video_.description;
-  video_.source->prepare(1);
-  if (f.is_planar())
-    planar_scratch_.resize(f.frame_bytes());
-  else if (f.format == PixelFormat::gray8)
-    gray_scratch_ = io::Image(f.width, f.height, f.format);
+  if (f.format != FrameFormat::rgb24) planar_scratch_.resize(frame_bytes(f));
 }
 
 FrameReader::~FrameReader() = default;
@@ -115,18 +110,13 @@ bool FrameReader::next(io::Image& out) {
   }
   if (out.width != width_ || out.height != height_ || out.format != PixelFormat::rgb24)
     out = io::Image(width_, height_, PixelFormat::rgb24);
-  std::int64_t index = 0;
+  const VideoOptions& f = video_.format;
   if (!planar_scratch_.empty()) {
-    if (!video_.source->read_into(0, planar_scratch_.data(), width_, index)) return false;
+    if (!video_.source->read(read_, planar_scratch_.data())) return false;
     // The RGB the encoder encodes from these planes (the transforms' conversion).
-    planar_to_rgb(planar_view(planar_scratch_.data(), width_, height_,
-                              video_.source->format().planar),
-                  out.pixels.data(), out.stride());
-  } else if (gray_scratch_.width > 0) {
-    if (!video_.source->read_into(0, gray_scratch_.pixels.data(), gray_scratch_.stride(), index))
-      return false;
-    out = to_rgb(gray_scratch_.view());
-  } else if (!video_.source->read_into(0, out.pixels.data(), out.stride(), index)) {
+    to_pixels(FrameView::contiguous(planar_scratch_.data(), f), f, out.pixels.data(),
+              out.stride());
+  } else if (!video_.source->read(read_, out.pixels.data())) {
     return false;
   }
   ++read_;

@@ -46,7 +46,6 @@ class FrameReader {
   io::Image still_;          // a still image, handed out once
   bool is_still_ = false;
   VideoInput video_;
-  io::Image gray_scratch_;   // gray8 stream frames before expansion
   std::vector<std::uint8_t> planar_scratch_;  // planar frames (Y4M) before conversion to RGB
 };
 

@@ -1,5 +1,7 @@
 #include "frame_store.hpp"
 
+#include "api/internal.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -118,21 +120,19 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
     throw UsageError("--size applies to a still-image input (video frames keep their size)");
   VideoInput in = open_video_input(input, kind, max_frames);
   for (const std::string& n : in.notices) notice(n);
-  const pipeline::SourceFormat f = in.source->format();
-  in.source->prepare(1);
+  const pipeline::SourceFormat f = api::source_format(in.format);
   FrameStore store;
   store.format = f;
   store.fps_num = in.fps_num;
   store.fps_den = in.fps_den;
-  for (;;) {
-    std::int64_t index = -1;
+  for (std::int64_t index = 0;; ++index) {
     if (f.is_planar()) {  // as the encoder reads it: planes, 1.5 bytes per pixel at 4:2:0
       std::vector<std::uint8_t> frame(f.frame_bytes());
-      if (!in.source->read_into(0, frame.data(), f.row_bytes(), index)) break;
+      if (!in.source->read(index, frame.data())) break;
       store.planar.push_back(std::move(frame));
     } else {
       io::Image frame(f.width, f.height, f.format);
-      if (!in.source->read_into(0, frame.pixels.data(), frame.stride(), index)) break;
+      if (!in.source->read(index, frame.pixels.data())) break;
       store.frames.push_back(std::move(frame));
     }
   }

@@ -44,7 +44,8 @@ std::string number_range(const io::SequencePattern& p, std::int64_t a, std::int6
   return a == b ? bare.name(a) : bare.name(a) + ".." + bare.name(b);
 }
 
-class ImageSequenceSource final : public pipeline::FrameSource {
+/// The files decode on any number of threads at once (frame i is file numbers[i]).
+class ImageSequenceSource final : public mjpeg::FrameSource {
  public:
   ImageSequenceSource(std::string pattern, io::SequencePattern p,
                       std::vector<std::int64_t> numbers, InputOptions options, io::Image first)
@@ -53,18 +54,16 @@ class ImageSequenceSource final : public pipeline::FrameSource {
         numbers_(std::move(numbers)),
         options_(std::move(options)),
         first_(std::move(first)) {
-    format_ = {first_.width, first_.height, PixelFormat::rgb24};
+    format_.width = first_.width;
+    format_.height = first_.height;
   }
-  pipeline::SourceFormat format() const override { return format_; }
+  const VideoOptions& format() const { return format_; }
+  bool concurrent_reads() const override { return true; }
+  std::int64_t frame_count() const override { return static_cast<std::int64_t>(numbers_.size()); }
 
-  bool read_into(int, std::uint8_t* dst, std::size_t stride, std::int64_t& index) override {
-    bool use_first = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (next_ >= static_cast<std::int64_t>(numbers_.size())) return false;
-      index = next_++;
-      use_first = index == 0;
-    }
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    if (index >= static_cast<std::int64_t>(numbers_.size())) return false;
+    const bool use_first = index == 0;
     const std::string path = p_.name(numbers_[static_cast<std::size_t>(index)]);
     io::Image decoded;
     if (!use_first) decoded = options_.read_image(path);
@@ -75,9 +74,9 @@ class ImageSequenceSource final : public pipeline::FrameSource {
                               path, image.width, image.height, format_.width, format_.height));
     const io::Image rgb = image.format == PixelFormat::rgb24 ? io::Image() : to_rgb(image.view());
     const io::Image& src = image.format == PixelFormat::rgb24 ? image : rgb;
-    const std::size_t row = format_.row_bytes();
+    const std::size_t row = static_cast<std::size_t>(format_.width) * 3;
     for (int y = 0; y < format_.height; ++y)
-      std::memcpy(dst + static_cast<std::size_t>(y) * stride,
+      std::memcpy(dst + static_cast<std::size_t>(y) * row,
                   src.pixels.data() + static_cast<std::size_t>(y) * src.stride(), row);
     if (use_first) first_ = io::Image();  // not needed again
     return true;
@@ -89,9 +88,7 @@ class ImageSequenceSource final : public pipeline::FrameSource {
   std::vector<std::int64_t> numbers_;  ///< the files to read, in order
   InputOptions options_;
   io::Image first_;                    ///< decoded at open (its size is the stream's)
-  pipeline::SourceFormat format_;
-  std::mutex mutex_;
-  std::int64_t next_ = 0;
+  VideoOptions format_;
 };
 
 }  // namespace
@@ -167,8 +164,10 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                                number_range(p, numbers.front(), numbers.back()), in.fps_num,
                                in.fps_den);
   in.notices = std::move(notices);
-  in.source = std::make_unique<ImageSequenceSource>(pattern, p, std::move(numbers), options,
-                                                    std::move(first));
+  auto source = std::make_unique<ImageSequenceSource>(pattern, p, std::move(numbers), options,
+                                                     std::move(first));
+  in.format = source->format();
+  in.source = std::move(source);
   return in;
 }
 

@@ -127,11 +127,10 @@ void InputRelay::run() {
   out_[1] = -1;
 }
 
-bool RelaySource::read_into(int producer, std::uint8_t* dst, std::size_t stride,
-                            std::int64_t& index) {
+bool RelaySource::read(std::int64_t index, std::uint8_t* dst) {
   bool got = false;
   try {
-    got = inner_->read_into(producer, dst, stride, index);
+    got = inner_->read(index, dst);
   } catch (const std::exception&) {
     if (relay_.cut()) return false;  // a frame cut short by Ctrl-C: the end of the stream
     if (relay_.error() != 0)  // the reader saw only a short frame

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "pipeline/frame_source.hpp"
+#include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
 
@@ -55,27 +55,17 @@ class InputRelay {
 /// A source read through an InputRelay: a read cut short by a signal is the end of the stream
 /// (the pipeline then finishes the frames in flight), and a failed read of the input, which the
 /// reader sees only as an early end, is an error.
-class RelaySource final : public pipeline::FrameSource {
+class RelaySource final : public mjpeg::FrameSource {
  public:
-  RelaySource(std::unique_ptr<pipeline::FrameSource> inner, const InputRelay& relay)
+  RelaySource(std::unique_ptr<mjpeg::FrameSource> inner, const InputRelay& relay)
       : inner_(std::move(inner)), relay_(relay) {}
-  // Every FrameSource method goes to the source it wraps (reading is relayed, nothing else).
-  pipeline::SourceFormat format() const override { return inner_->format(); }
-  void prepare(int producers) override { inner_->prepare(producers); }
-  bool lends_frames() const override { return inner_->lends_frames(); }
-  bool lent_frames_pinned() const override { return inner_->lent_frames_pinned(); }
-  int max_useful_producers() const override { return inner_->max_useful_producers(); }
-  bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override {
-    return inner_->lend(producer, data, index);
-  }
-  void pin_lent_frames() override { inner_->pin_lent_frames(); }
-  void release(std::int64_t index) override { inner_->release(index); }
-  LockWindows lent_lock_windows() const override { return inner_->lent_lock_windows(); }
-  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
-                 std::int64_t& index) override;
+  bool read(std::int64_t index, std::uint8_t* dst) override;
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
+  int max_concurrent_reads() const override { return inner_->max_concurrent_reads(); }
+  std::int64_t frame_count() const override { return inner_->frame_count(); }
 
  private:
-  std::unique_ptr<pipeline::FrameSource> inner_;
+  std::unique_ptr<mjpeg::FrameSource> inner_;
   const InputRelay& relay_;
 };
 

@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include "core/planar_format.hpp"
+#include "decode_turns.hpp"
 #include "libav_rgb.hpp"
 #include "mjpeg/error.hpp"
 
@@ -406,12 +407,35 @@ std::string plural(std::int64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+/// What the encoder gets: rgb24 rows, or (planar.planar()) the planes, converted to RGB with
+/// planar.ycc.
+struct FrameLayout {
+  int width = 0, height = 0;
+  PlanarFormat planar{};
+  bool is_planar() const { return planar.planar(); }
+};
+
+/// The library's description of frames of `f`.
+VideoOptions video_format(const FrameLayout& f) {
+  VideoOptions o;
+  o.width = f.width;
+  o.height = f.height;
+  if (!f.is_planar()) return o;
+  o.format = f.planar.chroma == PlanarChroma::c420   ? FrameFormat::yuv420p
+             : f.planar.chroma == PlanarChroma::c422 ? FrameFormat::yuv422p
+             : f.planar.chroma == PlanarChroma::c444 ? FrameFormat::yuv444p
+                                                     : FrameFormat::yuv400p;
+  const math::YccToRgb& k = f.planar.ycc;
+  o.coefficients = YuvCoefficients{k.truncated != 0, k.y0, k.cy, k.cr_r, k.cb_g, k.cr_g, k.cb_b};
+  return o;
+}
+
 /// Frames decoded by FFmpeg's own libraries (libavformat + libavcodec) and turned into RGB by
 /// libswscale with the source's colour matrix and range, as `ffmpeg -i X -pix_fmt rgb24` does.
 /// Demuxing and decoding are sequential (under a lock, into the producer's own AVFrame); the
 /// turn and the conversion write into the slot outside the lock, with one SwsContext per
 /// producer.
-class LibavSource final : public pipeline::FrameSource {
+class LibavSource final : public mjpeg::FrameSource {
  public:
   /// Opens `path`, decodes its first frame (so that size, pixel format and colour tags are the
   /// decoder's, not the container's guess). Throws Error naming the file.
@@ -518,7 +542,7 @@ class LibavSource final : public pipeline::FrameSource {
                                      path, degrees));
     }
     const bool swap = swaps_axes(turn_);
-    format_ = {swap ? coded_h_ : coded_w_, swap ? coded_w_ : coded_h_, PixelFormat::rgb24};
+    format_ = {swap ? coded_h_ : coded_w_, swap ? coded_w_ : coded_h_, PlanarFormat{}};
     if (!options.rgb_swscale && !rgb_source &&
         (turn_ == Turn::none || can_turn_planes(first_->format, turn_))) {
       // Planes to the encoder (turned plane by plane first when the stream says so: the frame
@@ -536,16 +560,17 @@ class LibavSource final : public pipeline::FrameSource {
           path, tff_ ? "top" : "bottom"));
   }
 
-  pipeline::SourceFormat format() const override { return format_; }
+  const FrameLayout& layout() const { return format_; }
   /// Decoding is sequential (FFmpeg's own frame threads decode ahead); a producer only copies
   /// planes outside the lock, so two keep the decoder busy. libswscale's conversion, and the
   /// turn of a display matrix, run outside the lock on any number of producers.
-  int max_useful_producers() const override {
+  bool concurrent_reads() const override { return true; }
+  int max_concurrent_reads() const override {
     return format_.is_planar() && turn_ == Turn::none ? 2 : 0;
   }
   int fps_num() const { return fps_num_; }
   int fps_den() const { return fps_den_; }
-  std::int64_t frame_count() const { return frame_count_; }
+  std::int64_t announced_frames() const { return frame_count_; }
   bool has_audio() const { return has_audio_; }
   const std::string& codec_name() const { return codec_name_; }
   const std::string& pix_name() const { return pix_name_; }
@@ -591,24 +616,13 @@ class LibavSource final : public pipeline::FrameSource {
     return out;
   }
 
-  void prepare(int producers) override {
-    producers_.clear();
-    for (int i = 0; i < producers; ++i) {
-      producers_.push_back(Producer{new_frame(), new_frame(), {}, -1, -1, -1, -1, {}});
-      // Room for the picture as stored and as turned (their padded rows differ); planar
-      // frames need no RGB.
-      if (!format_.is_planar())
-        producers_.back().rgb.resize(std::max(padded_rgb_bytes(coded_w_, coded_h_),
-                                              padded_rgb_bytes(coded_h_, coded_w_)));
-    }
-  }
-
-  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
-                 std::int64_t& index) override {
-    Producer& p = producers_.at(static_cast<std::size_t>(producer));
-    AVFrame& frame = *p.frame;
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    const auto p = producers_.take();
+    AVFrame& frame = *p->frame;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!turns_.wait(lock, index)) return false;
+      DecodeTurns::Section section(turns_);
       if (ended_ || (options_.max_frames >= 0 && next_ >= options_.max_frames)) return false;
       av_frame_unref(&frame);
       if (first_) {
@@ -619,7 +633,7 @@ class LibavSource final : public pipeline::FrameSource {
         check_complete();  // throws when the file ends early (without --keep-going)
         return false;
       }
-      index = next_++;
+      ++next_;
       note_time(frame);
       // Under the lock, ending the stream first: the first changed frame is the one reported,
       // whichever producer would have converted a later one.
@@ -636,11 +650,12 @@ class LibavSource final : public pipeline::FrameSource {
                                 name_, index + 1, pix_name_,
                                 av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame.format))));
       }
+      section.taken();
     }
     if (format_.is_planar())
       copy_planes(frame, dst);
     else
-      convert(p, frame, dst, stride);
+      convert(*p, frame, dst, static_cast<std::size_t>(format_.width) * 3);
     av_frame_unref(&frame);
     return true;
   }
@@ -918,7 +933,7 @@ class LibavSource final : public pipeline::FrameSource {
   double time_base_ = 0;
   std::int64_t frame_count_ = -1;
   double stream_seconds_ = 0, container_seconds_ = 0;
-  pipeline::SourceFormat format_;
+  FrameLayout format_;
   FramePtr first_;  ///< decoded at open, handed out as frame 0
   std::mutex mutex_;
   std::int64_t next_ = 0;
@@ -928,7 +943,16 @@ class LibavSource final : public pipeline::FrameSource {
   bool ended_ = false, draining_ = false;
   bool have_time_ = false;
   double first_time_s_ = 0, last_time_s_ = 0, min_gap_s_ = 0, max_gap_s_ = 0, max_shift_s_ = 0;
-  std::vector<Producer> producers_;
+  ScratchPool<Producer> producers_{[this] {
+    auto p = std::make_unique<Producer>(Producer{new_frame(), new_frame(), {}, -1, -1, -1, -1, {}});
+    // Room for the picture as stored and as turned (their padded rows differ); planar frames
+    // need no RGB.
+    if (!format_.is_planar())
+      p->rgb.resize(std::max(padded_rgb_bytes(coded_w_, coded_h_),
+                             padded_rgb_bytes(coded_h_, coded_w_)));
+    return p;
+  }};
+  DecodeTurns turns_;
 };
 
 void check_video_file(const std::string& path) {
@@ -946,10 +970,11 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
   VideoInput in;
   in.fps_num = src->fps_num();
   in.fps_den = src->fps_den();
-  in.frame_count = src->frame_count();
+  in.frame_count = src->announced_frames();
   if (options.max_frames >= 0 && (in.frame_count < 0 || options.max_frames < in.frame_count))
     in.frame_count = options.max_frames;
-  const pipeline::SourceFormat f = src->format();
+  const FrameLayout& f = src->layout();
+  in.format = video_format(f);
   in.description = fmt::format(
       "{}x{} {}/{} fps, {}, {} {} ({}), decoded by FFmpeg's libraries{}", f.width, f.height,
       in.fps_num, in.fps_den,

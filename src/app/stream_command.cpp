@@ -12,18 +12,15 @@
 #include <fmt/format.h>
 
 #include "cli_options.hpp"
-#include "device_info.hpp"
-#include "gpu_transform.hpp"
 #include "image_input.hpp"
 #include "input_dump.hpp"
 #include "interrupt.hpp"
 #include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
-#include "core/geometry.hpp"
+#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/video.hpp"
 #include "paths.hpp"
-#include "pipeline/analysis.hpp"
-#include "pipeline/pipeline.hpp"
 #include "quality_hook.hpp"
 #include "video_input.hpp"
 #include "wording.hpp"
@@ -40,7 +37,8 @@ void notice(const EncodeArgs& args, const std::string& text) {
 /// a notice to print once the input is open (so that an input error stays the only line).
 Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
   std::string reason;
-  const int count = gpu::device_count(&reason);
+  const std::vector<GpuDevice> gpus = gpu_devices(&reason);
+  const int count = static_cast<int>(gpus.size());
   const bool all_of_none = args.devices == "all" && count == 0;
   if (!all_of_none) devices = resolve_devices(args.devices, args.device);
   // The first listed device that does not exist, and what to say about it.
@@ -74,7 +72,8 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
     return Offload::cpu;
   }
   for (int d : devices) {
-    if (!gpu::usable_device(d, &reason)) {
+    if (d >= count || !gpus[static_cast<std::size_t>(d)].usable) {
+      if (d < count) reason = gpus[static_cast<std::size_t>(d)].problem;
       for (char& c : reason)
         if (c == '\n') c = ' ';
       later = fmt::format("{}; encoding on the CPU", reason);
@@ -84,57 +83,36 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
   return Offload::aok;
 }
 
+/// The library's options for `args`: the frames' format (`format`), the JPEG parameters, the
+/// mode and its devices, the counts, the GPU tuning.
+VideoOptions video_options(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
+                           const VideoOptions& format) {
+  VideoOptions o = format;
+  o.jpeg = args.options;
+  o.offload = mode;
+  o.device = args.device;
+  if (mode != Offload::cpu) o.devices = devices;
+  o.producers = args.producers;
+  o.entropy_threads = args.entropy_threads;
+  o.slots = args.slots;
+  o.gpu.kernel = parse_kernel_variant(args.variant);
+  o.gpu.stages = args.stages;
+  o.gpu.output = parse_gpu_output(args.gpu_output);
+  validate(o);
+  return o;
+}
+
 /// sok/aok keep every slot's pixels and coefficients in device memory: a frame of hundreds of
 /// megapixels may not fit. Asked for (--mode), that is an error before any work; chosen
 /// automatically, the CPU encodes instead, with a notice. Returns the mode to run.
-Offload fit_device_memory(const EncodeArgs& args, Offload mode, int slots,
-                                 const std::vector<int>& devices,
-                                 const pipeline::SourceFormat& f) {
-  if (mode == Offload::cpu) return mode;
-  const FrameGeometry g = make_geometry(
-      f.width, f.height, f.format == PixelFormat::gray8 ? Subsampling::gray : args.options.subsampling);
-  const double per_slot = static_cast<double>(f.frame_bytes()) +
-                          static_cast<double>(g.coefficient_count()) * sizeof(std::int16_t);
-  std::string reason;
-  const std::vector<gpu::DeviceInfo> found = gpu::list_devices(&reason);
-  for (int device : devices.empty() ? std::vector<int>{args.device} : devices) {
-    // Stream buffers that share a device share its memory.
-    const double buffers =
-        devices.empty() ? 1.0 : static_cast<double>(std::count(devices.begin(), devices.end(), device));
-    double device_bytes = 0;
-    for (const gpu::DeviceInfo& d : found)
-      if (d.index == device) device_bytes = static_cast<double>(d.memory_bytes);
-    if (device_bytes <= 0 || per_slot * slots * buffers <= 0.9 * device_bytes) continue;
-    const std::string need = fmt::format(
-        "a {}x{} frame needs {:.1f} GiB of device memory for {} slots (pixels and coefficients), "
-        "device {} has {:.1f} GiB",
-        f.width, f.height, per_slot * slots * buffers / (1 << 30), slots * buffers, device,
-        device_bytes / (1 << 30));
-    if (!args.mode.empty())
-      throw Error(fmt::format("--mode {}: {}; use fewer --slots or --mode cpu", args.mode, need));
-    notice(args, need + "; encoding on the CPU");
-    return Offload::cpu;
-  }
-  return mode;
-}
-
-/// `frames`: how many the input has (-1 unknown): a short input (a still picture) needs no more
-/// slots than frames, which matters for a picture of hundreds of megapixels.
-pipeline::PipelineOptions pipeline_options(const EncodeArgs& args, Offload mode,
-                                           const std::vector<int>& devices,
-                                           std::int64_t frames = -1) {
-  pipeline::PipelineOptions o;
-  o.mode = mode;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  pipeline::apply_default_counts(o, cores, args.producers, args.entropy_threads, args.slots);
-  if (args.slots == 0 && frames > 0 && frames < o.slots) o.slots = static_cast<int>(frames);
-  o.device = args.device;
-  if (mode != Offload::cpu) o.devices = devices;
-  o.variant = gpu::parse_variant(args.variant);
-  o.stages = args.stages;
-  if (args.gpu_output != "auto") o.gpu_output = gpu::parse_gpu_output(args.gpu_output);
-  pipeline::validate(o);
-  return o;
+Offload fit_device_memory(const EncodeArgs& args, const VideoOptions& o, std::int64_t frames) {
+  if (o.offload == Offload::cpu) return o.offload;
+  const std::string need = gpu_memory_problem(o, slot_count(o, false, frames));
+  if (need.empty()) return o.offload;
+  if (!args.mode.empty())
+    throw Error(fmt::format("--mode {}: {}; use fewer --slots or --mode cpu", args.mode, need));
+  notice(args, need + "; encoding on the CPU");
+  return Offload::cpu;
 }
 
 /// Progress: frames, fps, ETA when the length is known. On a terminal one line updated in
@@ -143,7 +121,7 @@ class ProgressLine {
  public:
   ProgressLine(bool enabled, bool terminal, std::int64_t total)
       : enabled_(enabled), terminal_(terminal), total_(total) {}
-  void update(const pipeline::Progress& p) {
+  void update(const Progress& p) {
     if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
     last_ = p.elapsed_s;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
@@ -172,61 +150,81 @@ class ProgressLine {
   bool shown_ = false;
 };
 
-VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind,
-                      std::vector<io::Image>& stills, std::vector<ImageView>& views) {
+/// One still picture as a one-frame stream.
+class StillSource final : public mjpeg::FrameSource {
+ public:
+  explicit StillSource(io::Image image) : image_(std::move(image)) {}
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    if (index > 0) return false;
+    const std::size_t row = static_cast<std::size_t>(image_.width) * channels(image_.format);
+    for (int y = 0; y < image_.height; ++y)
+      std::memcpy(dst + static_cast<std::size_t>(y) * row,
+                  image_.pixels.data() + static_cast<std::size_t>(y) * image_.stride(), row);
+    return true;
+  }
+  std::int64_t frame_count() const override { return 1; }
+
+ private:
+  const io::Image image_;
+};
+
+VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
   if (args.input_options.stream > 0 && kind != InputKind::video)
     throw Error(fmt::format("--stream {}: '{}' has one video stream (0)",
                             args.input_options.stream, args.input));
   if (kind != InputKind::image) {
     InputOptions options = args.input_options;
     // A frame range (--start): the frames before it are read and dropped.
-    options.max_frames = args.frames < 0 ? -1 : args.start + args.frames;
+    options.start = args.start;
+    options.max_frames = args.frames;
     options.rgb_swscale = args.rgb_decode == "swscale";
     // The cpu mode transforms a mapped Y4M file's frames where they lie; the GPU modes read
     // them into their pinned slots (measured on the H200 at 1080p: 1.4x the frame rate of
     // uploading from the page-locked mapping, whose locking stalls the other CUDA calls).
     options.map_y4m = mode == Offload::cpu;
-    VideoInput in = open_video_input(args.input, kind, options);
-    if (args.start > 0) {
-      in.source = std::make_unique<pipeline::SkipFrameSource>(std::move(in.source), args.start);
-      if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - args.start);
-    }
-    return in;
+    return open_video_input(args.input, kind, options);
   }
-  // One still image as a one-frame stream.
-  stills.push_back(read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
-                                    args.input_options.autorotate));
-  views.push_back(stills.back().view());
+  io::Image still = read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
+                                     args.input_options.autorotate);
   VideoInput in;
-  in.source = std::make_unique<pipeline::MemoryFrameSource>(views);
+  in.format.width = still.width;
+  in.format.height = still.height;
+  in.format.format = still.format == PixelFormat::gray8 ? FrameFormat::gray8 : FrameFormat::rgb24;
   in.frame_count = 1;
-  in.description = fmt::format("{}x{} still image", views[0].width, views[0].height);
+  in.description = fmt::format("{}x{} still image", still.width, still.height);
+  in.source = std::make_unique<StillSource>(std::move(still));
   return in;
 }
 
 /// One line per stage: busy seconds summed over its threads, and that over the wall time,
 /// i.e. how many cores the stage kept busy on average; then the split of producers and entropy
 /// workers, the stage that bounds the frame rate and the bytes uploaded per frame.
-void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& o) {
+void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
   const double wall = s.wall_s > 0 ? s.wall_s : 1;
+  // Stats' read_s and gpu_s include their parts (the upload issue; the download issue and the
+  // wait for results): each line here is one part.
   const std::pair<const char*, double> stages[] = {
-      {"setup (allocation)", s.setup_s},        {"read/decode (producers)", s.read_s},
-      {"upload issue (aok)", s.upload_issue_s}, {"gpu offload (sok/aok dispatch)", s.gpu_s},
-      {"transform (cpu)", s.transform_cpu_s},   {"wait for coefficients", s.coeff_wait_s},
-      {"entropy coding", s.entropy_s},          {"write", s.write_s}};
+      {"setup (allocation)", s.setup_s},
+      {"read/decode (producers)", std::max(0.0, s.read_s - s.upload_issue_s)},
+      {"upload issue (aok)", s.upload_issue_s},
+      {"gpu offload (sok/aok dispatch)",
+       std::max(0.0, s.gpu_s - s.download_issue_s - s.result_wait_s)},
+      {"transform (cpu)", s.transform_s},
+      {"wait for coefficients", s.result_wait_s},
+      {"entropy coding", s.entropy_s},
+      {"write", s.write_s}};
   std::fprintf(stderr, "mjpeg: stages over %.3f s wall (busy s, cores):\n", s.wall_s);
   for (const auto& [name, busy] : stages)
     if (busy > 0) std::fprintf(stderr, "  %-32s %8.3f  %5.2f\n", name, busy, busy / wall);
-  const pipeline::RunAnalysis a = pipeline::analyse(s, o);
   std::fprintf(stderr, "%s\n",
                fmt::format("mjpeg: {} + {}{}; bound by {} ({:.1f} fps alone){}",
                            count_of(s.producers, "producer", "producers"),
                            count_of(s.entropy_threads, "entropy thread", "entropy threads"),
-                           o.balance_threads > 0
+                           s.self_balancing
                                ? fmt::format(" (self-balancing, {} change{})", s.rebalances,
                                              s.rebalances == 1 ? "" : "s")
                                : "",
-                           a.binding.empty() ? "-" : a.binding, a.bound_fps,
+                           s.bound_by.empty() ? "-" : s.bound_by, s.bound_fps,
                            s.upload_bytes > 0 && s.frames > 0
                                ? fmt::format("; {} bytes uploaded per frame",
                                              s.upload_bytes / static_cast<std::uint64_t>(s.frames))
@@ -235,10 +233,10 @@ void print_stage_stats(const pipeline::Stats& s, const pipeline::PipelineOptions
   if (s.split_frames > 0)
     std::fprintf(stderr, "mjpeg: %s coded on several threads (the last, while workers idled)\n",
                  count_of(s.split_frames, "frame", "frames").c_str());
-  if (s.buffers.size() > 1) {  // how the frames were spread over the devices
+  if (s.frames_per_buffer.size() > 1) {  // how the frames were spread over the devices
     std::string line = "mjpeg: frames per stream buffer:";
-    for (std::size_t b = 0; b < s.buffers.size(); ++b)
-      line += fmt::format("{} GPU {}: {}", b ? "," : "", s.buffers[b].device, s.buffers[b].frames);
+    for (std::size_t b = 0; b < s.frames_per_buffer.size(); ++b)
+      line += fmt::format("{} GPU {}: {}", b ? "," : "", devices.at(b), s.frames_per_buffer[b]);
     std::fprintf(stderr, "%s\n", line.c_str());
   }
 }
@@ -333,31 +331,31 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   std::string mode_notice;
   std::vector<int> devices;
   const Offload mode = choose_mode(args, devices, mode_notice);
-  pipeline_options(args, mode, devices);  // usage errors (counts, variant) before the input is opened
+  {  // usage errors (counts, variant) before the input is opened
+    VideoOptions probe;
+    probe.width = probe.height = 16;
+    video_options(args, mode, devices, probe);
+  }
 
   const InputKind kind = input_kind(args.input);
-  std::vector<io::Image> stills;
-  std::vector<ImageView> views;
-  VideoInput in = open_input(args, mode, kind, stills, views);
+  VideoInput in = open_input(args, mode, kind);
   if (!mode_notice.empty()) notice(args, mode_notice);
   if (one_picture_of_gif)
     notice(args, fmt::format("'{}' holds one picture: the first frame of '{}' is encoded (a "
                              "pattern, .avi or .mjpeg takes them all)",
                              args.output, args.input));
   for (const std::string& n : in.notices) notice(args, n);
-  const pipeline::SourceFormat fmt_in = in.source->format();
-  check_jpeg_size(args.input, fmt_in.width, fmt_in.height);
-  check_optimize_size(fmt_in.width, fmt_in.height,
-                      fmt_in.format == PixelFormat::gray8 ? Subsampling::gray
-                                                          : args.options.subsampling,
+  const int width = in.format.width, height = in.format.height;
+  const bool gray = in.format.format == FrameFormat::gray8;
+  check_jpeg_size(args.input, width, height);
+  check_optimize_size(width, height, gray ? Subsampling::gray : args.options.subsampling,
                       args.options.optimize && !args.options.progressive);
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
-  pipeline::PipelineOptions popt = pipeline_options(args, mode, devices, in.frame_count);
-  const Offload fitted = fit_device_memory(args, mode, popt.slots, popt.devices, fmt_in);
-  if (fitted != mode) popt = pipeline_options(args, fitted, devices, in.frame_count);
-  const Offload run_mode = popt.mode;
+  VideoOptions o = video_options(args, mode, devices, in.format);
+  o.offload = fit_device_memory(args, o, in.frame_count);
+  if (o.offload == Offload::cpu) o.devices.clear();
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
   // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
@@ -365,26 +363,18 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   std::unique_ptr<InputDump> dump;
   if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
   if (written_quality || dump) {
-    popt.on_frame = [q = written_quality.get(), d = dump.get()](
-                        std::int64_t index, const ImageView& pixels,
-                        const std::vector<std::uint8_t>& jpeg) {
-      if (d) d->add(index, pixels);
-      if (q) q->add(index, pixels, jpeg);
+    o.on_frame = [q = written_quality.get(), d = dump.get()](const ImageView& pixels,
+                                                             const EncodedFrame& jpeg) {
+      if (d) d->add(jpeg.index, pixels);
+      if (q) q->add(jpeg.index, pixels, std::vector<std::uint8_t>(jpeg.data, jpeg.data + jpeg.size));
     };
   }
-
-  std::unique_ptr<io::FrameSink> sink =
-      is_single_jpeg(args.output)
-          ? std::make_unique<io::SingleJpegWriter>(args.output, args.overwrite)
-          : io::make_frame_sink(args.output, fmt_in.width, fmt_in.height, in.fps_num,
-                                in.fps_den, /*first_number=*/1,
-                                /*replace_existing=*/args.overwrite);
   const bool terminal = isatty(STDERR_FILENO) != 0;
   ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
-  pipeline::Stats stats;
-  stats = pipeline::encode_stream(
-      *in.source, args.options, *sink, popt,
-      [&](const pipeline::Progress& p) { progress.update(p); }, &interrupt_flag());
+  o.on_progress = [&](const Progress& p) { progress.update(p); };
+
+  FileSink sink(args.output, width, height, in.fps_num, in.fps_den, args.overwrite);
+  const Stats stats = encode_all(o, *in.source, sink, &interrupt_flag());
   progress.finish();
   const bool was_interrupted = interrupted();
   if (!was_interrupted && in.final_notices)
@@ -398,11 +388,15 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                             args.start));
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
-  sink->close();
+  sink.close();
 
+  const std::vector<int> buffers = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
   if (!args.quiet) {
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double pixels = static_cast<double>(fmt_in.width) * fmt_in.height * stats.frames;
+    const double pixels = static_cast<double>(width) * height * stats.frames;
+    std::string device_text;
+    for (std::size_t b = 0; b < buffers.size(); ++b)
+      device_text += (b ? "," : "") + std::to_string(buffers[b]);
     std::fprintf(stderr, "%s\n",
                  fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode{}), {:.1f} MB, "
                              "{:.2f} bits/pixel, {:.2f} s",
@@ -410,15 +404,13 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                              was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
                              // --mode's spelling: "sok" also with --pinned
-                             run_mode == Offload::sok_pinned ? "sok" : to_string(run_mode),
-                             popt.devices.size() > 1
-                                 ? ", devices " + pipeline::device_list_text(popt.devices)
-                                 : "",
-                             sink->bytes_written() / 1e6,
+                             o.offload == Offload::sok_pinned ? "sok" : to_string(o.offload),
+                             o.devices.size() > 1 ? ", devices " + device_text : "",
+                             sink.bytes_written() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
                      .c_str());
   }
-  if (args.stats) print_stage_stats(stats, popt);
+  if (args.stats) print_stage_stats(stats, buffers);
   if (written_quality) written_quality->print(stderr, args.output);
   return was_interrupted ? 130 : 0;
 }

@@ -20,8 +20,9 @@
 #include "input_relay.hpp"
 #include "interrupt.hpp"
 #include "wording.hpp"
+#include "decode_turns.hpp"
 #include "io/frame_sink.hpp"
-#include "io/y4m.hpp"
+#include "mjpeg/y4m.hpp"
 #if MJPEG_HAVE_LIBAV
 #include "libav_source.hpp"
 #endif
@@ -44,7 +45,6 @@ struct VideoInput::Owned {
   // Destroyed in reverse order: the reader, the relay (its thread stopped), then the file.
   std::unique_ptr<std::FILE, FileCloser> file;  ///< a FIFO opened here
   std::unique_ptr<InputRelay> relay;            ///< for inputs that may wait (pipes, FIFOs)
-  std::unique_ptr<io::Y4mReader> y4m;
 };
 
 VideoInput::VideoInput() = default;
@@ -81,7 +81,7 @@ namespace {
 /// are not supported (every buffer is sized once for the stream's geometry). Used by the
 /// OpenCV and FFmpeg readers only.
 void check_frame_size(const std::string& name, std::int64_t index, int width, int height,
-                      const pipeline::SourceFormat& format) {
+                      const VideoOptions& format) {
   if (width != format.width || height != format.height)
     throw Error(fmt::format("{}: frame {} is {}x{}, but the stream started at {}x{} "
                             "(resolution changes are not supported)",
@@ -108,37 +108,35 @@ bool is_fifo(const std::string& path) {
 }
 
 /// Y4M carries no colour matrix (ffmpeg writes only XCOLORRANGE): --colorspace and --range
-/// state the source's, and a notice says what is assumed when neither the header nor an
-/// option does.
-void y4m_colour(io::Y4mReader& reader, const std::string& name, const InputOptions& options,
-                std::vector<std::string>& notices) {
-  const io::Y4mInfo& info = reader.info();
-  const auto matrix_text = [](io::ColorMatrix m) {
-    return m == io::ColorMatrix::bt709 ? "BT.709" : m == io::ColorMatrix::bt2020 ? "BT.2020" : "BT.601";
+/// state the source's (`read`), and a notice says what is assumed when neither the header nor
+/// an option does.
+void y4m_colour(const InputOptions& options, Y4mReadOptions& read) {
+  if (!options.colorspace.empty())
+    read.matrix = options.colorspace == "bt709"    ? YuvMatrix::bt709
+                  : options.colorspace == "bt2020" ? YuvMatrix::bt2020
+                                                   : YuvMatrix::bt601;
+  if (!options.range.empty())
+    read.range = options.range == "full" ? YuvRange::full : YuvRange::limited;
+}
+
+void y4m_colour_notices(const Y4mStream& info, const std::string& name,
+                        const InputOptions& options, std::vector<std::string>& notices) {
+  const auto matrix_text = [](YuvMatrix m) {
+    return m == YuvMatrix::bt709 ? "BT.709" : m == YuvMatrix::bt2020 ? "BT.2020" : "BT.601";
   };
-  if (!options.colorspace.empty()) {
-    const io::ColorMatrix stated = options.colorspace == "bt709"    ? io::ColorMatrix::bt709
-                                   : options.colorspace == "bt2020" ? io::ColorMatrix::bt2020
-                                                                    : io::ColorMatrix::bt601;
-    if (info.matrix_tagged && stated != info.matrix)
-      notices.push_back(fmt::format("--colorspace {}: {} says {}, decoded as {} as stated",
-                                    options.colorspace, name, matrix_text(info.matrix),
-                                    matrix_text(stated)));
-    reader.set_matrix(stated);
-  }
-  if (!options.range.empty()) {
-    const io::ColorRange stated =
-        options.range == "full" ? io::ColorRange::full : io::ColorRange::limited;
-    if (info.range_tagged && stated != info.range)
-      notices.push_back(fmt::format("--range {}: {} says XCOLORRANGE={}, decoded as {} range as "
-                                    "stated",
-                                    options.range, name,
-                                    info.range == io::ColorRange::full ? "FULL" : "LIMITED",
-                                    options.range));
-    reader.set_range(stated);
-  }
+  if (!options.colorspace.empty() && info.header_matrix && *info.header_matrix != info.matrix)
+    notices.push_back(fmt::format("--colorspace {}: {} says {}, decoded as {} as stated",
+                                  options.colorspace, name, matrix_text(*info.header_matrix),
+                                  matrix_text(info.matrix)));
+  if (!options.range.empty() && info.header_range && *info.header_range != info.range)
+    notices.push_back(fmt::format("--range {}: {} says XCOLORRANGE={}, decoded as {} range as "
+                                  "stated",
+                                  options.range, name,
+                                  *info.header_range == YuvRange::full ? "FULL" : "LIMITED",
+                                  options.range));
   // One notice for what is assumed.
-  const bool matrix_assumed = !info.matrix_tagged, range_assumed = !info.range_tagged;
+  const bool matrix_assumed = !info.header_matrix && options.colorspace.empty();
+  const bool range_assumed = !info.header_range && options.range.empty();
   if (matrix_assumed || range_assumed) {
     const bool hd = info.width >= 1280 || info.height >= 720;
     notices.push_back(fmt::format(
@@ -151,7 +149,7 @@ void y4m_colour(io::Y4mReader& reader, const std::string& name, const InputOptio
         matrix_assumed && range_assumed ? "BT.601 and limited range (16..235) are"
         : matrix_assumed                ? "BT.601 is"
                                         : "limited range (16..235) is",
-        matrix_assumed && hd && info.matrix == io::ColorMatrix::bt601
+        matrix_assumed && hd && info.matrix == YuvMatrix::bt601
             ? fmt::format(", but {}x{} is HD, which is usually BT.709", info.width, info.height)
             : std::string(),
         matrix_assumed && range_assumed ? "--colorspace bt601|bt709|bt2020 and --range limited|full"
@@ -162,7 +160,6 @@ void y4m_colour(io::Y4mReader& reader, const std::string& name, const InputOptio
 }
 
 VideoInput open_y4m(const std::string& path, const InputOptions& options) {
-  const std::int64_t max_frames = options.max_frames;
   VideoInput in;
   in.owned = std::make_unique<VideoInput::Owned>();
   // A pipe, a terminal or a FIFO may wait for data indefinitely: relayed (input_relay.hpp),
@@ -174,9 +171,18 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
     in.owned->file.reset(open_fifo(path));
     in.owned->relay = std::make_unique<InputRelay>(::fileno(in.owned->file.get()), name);
   }
+  Y4mReadOptions read;
+  read.first_frame = options.start;
+  read.max_frames = options.max_frames;
+  y4m_colour(options, read);
+  // A regular file is mapped when options.map_y4m says so (MJPEG_Y4M_MAP=1 / =0 overrides).
+  const char* map_env = std::getenv("MJPEG_Y4M_MAP");
+  read.map = !in.owned->relay &&
+             (map_env && *map_env ? std::string(map_env) != "0" : options.map_y4m);
+  std::unique_ptr<Y4mSource> y4m;
   if (in.owned->relay) {
     try {
-      in.owned->y4m = std::make_unique<io::Y4mReader>(in.owned->relay->stream(), name);
+      y4m = std::make_unique<Y4mSource>(in.owned->relay->stream(), name, read);
     } catch (const Error&) {
       if (in.owned->relay->cut()) throw Error(name + ": interrupted while waiting for input");
       if (in.owned->relay->error() != 0)
@@ -185,23 +191,18 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
       throw;
     }
   } else {
-    in.owned->y4m = path == "-" ? std::make_unique<io::Y4mReader>(stdin, name)
-                                : std::make_unique<io::Y4mReader>(path);
+    y4m = path == "-" ? std::make_unique<Y4mSource>(stdin, name, read)
+                      : std::make_unique<Y4mSource>(path, read);
   }
-  in.notices = in.owned->y4m->info().notices;
-  y4m_colour(*in.owned->y4m, path == "-" ? "standard input" : path, options, in.notices);
-  const io::Y4mInfo& info = in.owned->y4m->info();
+  const Y4mStream& info = y4m->stream();
+  in.notices = info.notices;
+  y4m_colour_notices(info, name, options, in.notices);
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
-  in.description = info.describe();  // "... fps Y4M 420jpeg, ..."
-  // A regular file is mapped when options.map_y4m says so (MJPEG_Y4M_MAP=1 / =0 overrides).
-  const char* map_env = std::getenv("MJPEG_Y4M_MAP");
-  const bool want_map = map_env && *map_env ? std::string(map_env) != "0" : options.map_y4m;
-  const bool map = !in.owned->relay && want_map && in.owned->y4m->map_frames();
-  if (map)
-    in.source = std::make_unique<pipeline::MappedY4mFrameSource>(*in.owned->y4m, max_frames);
-  else
-    in.source = std::make_unique<pipeline::Y4mFrameSource>(*in.owned->y4m, max_frames);
+  in.frame_count = info.frames;
+  in.description = info.description;  // "... fps Y4M 420jpeg, ..."
+  in.format = y4m->video_options();
+  in.source = std::move(y4m);
   if (in.owned->relay)
     in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
   return in;
@@ -234,27 +235,30 @@ void rational_fps(double fps, int& num, int& den) {
 /// Frames decoded by OpenCV's FFmpeg backend (or its image-sequence reader). Decoding is
 /// sequential (under a lock, into the producer's own BGR buffer); the BGR -> RGB conversion
 /// writes straight into the slot outside the lock.
-class OpenCvSource final : public pipeline::FrameSource {
+class OpenCvSource final : public mjpeg::FrameSource {
  public:
   /// `announced`: the frames the container announces (< 0: unknown), checked at the end.
   OpenCvSource(cv::VideoCapture capture, std::string name, int width, int height,
                std::int64_t max_frames, std::int64_t announced, bool keep_going)
       : capture_(std::move(capture)), name_(std::move(name)), max_frames_(max_frames),
         announced_(announced), keep_going_(keep_going) {
-    format_ = {width, height, PixelFormat::rgb24};
+    format_.width = width;
+    format_.height = height;
   }
   /// --keep-going: what the end of the stream lacked ("" when nothing).
   std::vector<std::string> final_notices() const {
     if (lost_.empty()) return {};
     return {lost_};
   }
-  pipeline::SourceFormat format() const override { return format_; }
-  void prepare(int producers) override { scratch_.resize(static_cast<std::size_t>(producers)); }
-  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
-                 std::int64_t& index) override {
-    cv::Mat& bgr = scratch_[static_cast<std::size_t>(producer)];
+  const VideoOptions& format() const { return format_; }
+  bool concurrent_reads() const override { return true; }
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    const auto scratch = scratch_.take();
+    cv::Mat& bgr = *scratch;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!turns_.wait(lock, index)) return false;
+      DecodeTurns::Section section(turns_);
       if (ended_ || (max_frames_ >= 0 && next_ >= max_frames_)) return false;
       if (!capture_.read(bgr) || bgr.empty()) {
         ended_ = true;
@@ -273,15 +277,16 @@ class OpenCvSource final : public pipeline::FrameSource {
         }
         return false;
       }
-      index = next_++;
+      ++next_;
       // Checked under the lock, ending the stream first: the first changed frame is the one
       // reported, whichever producer would have converted a later one.
       if (bgr.cols != format_.width || bgr.rows != format_.height) ended_ = true;
       check_frame_size(name_, index, bgr.cols, bgr.rows, format_);
+      section.taken();
     }
     if (bgr.depth() != CV_8U || bgr.channels() != 3)
       throw Error(fmt::format("{}: frame {} is not 8-bit BGR after decoding", name_, index + 1));
-    cv::Mat rgb(format_.height, format_.width, CV_8UC3, dst, stride);
+    cv::Mat rgb(format_.height, format_.width, CV_8UC3, dst);
     cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
     return true;
   }
@@ -293,11 +298,12 @@ class OpenCvSource final : public pipeline::FrameSource {
   std::int64_t announced_;
   bool keep_going_;
   std::string lost_;
-  pipeline::SourceFormat format_;
+  VideoOptions format_;
   std::mutex mutex_;
   std::int64_t next_ = 0;
   bool ended_ = false;
-  std::vector<cv::Mat> scratch_;
+  ScratchPool<cv::Mat> scratch_{[] { return std::make_unique<cv::Mat>(); }};
+  DecodeTurns turns_;
 };
 
 VideoInput open_opencv(const std::string& path, InputKind kind, const InputOptions& options) {
@@ -344,15 +350,47 @@ VideoInput open_opencv(const std::string& path, InputKind kind, const InputOptio
       options.keep_going);
   const OpenCvSource* raw = src.get();
   in.final_notices = [raw] { return raw->final_notices(); };
+  in.format = src->format();
   in.source = std::move(src);
   return in;
 }
 #endif
 
-}  // namespace
 
-VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options) {
-  if (kind == InputKind::y4m) return open_y4m(path, options);
+/// The frames of `inner` from frame `skip` on, renumbered from 0 (--start): the first read
+/// reads (decodes) the frames before the range and drops them; the other readers wait for
+/// that, then frames pass through.
+class SkipSource final : public mjpeg::FrameSource {
+ public:
+  SkipSource(std::unique_ptr<mjpeg::FrameSource> inner, std::int64_t skip, std::size_t frame_bytes)
+      : inner_(std::move(inner)), skip_(skip), frame_bytes_(frame_bytes) {}
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!skipped_) {
+        skipped_ = true;
+        ended_ = true;  // until the frames before the range were read (a read may throw)
+        std::vector<std::uint8_t> scratch(frame_bytes_);
+        bool more = true;
+        for (std::int64_t i = 0; i < skip_ && more; ++i) more = inner_->read(i, scratch.data());
+        ended_ = !more;
+      }
+      if (ended_) return false;
+    }
+    return inner_->read(index + skip_, dst);
+  }
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
+  int max_concurrent_reads() const override { return inner_->max_concurrent_reads(); }
+
+ private:
+  std::unique_ptr<mjpeg::FrameSource> inner_;
+  const std::int64_t skip_;
+  const std::size_t frame_bytes_;
+  std::mutex mutex_;
+  bool skipped_ = false, ended_ = false;
+};
+
+VideoInput open_frames(const std::string& path, InputKind kind, const InputOptions& options) {
   if (kind == InputKind::image_sequence) return open_image_sequence(path, options);
 #if MJPEG_HAVE_LIBAV
   if (kind == InputKind::video) return open_libav(path, options);
@@ -365,6 +403,20 @@ VideoInput open_video_input(const std::string& path, InputKind kind, const Input
                           "yuv4mpegpipe - | mjpeg encode - ...)",
                           path, path));
 #endif
+}
+
+}  // namespace
+
+VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options) {
+  if (kind == InputKind::y4m) return open_y4m(path, options);  // reads the range itself
+  if (options.start <= 0) return open_frames(path, kind, options);
+  InputOptions whole = options;  // frames up to the end of the range
+  whole.start = 0;
+  if (options.max_frames >= 0) whole.max_frames = options.start + options.max_frames;
+  VideoInput in = open_frames(path, kind, whole);
+  in.source = std::make_unique<SkipSource>(std::move(in.source), options.start, frame_bytes(in.format));
+  if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - options.start);
+  return in;
 }
 
 }  // namespace mjpeg::app

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "io/image.hpp"
-#include "pipeline/frame_source.hpp"
+#include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
 
@@ -29,7 +29,8 @@ bool is_video_name(const std::string& path);
 
 /// How a stream input is read (the command line's input options).
 struct InputOptions {
-  std::int64_t max_frames = -1;  ///< --frames: at most this many (-1 = all)
+  std::int64_t start = 0;        ///< --start: frames before this one are read and dropped
+  std::int64_t max_frames = -1;  ///< --frames: at most this many from `start` on (-1 = all)
   /// --keep-going: a truncated or damaged input encodes what can be decoded, with a notice of
   /// what was lost, instead of failing; an image sequence skips its gaps.
   bool keep_going = false;
@@ -58,9 +59,13 @@ struct InputOptions {
   std::function<io::Image(const std::string& path)> read_image;
 };
 
-/// An opened stream input: the pipeline's source plus what the user is told about it.
+/// An opened stream input: the library's source of its frames, their format, and what the
+/// user is told about it.
 struct VideoInput {
-  std::unique_ptr<pipeline::FrameSource> source;
+  std::unique_ptr<mjpeg::FrameSource> source;
+  /// The frames' size and format (width, height, format, matrix, range, coefficients; the
+  /// rest of the options at their defaults).
+  VideoOptions format;
   int fps_num = 25, fps_den = 1;
   std::int64_t frame_count = -1;  ///< -1 when unknown (a pipe, a container without a count)
   std::string description;        ///< one line: size, rate, pixel format, reader

@@ -763,7 +763,7 @@ TEST(VideoFormats, OwnCoefficientsAndToPixels) {
       ASSERT_EQ(0, std::memcmp(padded.data() + std::size_t(y) * (o.width * 3 + 5),
                                t.pixels.data() + std::size_t(y) * o.width * 3, o.width * 3));
   }
-  EXPECT_NE(frames[0].pixels, make_frames(VideoOptions{o.width, o.height, o.format}, 1)[0].pixels)
+  EXPECT_NE(frames[0].pixels, make_frames([&] { VideoOptions p; p.width = o.width; p.height = o.height; p.format = o.format; return p; }(), 1)[0].pixels)
       << "the coefficients changed nothing";
   expect_same(reference(frames, o.jpeg), push_all(o, frames));
   // bgr24 and gray8 through to_pixels.
