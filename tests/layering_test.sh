@@ -63,6 +63,22 @@ for folder in "${!allowed[@]}"; do
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
   done
 done
+# `mjpeg encode` and its inputs reach the encoder only through include/mjpeg (encode_all,
+# Y4mSource, FrameSource): no header of the pipeline, the GPU side or the library's own code.
+for file in src/app/stream_command.cpp src/app/video_input.hpp src/app/video_input.cpp \
+            src/app/libav_source.hpp src/app/libav_source.cpp src/app/image_sequence.hpp \
+            src/app/image_sequence.cpp src/app/input_relay.hpp src/app/input_relay.cpp \
+            src/app/decode_turns.hpp src/app/frame_reader.hpp src/app/frame_reader.cpp; do
+  [[ -f $file ]] || { echo "layering: $file is gone; update the encode-path list" >&2; bad=1; continue; }
+  while IFS= read -r inc; do
+    target_of "$inc" src/app
+    case $to in
+      src/pipeline|cuda|src/api)
+        echo "layering: $file includes \"$inc\" ($to/): the encode path reaches the encoder only through include/mjpeg" >&2
+        bad=1 ;;
+    esac
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+done
 # Every folder with sources is in the table (a new folder must be placed in the layers).
 while IFS= read -r dir; do
   [[ -n ${allowed[$dir]+x} ]] || { echo "layering: $dir/ has sources but no place in the layers" >&2; bad=1; }

@@ -263,6 +263,13 @@ class FileSink final : public FrameSink {
            bool overwrite = true);
   ~FileSink() override;
   FileSink(const FileSink&) = delete;
+
+  /// The constructor's checks of `path`, without creating anything (so that a program can
+  /// refuse a bad output before it reads any input): check_name throws UsageError for a name
+  /// of no output kind above; check_target throws Error when the folder the file (a pattern:
+  /// its first file) would go to is missing, or, with `overwrite` false, the file exists.
+  static void check_name(const std::string& path);
+  static void check_target(const std::string& path, bool overwrite);
   FileSink& operator=(const FileSink&) = delete;
 
   /// Appends one frame. Throws Error on an I/O failure (disk full: with the system's message).

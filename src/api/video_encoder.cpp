@@ -595,6 +595,31 @@ struct FileSink::Impl {
   std::unique_ptr<io::FrameSink> sink;
 };
 
+namespace {
+
+bool is_one_picture(const std::string& path) {
+  std::string ext;
+  if (const std::size_t dot = path.rfind('.');
+      dot != std::string::npos && path.find('/', dot) == std::string::npos)
+    for (char c : path.substr(dot + 1))
+      ext += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return (ext == "jpg" || ext == "jpeg") && path.find('%') == std::string::npos;
+}
+
+}  // namespace
+
+void FileSink::check_name(const std::string& path) {
+  if (!is_one_picture(path)) (void)io::output_kind(path);
+}
+
+void FileSink::check_target(const std::string& path, bool overwrite) {
+  if (path == "-") return;
+  if (!is_one_picture(path) && io::output_kind(path) == io::OutputKind::image_sequence)
+    io::check_output_allowed(io::ImageSequenceWriter(path).file_name(1), overwrite);
+  else
+    io::check_output_allowed(path, overwrite);
+}
+
 FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
                    bool overwrite)
     : impl_(std::make_unique<Impl>()) {
@@ -604,10 +629,7 @@ FileSink::FileSink(const std::string& path, int width, int height, int fps_num, 
   if (fps_num <= 0 || fps_den <= 0)
     throw UsageError("FileSink: frame rate " + std::to_string(fps_num) + "/" +
                      std::to_string(fps_den) + " is not positive");
-  std::string ext;
-  if (const std::size_t dot = path.rfind('.'); dot != std::string::npos && path.find('/', dot) == std::string::npos)
-    for (char c : path.substr(dot + 1)) ext += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if ((ext == "jpg" || ext == "jpeg") && path.find('%') == std::string::npos) {
+  if (is_one_picture(path)) {
     // One picture: the stream's only frame (a second one is an error).
     io::check_output_allowed(path, overwrite);
     impl_->sink = std::make_unique<io::SingleJpegWriter>(path, overwrite);

@@ -15,8 +15,6 @@
 #include "image_input.hpp"
 #include "input_dump.hpp"
 #include "interrupt.hpp"
-#include "io/atomic_file.hpp"
-#include "io/frame_sink.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 #include "mjpeg/video.hpp"
@@ -295,18 +293,14 @@ int run_encode_stream(const EncodeArgs& args_in) {
                                    ".avi / .mjpeg, for all of them",
                                    args.output));
   } else {
-    io::output_kind(args.output);  // UsageError if unknown
+    FileSink::check_name(args.output);  // UsageError if unknown
   }
   if (args.output == "-" && isatty(STDOUT_FILENO))
     throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
                      "redirect it to a file or a pipe");
   if (args.input != "-" && same_file(args.input, args.output))
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  if (!is_single_jpeg(args.output) &&
-      io::output_kind(args.output) == io::OutputKind::image_sequence)  // the first file
-    io::check_output_allowed(io::ImageSequenceWriter(args.output).file_name(1), args.overwrite);
-  else if (args.output != "-")
-    io::check_output_allowed(args.output, args.overwrite);
+  FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
 
   // From here to the end (device probing, opening the input, encoding, finalising the
   // output), the first Ctrl-C / SIGTERM stops the encode cleanly instead of ending the process

@@ -796,3 +796,45 @@ TEST(VideoFormats, SlotCountsAndDeviceMemory) {
 
 }  // namespace
 }  // namespace mjpeg::apitest
+
+namespace mjpeg::apitest {
+namespace {
+
+TEST(FileSink, ChecksBeforeCreatingAnything) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("mjpeg_api_check_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string avi = (dir / "a.avi").string(), jpg = (dir / "one.JPG").string();
+  const std::string pattern = (dir / "f%03d.jpg").string();
+  for (const std::string& p : {avi, jpg, pattern, std::string("-"), (dir / "s.mjpeg").string()})
+    EXPECT_NO_THROW(FileSink::check_name(p)) << p;
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { FileSink::check_name((dir / "x.mp4").string()); }),
+                       "unsupported output type"));
+  EXPECT_NO_THROW(FileSink::check_target(avi, false));
+  std::ofstream(avi) << "x";
+  std::ofstream((dir / "f001.jpg").string()) << "x";
+  EXPECT_FALSE(message_of<Error>([&] { FileSink::check_target(avi, false); }).empty());
+  EXPECT_NO_THROW(FileSink::check_target(avi, true));
+  EXPECT_FALSE(message_of<Error>([&] { FileSink::check_target(pattern, false); }).empty());
+  EXPECT_TRUE(contains(message_of<Error>([&] {
+                         FileSink::check_target((dir / "none" / "b.avi").string(), true);
+                       }),
+                       "none"));
+  // One picture: the first frame is written, a second is an error; nothing was created before.
+  EXPECT_FALSE(std::filesystem::exists(jpg));
+  {
+    FileSink sink(jpg, 16, 16);
+    const std::vector<std::uint8_t> jpeg = encode_jpeg(
+        ImageView{std::vector<std::uint8_t>(16 * 16 * 3, 90).data(), 16, 16, PixelFormat::rgb24, 48},
+        EncodeOptions{});
+    sink.write(EncodedFrame{0, jpeg.data(), jpeg.size()});
+    EXPECT_FALSE(message_of<Error>([&] { sink.write(EncodedFrame{1, jpeg.data(), jpeg.size()}); }).empty());
+    sink.close();
+    EXPECT_EQ(std::filesystem::file_size(jpg), jpeg.size());
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest
