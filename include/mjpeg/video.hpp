@@ -78,6 +78,9 @@ struct YuvCoefficients {
 
 // Offload (cpu, sok, sok_pinned, aok), to_string(Offload) and parse_offload: options.hpp.
 
+/// At most this many entries in VideoOptions::devices (stream buffers).
+inline constexpr int kMaxStreamBuffers = 16;
+
 /// GPU modes: the form of the transform kernel. Every form writes the same bytes; they differ in
 /// how a block of pixels reaches shared memory (the mission compares them: `mjpeg compare`).
 enum class KernelVariant {

@@ -532,9 +532,10 @@ void validate(const VideoOptions& o) {
       o.offload != Offload::aok)
     throw UsageError("VideoOptions: unknown offload mode");
   check_range(o.device, 0, 1023, "device");
-  if (o.devices.size() > static_cast<std::size_t>(pipeline::kMaxStreamBuffers))
+  static_assert(kMaxStreamBuffers == pipeline::kMaxStreamBuffers);
+  if (o.devices.size() > static_cast<std::size_t>(kMaxStreamBuffers))
     throw UsageError("VideoOptions: " + std::to_string(o.devices.size()) +
-                     " devices listed, at most " + std::to_string(pipeline::kMaxStreamBuffers));
+                     " devices listed, at most " + std::to_string(kMaxStreamBuffers));
   for (int d : o.devices) check_range(d, 0, 1023, "device (in devices)");
   check_range(o.producers, 0, 256, "producers");
   check_range(o.entropy_threads, 0, 1024, "entropy_threads");

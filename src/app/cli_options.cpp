@@ -2,17 +2,18 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "gpu_transform.hpp"
 #include "core/quant.hpp"
+#include "mjpeg/devices.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
-#include "pipeline/pipeline.hpp"
+#include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
 
@@ -150,7 +151,7 @@ void add_devices_option(CLI::App* cmd, const char* group, std::string& devices) 
           ->check(CLI::Validator(
               [](std::string& text) -> std::string {
                 try {
-                  pipeline::parse_device_list(text, 1);  // syntax only; "all" is expanded later
+                  parse_device_list(text, 1);  // syntax only; "all" is expanded later
                 } catch (const UsageError& e) {
                   // CLI11 puts "--devices: " in front: say the list once.
                   std::string message = e.what();
@@ -167,13 +168,48 @@ void add_devices_option(CLI::App* cmd, const char* group, std::string& devices) 
   if (CLI::Option* device = cmd->get_option_no_throw("--device")) opt->excludes(device);
 }
 
+std::vector<int> parse_device_list(const std::string& text, int device_count) {
+  if (text == "all") {
+    if (device_count <= 0) throw Error("--devices all: no CUDA device found");
+    std::vector<int> all;
+    for (int d = 0; d < std::min(device_count, kMaxStreamBuffers); ++d) all.push_back(d);
+    return all;
+  }
+  std::vector<int> list;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    const std::string item = text.substr(from, comma == std::string::npos ? comma : comma - from);
+    if (item == "all")
+      throw UsageError("--devices '" + text + "': 'all' stands alone (not in a list)");
+    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--devices '" + text + "': '" + item +
+                       "' is not a device index (a list such as 0,1, or all)");
+    const int d = std::stoi(item);
+    if (d > 1023) throw UsageError("--devices '" + text + "': device " + item + " is outside 0..1023");
+    list.push_back(d);
+    if (static_cast<int>(list.size()) > kMaxStreamBuffers)
+      throw UsageError("--devices '" + text + "': more than " + std::to_string(kMaxStreamBuffers) +
+                       " entries");
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return list;
+}
+
+std::string device_list_text(const std::vector<int>& devices) {
+  std::string s;
+  for (std::size_t i = 0; i < devices.size(); ++i) s += (i ? "," : "") + std::to_string(devices[i]);
+  return s;
+}
+
 std::vector<int> resolve_devices(const std::string& devices, int device) {
   if (devices.empty()) return {device};
   std::string reason;
-  const int count = devices == "all" ? gpu::device_count(&reason) : 0;
+  const int count = devices == "all" ? static_cast<int>(gpu_devices(&reason).size()) : 0;
   if (devices == "all" && count == 0)
     throw Error("--devices all: " + (reason.empty() ? std::string("no CUDA device found") : reason));
-  return pipeline::parse_device_list(devices, count);
+  return parse_device_list(devices, count);
 }
 
 void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output) {

@@ -31,8 +31,19 @@ void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int&
 
 /// --devices LIST|all, in the group `group` (after add_pipeline_options: it excludes --device):
 /// the CUDA devices, one stream buffer each. The syntax is checked while parsing
-/// (pipeline::parse_device_list; an error is a usage error naming the item).
+/// (parse_device_list; an error is a usage error naming the item).
 void add_devices_option(CLI::App* cmd, const char* group, std::string& devices);
+
+/// Parses a device list as --devices takes it: "all" (devices 0 .. device_count - 1, at most
+/// kMaxStreamBuffers; Error when there is none) or decimal indices 0..1023 separated by commas.
+/// An index may repeat: each entry is one more stream buffer on that device ("0,0": two buffers
+/// on device 0). `device_count` is only consulted for "all". Throws UsageError, naming the item,
+/// for an empty item, a non-number, an index outside 0..1023, more than kMaxStreamBuffers
+/// entries or "all" mixed with indices.
+std::vector<int> parse_device_list(const std::string& text, int device_count);
+
+/// "0", "0,1", "0,0".
+std::string device_list_text(const std::vector<int>& devices);
 
 /// The stream buffers' devices: `devices` parsed ("all": every device present, which asks the
 /// CUDA runtime; Error when there is none), or {device} when `devices` is empty.

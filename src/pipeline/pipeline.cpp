@@ -29,41 +29,6 @@ std::vector<int> device_list(const PipelineOptions& o) {
   return o.devices.empty() ? std::vector<int>{o.device} : o.devices;
 }
 
-std::vector<int> parse_device_list(const std::string& text, int device_count) {
-  if (text == "all") {
-    if (device_count <= 0) throw Error("--devices all: no CUDA device found");
-    std::vector<int> all;
-    for (int d = 0; d < std::min(device_count, kMaxStreamBuffers); ++d) all.push_back(d);
-    return all;
-  }
-  std::vector<int> list;
-  std::size_t from = 0;
-  for (;;) {
-    const std::size_t comma = text.find(',', from);
-    const std::string item = text.substr(from, comma == std::string::npos ? comma : comma - from);
-    if (item == "all")
-      throw UsageError("--devices '" + text + "': 'all' stands alone (not in a list)");
-    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("--devices '" + text + "': '" + item +
-                       "' is not a device index (a list such as 0,1, or all)");
-    const int d = std::stoi(item);
-    if (d > 1023) throw UsageError("--devices '" + text + "': device " + item + " is outside 0..1023");
-    list.push_back(d);
-    if (static_cast<int>(list.size()) > kMaxStreamBuffers)
-      throw UsageError("--devices '" + text + "': more than " + std::to_string(kMaxStreamBuffers) +
-                       " entries");
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  return list;
-}
-
-std::string device_list_text(const std::vector<int>& devices) {
-  std::string s;
-  for (int d : devices) s += (s.empty() ? "" : ",") + std::to_string(d);
-  return s;
-}
-
 void check_devices_exist(const std::vector<int>& devices, int device_count,
                          const std::string& reason) {
   for (int d : devices)

@@ -82,7 +82,7 @@ struct PipelineOptions {
   /// sok/aok: the CUDA devices, one stream buffer (streams, events, K slots) per entry; frames
   /// go to whichever buffer has a free slot first. Empty: {device}. An index may repeat: each
   /// entry is one more stream buffer on that device ({0, 0}: two buffers on device 0, which
-  /// runs the multi-device paths on one GPU). See device_list and parse_device_list.
+  /// runs the multi-device paths on one GPU). See device_list.
   std::vector<int> devices;
   gpu::Variant variant = gpu::Variant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
@@ -108,17 +108,6 @@ inline constexpr int kMaxStreamBuffers = 16;
 
 /// The stream buffers' devices: `devices`, or {device} when it is empty.
 std::vector<int> device_list(const PipelineOptions& options);
-
-/// Parses a device list as --devices takes it: "all" (devices 0 .. device_count - 1; Error when
-/// there is none) or decimal indices 0..1023 separated by commas. An index may repeat: each
-/// entry is one more stream buffer on that device ("0,0": two buffers on device 0).
-/// `device_count` is only consulted for "all". Throws UsageError, naming the item, for an empty
-/// item, a non-number, an index outside 0..1023, more than kMaxStreamBuffers entries or "all"
-/// mixed with indices.
-std::vector<int> parse_device_list(const std::string& text, int device_count);
-
-/// "0", "0,1", "0,0".
-std::string device_list_text(const std::vector<int>& devices);
 
 /// Throws Error naming the first device of `devices` that is not among the `device_count`
 /// present ("CUDA device 3 does not exist (2 found)"; `reason` says why none when 0).

@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_rows.hpp"
+#include "cli_options.hpp"
 #include "frame_store.hpp"
 #include "io/frame_sink.hpp"
 #include "mode_runner.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/video.hpp"
 #include "peer_turbojpeg.hpp"
 #include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
@@ -282,13 +284,13 @@ TEST(DeviceCounts, GpuModesOncePerDeviceCount) {
   EXPECT_EQ(per_device_count(modes, {0}).size(), 3u);
   const std::vector<ModeSpec> two = per_device_count(modes, {0, 0});
   std::vector<std::string> names;
-  for (const ModeSpec& m : two) names.push_back(m.name + ":" + pipeline::device_list_text(m.devices));
+  for (const ModeSpec& m : two) names.push_back(m.name + ":" + device_list_text(m.devices));
   EXPECT_EQ(names, (std::vector<std::string>{"cpu:", "sok-pinned:0", "sok-pinned-2dev:0,0",
                                              "aok:0", "aok-2dev:0,0"}));
   EXPECT_EQ(display_name(two[4]), "AOK 2DEV");
   std::vector<std::string> counts;
   for (const ModeSpec& m : per_device_count(parse_mode_list("aok"), {3, 1, 2, 0, 4, 5}))
-    counts.push_back(m.name + ":" + pipeline::device_list_text(m.devices));
+    counts.push_back(m.name + ":" + device_list_text(m.devices));
   EXPECT_EQ(counts, (std::vector<std::string>{"aok:3", "aok-2dev:3,1", "aok-4dev:3,1,2,0",
                                               "aok-6dev:3,1,2,0,4,5"}));
 }
@@ -313,6 +315,48 @@ TEST(RunAnalysis, GpuStagesHaveALanePerStreamBuffer) {
   EXPECT_EQ(two.binding, "entropy");
   EXPECT_NEAR(two.stages[1].bound_fps, 400, 1e-9);
   EXPECT_EQ(two.stages[1].lanes, 2);
+}
+
+// --devices: lists, "all", repeats (one more stream buffer on that device) and the errors,
+// each a UsageError naming the offending item.
+TEST(DeviceList, ParsesListsAllAndRepeats) {
+  EXPECT_EQ(parse_device_list("0", 0), (std::vector<int>{0}));
+  EXPECT_EQ(parse_device_list("0,1", 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_device_list("3,1", 0), (std::vector<int>{3, 1}));
+  EXPECT_EQ(parse_device_list("007", 0), (std::vector<int>{7}));  // decimal, not octal
+  EXPECT_EQ(parse_device_list("0,0", 1), (std::vector<int>{0, 0}));  // two buffers on device 0
+  EXPECT_EQ(parse_device_list("1,0,1", 2), (std::vector<int>{1, 0, 1}));
+  EXPECT_EQ(parse_device_list("1023", 0), (std::vector<int>{1023}));
+  // "all": every device the runtime reports (the count is only asked for then).
+  EXPECT_EQ(parse_device_list("all", 1), (std::vector<int>{0}));
+  EXPECT_EQ(parse_device_list("all", 4), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(parse_device_list("all", 40).size(), static_cast<std::size_t>(kMaxStreamBuffers));
+  EXPECT_THROW(parse_device_list("all", 0), Error);
+  EXPECT_EQ(device_list_text({0, 0, 2}), "0,0,2");
+}
+
+TEST(DeviceList, SyntaxErrorsAreUsageErrorsNamingTheItem) {
+  auto message = [](const std::string& text) {
+    try {
+      parse_device_list(text, 2);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const char* bad : {"", ",", "0,", ",1", "0,,1", "x", "0,x", "-1", "+1", "1.5", " 1",
+                          "0x1", "1024", "99999999999", "all,0", "0,all", "ALL"}) {
+    const std::string m = message(bad);
+    EXPECT_EQ(m.rfind("--devices '" + std::string(bad) + "': ", 0), 0u) << bad << ": " << m;
+  }
+  EXPECT_NE(message("0,x").find("'x' is not a device index"), std::string::npos);
+  EXPECT_NE(message("1024").find("device 1024 is outside 0..1023"), std::string::npos);
+  EXPECT_NE(message("0,all").find("'all' stands alone"), std::string::npos);
+  std::string seventeen = "0";
+  for (int i = 1; i < 17; ++i) seventeen += "," + std::to_string(i % 2);
+  EXPECT_NE(message(seventeen).find("more than 16 entries"), std::string::npos);
+  std::string sixteen = seventeen.substr(0, seventeen.size() - 2);
+  EXPECT_EQ(parse_device_list(sixteen, 0).size(), 16u);
 }
 
 }  // namespace

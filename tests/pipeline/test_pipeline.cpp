@@ -237,49 +237,6 @@ TEST(CpuPipeline, ModeNames) {
   EXPECT_THROW(parse_offload("gpu"), UsageError);
 }
 
-// --devices: lists, "all", repeats (one more stream buffer on that device) and the errors,
-// each a UsageError naming the offending item.
-TEST(DeviceList, ParsesListsAllAndRepeats) {
-  using pipeline::parse_device_list;
-  EXPECT_EQ(parse_device_list("0", 0), (std::vector<int>{0}));
-  EXPECT_EQ(parse_device_list("0,1", 0), (std::vector<int>{0, 1}));
-  EXPECT_EQ(parse_device_list("3,1", 0), (std::vector<int>{3, 1}));
-  EXPECT_EQ(parse_device_list("007", 0), (std::vector<int>{7}));  // decimal, not octal
-  EXPECT_EQ(parse_device_list("0,0", 1), (std::vector<int>{0, 0}));  // two buffers on device 0
-  EXPECT_EQ(parse_device_list("1,0,1", 2), (std::vector<int>{1, 0, 1}));
-  EXPECT_EQ(parse_device_list("1023", 0), (std::vector<int>{1023}));
-  // "all": every device the runtime reports (the count is only asked for then).
-  EXPECT_EQ(parse_device_list("all", 1), (std::vector<int>{0}));
-  EXPECT_EQ(parse_device_list("all", 4), (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_EQ(parse_device_list("all", 40).size(), static_cast<std::size_t>(pipeline::kMaxStreamBuffers));
-  EXPECT_THROW(parse_device_list("all", 0), Error);
-  EXPECT_EQ(pipeline::device_list_text({0, 0, 2}), "0,0,2");
-}
-
-TEST(DeviceList, SyntaxErrorsAreUsageErrorsNamingTheItem) {
-  auto message = [](const std::string& text) {
-    try {
-      pipeline::parse_device_list(text, 2);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  for (const char* bad : {"", ",", "0,", ",1", "0,,1", "x", "0,x", "-1", "+1", "1.5", " 1",
-                          "0x1", "1024", "99999999999", "all,0", "0,all", "ALL"}) {
-    const std::string m = message(bad);
-    EXPECT_EQ(m.rfind("--devices '" + std::string(bad) + "': ", 0), 0u) << bad << ": " << m;
-  }
-  EXPECT_NE(message("0,x").find("'x' is not a device index"), std::string::npos);
-  EXPECT_NE(message("1024").find("device 1024 is outside 0..1023"), std::string::npos);
-  EXPECT_NE(message("0,all").find("'all' stands alone"), std::string::npos);
-  std::string seventeen = "0";
-  for (int i = 1; i < 17; ++i) seventeen += "," + std::to_string(i % 2);
-  EXPECT_NE(message(seventeen).find("more than 16 entries"), std::string::npos);
-  std::string sixteen = seventeen.substr(0, seventeen.size() - 2);
-  EXPECT_EQ(pipeline::parse_device_list(sixteen, 0).size(), 16u);
-}
-
 TEST(DeviceList, MissingDevicesAreOneClearError) {
   EXPECT_NO_THROW(pipeline::check_devices_exist({0, 1, 0}, 2));
   try {

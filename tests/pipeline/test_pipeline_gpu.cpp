@@ -2,6 +2,8 @@
 // and pinned) and aok. Without a usable device they skip, or fail when MJPEG_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -345,9 +347,19 @@ TEST(GpuPipeline, DISABLED_Throughput) {
 // tests on two devices (default 0,0).
 // ---------------------------------------------------------------------------------------------
 
+/// MJPEG_TEST_DEVICES: decimal device indices separated by commas (default 0,0).
 std::vector<int> test_devices() {
   const char* v = std::getenv("MJPEG_TEST_DEVICES");
-  return pipeline::parse_device_list(v && *v ? v : "0,0", 1);
+  std::vector<int> list;
+  std::stringstream items(v && *v ? v : "0,0");
+  for (std::string item; std::getline(items, item, ',');) list.push_back(std::stoi(item));
+  return list;
+}
+
+std::string list_text(const std::vector<int>& devices) {
+  std::string s;
+  for (int d : devices) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return s;
 }
 
 class GpuDevices : public ::testing::TestWithParam<std::tuple<GpuMode, StreamCase>> {};
@@ -406,7 +418,7 @@ TEST(GpuDevicesSameBytes, EveryDeviceCountEqualsTheCpuMode) {
   three.push_back(two[0]);
   for (GpuMode m : kStreamModes)
     for (const std::vector<int>& d : {std::vector<int>{two[0]}, two, three}) {
-      SCOPED_TRACE(name_of_mode(m) + " devices " + pipeline::device_list_text(d));
+      SCOPED_TRACE(name_of_mode(m) + " devices " + list_text(d));
       expect_frames_equal(cpu, encode(m.mode, m.output, d), 30);
     }
 }
