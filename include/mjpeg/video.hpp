@@ -249,6 +249,41 @@ class FrameSource {
   virtual std::int64_t frame_count() const { return -1; }
 };
 
+/// Frames that already lie in memory for the whole encode (a clip decoded once, frames mapped
+/// from a file): encode_all encodes them where they lie, without copying them into its slots
+/// (the cpu mode transforms them in place; the GPU modes upload from there, without a staging
+/// copy once pin()ned). bgr24 frames are copied (and reordered) like any source's.
+class MemorySource final : public FrameSource {
+ public:
+  /// `frames`: one pointer per frame to frame_bytes(format) bytes in the contiguous layout,
+  /// valid and unchanged until the source is destroyed; `format`: their width, height, format,
+  /// matrix, range and coefficients (the rest of it is ignored). Throws UsageError for an
+  /// invalid format, no frames, or a null frame.
+  MemorySource(std::vector<const std::uint8_t*> frames, const VideoOptions& format);
+  ~MemorySource() override;
+  MemorySource(const MemorySource&) = delete;
+  MemorySource& operator=(const MemorySource&) = delete;
+
+  /// Page-locks every frame (until the source is destroyed), so that the GPU modes upload them
+  /// at full PCIe speed straight from where they lie. Throws Error when there is no usable CUDA
+  /// device or the memory cannot be locked (the frames are then uploaded through a copy, which
+  /// is slower but equally correct). A second call does nothing.
+  void pin();
+  bool pinned() const;
+
+  /// Copies frame `index` (used when encode_all does not read the frames where they lie: a
+  /// wrapped source, bgr24 frames).
+  bool read(std::int64_t index, std::uint8_t* dst) override;
+  bool concurrent_reads() const override { return true; }
+  std::int64_t frame_count() const override;
+
+  struct Impl;  ///< the pipeline's own in-memory source (src/api)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  friend Impl& impl_of(MemorySource& source);
+};
+
 /// Writes the frames to a file, chosen by the name: "*.avi" a RIFF AVI with the MJPG codec
 /// (OpenDML, so beyond 4 GiB), "*.mjpeg" / "*.mjpg" / "-" the JPEGs back to back (what
 /// `ffmpeg -f mjpeg` reads; "-" is standard output), or a printf pattern with one integer

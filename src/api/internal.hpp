@@ -11,9 +11,13 @@ namespace mjpeg::api {
 /// planar frames with the Y4M reader's conversion, or VideoOptions::coefficients).
 pipeline::SourceFormat source_format(const VideoOptions& o);
 
-/// A library-made source (Y4mSource) that encode_all reads through the pipeline's own source
-/// (positional and mapped reads, lent frames); null for any other FrameSource. Throws
+/// A library-made source (Y4mSource, MemorySource) that encode_all reads through the pipeline's
+/// own source (positional and mapped reads, lent frames); null for any other FrameSource. Throws
 /// UsageError when `o` does not describe that source's frames.
 pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o);
+
+/// The same for a MemorySource: the pipeline's in-memory source that lends its frames (null
+/// for any other source, and for bgr24 frames, which are copied).
+pipeline::FrameSource* lent_memory_source(FrameSource& source, const VideoOptions& o);
 
 }  // namespace mjpeg::api

@@ -243,7 +243,7 @@ void copy_frame(const FrameView& f, const VideoOptions& o, std::uint8_t* dst) {
 /// it only copies what encode() hands over); otherwise encode_all (the pipeline's defaults,
 /// a self-balancing split when neither count is given).
 pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
-                                           std::int64_t frames = -1) {
+                                           std::int64_t frames = -1, bool in_memory = false) {
   pipeline::PipelineOptions p;
   p.mode = o.offload;
   p.device = o.device;
@@ -254,7 +254,7 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
     if (producers == 0) producers = 1;
     if (workers == 0) workers = o.offload == Offload::cpu ? cores : std::max(1, cores - 1);
   }
-  pipeline::apply_default_counts(p, cores, producers, workers, o.slots, false);
+  pipeline::apply_default_counts(p, cores, producers, workers, o.slots, in_memory);
   // A short stream (a still picture) needs no more slots than frames.
   if (o.slots == 0 && frames > 0 && frames < p.slots) p.slots = static_cast<int>(frames);
   p.variant = gpu_variant(o.gpu.kernel);
@@ -779,7 +779,10 @@ Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& si
   validate(options);
   check_device(options);
   pipeline::FrameSource* own = api::library_source(source, options);
-  const pipeline::PipelineOptions p = pipeline_options(options, false, source.frame_count());
+  // Frames lent where they lie: in cpu mode the workers transform them there (one producer
+  // only hands them out).
+  const pipeline::PipelineOptions p =
+      pipeline_options(options, false, source.frame_count(), own != nullptr && own->lends_frames());
   PullSource pull(source, options);
   SinkBridge bridge(sink);
   const pipeline::Stats s = pipeline::encode_stream(own ? *own : pull, options.jpeg, bridge, p,

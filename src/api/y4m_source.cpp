@@ -129,7 +129,7 @@ namespace api {
 
 pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o) {
   auto* y4m = dynamic_cast<Y4mSource*>(&source);
-  if (y4m == nullptr) return nullptr;
+  if (y4m == nullptr) return lent_memory_source(source, o);
   Y4mSource::Impl& impl = impl_of(*y4m);
   const Y4mStream& s = impl.stream;
   if (o.width != s.width || o.height != s.height || o.format != s.format ||

@@ -103,6 +103,28 @@ TEST_P(GpuOrder, SeveralStreamBuffersWriteTheSameBytes) {
 INSTANTIATE_TEST_SUITE_P(Modes, GpuOrder, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return mode_name(info.param); });
 
+// Frames in memory, page-locked, uploaded from where they lie: encode_jpeg's bytes.
+TEST_P(GpuOrder, PinnedMemorySourceWritesTheSameBytes) {
+  MJPEG_NEED_GPU();
+  for (const FrameFormat f : {FrameFormat::rgb24, FrameFormat::yuv420p}) {
+    VideoOptions o;
+    o.width = 320;
+    o.height = 184;
+    o.format = f;
+    o.offload = GetParam();
+    const auto frames = make_frames(o, 20);
+    std::vector<const std::uint8_t*> data;
+    for (const TestFrame& t : frames) data.push_back(t.bytes.data());
+    MemorySource source(data, o);
+    source.pin();
+    EXPECT_TRUE(source.pinned());
+    MemorySink sink;
+    within(120, [&] { encode_all(o, source, sink); });
+    EXPECT_TRUE(sink.in_order());
+    expect_same(reference(frames, o.jpeg), sink.frames);
+  }
+}
+
 // Every kernel variant, stage count and GPU output of VideoOptions::gpu writes encode_jpeg's
 // bytes, baseline and progressive; the stage breakdown and the buffers' frames are reported.
 TEST_P(GpuOrder, EveryKernelAndOutputWritesTheSameBytes) {
