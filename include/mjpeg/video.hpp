@@ -32,6 +32,7 @@
 
 #include "mjpeg/error.hpp"
 #include "mjpeg/options.hpp"
+#include "mjpeg/profile.hpp"
 
 namespace mjpeg {
 
@@ -165,6 +166,13 @@ struct VideoOptions {
   /// jpeg.index): it must be thread-safe and must not keep the pointers. An exception stops
   /// the encode like a sink's. Costs a conversion per planar frame; leave it empty otherwise.
   std::function<void(const ImageView& pixels, const EncodedFrame& jpeg)> on_frame;
+  /// Optional, lighter than on_frame (no pixels are prepared): sees each encoded frame, called
+  /// like on_frame (worker threads, concurrently, any order). E.g. a check of the bytes.
+  std::function<void(const EncodedFrame& jpeg)> on_jpeg;
+  /// Optional: when set, the encode times its GPU work with CUDA events, records a timeline
+  /// and fills *profile (profile.hpp) when encode_all returns (VideoEncoder: after finish()).
+  /// Costs a little; must outlive the encode.
+  Profile* profile = nullptr;
 };
 
 /// Throws UsageError naming the first field that is out of range: size 0 or above

@@ -30,6 +30,7 @@
 #include "pipeline/analysis.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/trace.hpp"
 
 namespace mjpeg {
 
@@ -261,6 +262,12 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
   p.stages = o.gpu.stages;
   if (o.gpu.output == GpuOutput::tokens) p.gpu_output = gpu::GpuOutput::tokens;
   if (o.gpu.output == GpuOutput::coefficients) p.gpu_output = gpu::GpuOutput::coefficients;
+  if (o.on_jpeg) {
+    p.on_jpeg = [observer = o.on_jpeg](std::int64_t index, const std::vector<std::uint8_t>& jpeg) {
+      observer(EncodedFrame{index, jpeg.data(), jpeg.size()});
+    };
+  }
+  if (o.profile) p.gpu_timing = true;
   if (o.on_frame) {
     p.on_frame = [observer = o.on_frame](std::int64_t index, const ImageView& pixels,
                                          const std::vector<std::uint8_t>& jpeg) {
@@ -269,6 +276,35 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
   }
   pipeline::validate(p);
   return p;
+}
+
+/// VideoOptions::profile from a run's statistics and trace.
+void fill_profile(Profile& out, const pipeline::Stats& s, const pipeline::PipelineOptions& p,
+                  const EncodeOptions& jpeg, const pipeline::Trace& trace) {
+  Profile r;
+  const pipeline::RunAnalysis a = pipeline::analyse(s, p);
+  const double stage_time = s.wall_s - s.setup_s;
+  r.fps = stage_time > 0 ? static_cast<double>(s.frames) / stage_time : 0;
+  for (const pipeline::StageLoad& l : a.stages) r.stages.push_back({l.name, l.busy_s, l.lanes, l.bound_fps});
+  r.bound_by = a.binding;
+  r.bound_fps = a.bound_fps;
+  r.of_bound = a.bound_fps > 0 ? r.fps / a.bound_fps : 0;
+  r.gpu_timed = s.gpu_timed;
+  r.upload_gpu_s = s.upload_gpu_s;
+  r.kernel_gpu_s = s.kernel_gpu_s;
+  r.download_gpu_s = s.download_gpu_s;
+  r.gpu_union_s = s.gpu_union_s;
+  r.overlap = a.overlap;
+  r.h2d_gbps = a.h2d_gbps;
+  r.d2h_gbps = a.d2h_gbps;
+  r.token_frames = s.token_frames;
+  if (p.mode != Offload::cpu) r.gpu_output = gpu::to_string(pipeline::gpu_output_for(p, jpeg));
+  for (const pipeline::BufferStats& b : s.buffers)
+    r.buffers.push_back({b.device, b.frames, b.gpu_s, b.upload_gpu_s, b.kernel_gpu_s, b.download_gpu_s});
+  for (const pipeline::Track& t : trace.tracks()) r.tracks.push_back({t.name, t.gpu});
+  for (const pipeline::Span& sp : trace.spans())
+    r.spans.push_back({sp.track, pipeline::to_string(sp.kind), sp.frame, sp.start_s, sp.end_s});
+  out = std::move(r);
 }
 
 /// The pipeline's progress callback for `o` (empty without one).
@@ -662,6 +698,7 @@ struct VideoEncoder::Impl {
     validate(options);
     check_device(options);
     popt = pipeline_options(options, true);
+    if (options.profile) popt.trace = &trace;
     thread = std::thread([this] {
       try {
         result = pipeline::encode_stream(source, options.jpeg, bridge, popt, progress_fn(options));
@@ -694,6 +731,7 @@ struct VideoEncoder::Impl {
   SinkBridge bridge;
   const bool collect;
   pipeline::PipelineOptions popt;
+  pipeline::Trace trace;  // VideoOptions::profile
   std::thread thread;
   pipeline::Stats result;
   std::exception_ptr error;  // written by the pipeline thread before source.ended()
@@ -753,6 +791,7 @@ std::vector<JpegFrame> VideoEncoder::finish() {
   m.finished = true;
   m.source.finish();
   m.join_and_check();
+  if (m.options.profile) fill_profile(*m.options.profile, m.result, m.popt, m.options.jpeg, m.trace);
   return m.take();
 }
 
@@ -781,12 +820,15 @@ Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& si
   pipeline::FrameSource* own = api::library_source(source, options);
   // Frames lent where they lie: in cpu mode the workers transform them there (one producer
   // only hands them out).
-  const pipeline::PipelineOptions p =
+  pipeline::PipelineOptions p =
       pipeline_options(options, false, source.frame_count(), own != nullptr && own->lends_frames());
+  pipeline::Trace trace;
+  if (options.profile) p.trace = &trace;
   PullSource pull(source, options);
   SinkBridge bridge(sink);
   const pipeline::Stats s = pipeline::encode_stream(own ? *own : pull, options.jpeg, bridge, p,
                                                     progress_fn(options), stop);
+  if (options.profile) fill_profile(*options.profile, s, p, options.jpeg, trace);
   return public_stats(s, p, options.offload);
 }
 

@@ -895,3 +895,72 @@ TEST(MemorySource, ErrorsAreClear) {
 
 }  // namespace
 }  // namespace mjpeg::apitest
+
+namespace mjpeg::apitest {
+namespace {
+
+/// Every frame has its spans: one write span per frame, and the kinds the mode runs.
+void expect_timeline(const Profile& p, int frames, const std::vector<std::string>& kinds) {
+  ASSERT_FALSE(p.tracks.empty());
+  std::map<std::string, int> count;
+  std::vector<int> writes(static_cast<std::size_t>(frames), 0);
+  for (const TimelineSpan& s : p.spans) {
+    ASSERT_GE(s.track, 0);
+    ASSERT_LT(s.track, static_cast<int>(p.tracks.size()));
+    EXPECT_LE(s.start_s, s.end_s);
+    ++count[s.kind];
+    if (s.kind == "write") {
+      ASSERT_GE(s.frame, 0);
+      ASSERT_LT(s.frame, frames);
+      ++writes[static_cast<std::size_t>(s.frame)];
+    }
+  }
+  for (const std::string& k : kinds) EXPECT_GT(count[k], 0) << k;
+  for (int f = 0; f < frames; ++f) EXPECT_EQ(writes[static_cast<std::size_t>(f)], 1) << "frame " << f;
+}
+
+TEST(VideoProfile, CpuModeStagesAndTimeline) {
+  VideoOptions o;
+  o.width = 96;
+  o.height = 64;
+  o.entropy_threads = 2;
+  const auto frames = make_frames(o, 10);
+  for (const bool pull : {true, false}) {
+    Profile profile;
+    std::mutex mutex;
+    std::map<std::int64_t, std::vector<std::uint8_t>> seen;
+    VideoOptions run = o;
+    run.profile = &profile;
+    run.on_jpeg = [&](const EncodedFrame& f) {
+      std::lock_guard<std::mutex> lock(mutex);
+      EXPECT_TRUE(seen.emplace(f.index, std::vector<std::uint8_t>(f.data, f.data + f.size)).second);
+    };
+    std::vector<std::vector<std::uint8_t>> delivered;
+    within(60, [&] {
+      if (pull) {
+        VectorSource source(frames, true);
+        MemorySink sink;
+        encode_all(run, source, sink);
+        delivered = sink.frames;
+      } else {
+        delivered = push_all(run, frames);
+      }
+    });
+    SCOPED_TRACE(pull ? "pull" : "push");
+    ASSERT_EQ(seen.size(), 10u);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(seen[i], delivered[std::size_t(i)]);
+    EXPECT_GT(profile.fps, 0.0);
+    std::vector<std::string> names;
+    for (const StageLoad& s : profile.stages) names.push_back(s.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"produce", "transform+entropy", "write"}));
+    EXPECT_FALSE(profile.bound_by.empty());
+    EXPECT_GT(profile.bound_fps, 0.0);
+    EXPECT_FALSE(profile.gpu_timed);
+    EXPECT_EQ(profile.gpu_output, "");
+    EXPECT_TRUE(profile.buffers.empty());
+    expect_timeline(profile, 10, {"read", "transform", "entropy", "write"});
+  }
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest

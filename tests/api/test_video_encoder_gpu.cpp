@@ -103,6 +103,40 @@ TEST_P(GpuOrder, SeveralStreamBuffersWriteTheSameBytes) {
 INSTANTIATE_TEST_SUITE_P(Modes, GpuOrder, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return mode_name(info.param); });
 
+// VideoOptions::profile in the GPU modes: the GPU's own times, each buffer's share, a timeline
+// with GPU tracks; and the bytes stay encode_jpeg's.
+TEST_P(GpuOrder, ProfileHasGpuTimesBuffersAndTimeline) {
+  MJPEG_NEED_GPU();
+  VideoOptions o;
+  o.width = 640;
+  o.height = 360;
+  o.offload = GetParam();
+  o.devices = {0, 0};
+  const auto frames = make_frames(o, 24);
+  Profile profile;
+  o.profile = &profile;
+  VectorSource source(frames, true);
+  MemorySink sink;
+  within(120, [&] { encode_all(o, source, sink); });
+  expect_same(reference(frames, o.jpeg), sink.frames);
+  EXPECT_TRUE(profile.gpu_timed);
+  EXPECT_GT(profile.upload_gpu_s, 0.0);
+  EXPECT_GT(profile.kernel_gpu_s, 0.0);
+  EXPECT_GT(profile.download_gpu_s, 0.0);
+  EXPECT_GT(profile.gpu_union_s, 0.0);
+  EXPECT_EQ(profile.gpu_output, "tokens");
+  EXPECT_EQ(profile.token_frames, 24);
+  ASSERT_EQ(profile.buffers.size(), 2u);
+  EXPECT_EQ(profile.buffers[0].frames + profile.buffers[1].frames, 24);
+  bool gpu_track = false;
+  for (const TimelineTrack& t : profile.tracks) gpu_track = gpu_track || t.gpu;
+  EXPECT_TRUE(gpu_track);
+  int kernels = 0;
+  for (const TimelineSpan& s : profile.spans) kernels += s.kind == "kernel";
+  EXPECT_EQ(kernels, 24);
+  EXPECT_FALSE(profile.bound_by.empty());
+}
+
 // Frames in memory, page-locked, uploaded from where they lie: encode_jpeg's bytes.
 TEST_P(GpuOrder, PinnedMemorySourceWritesTheSameBytes) {
   MJPEG_NEED_GPU();
