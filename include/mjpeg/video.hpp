@@ -152,6 +152,10 @@ struct VideoOptions {
   /// Threads that Huffman-code (and, in cpu mode, transform) frames. 0: one per core (cpu
   /// mode), one per core less one (GPU modes); for encode_all see `producers`.
   int entropy_threads = 0;
+  /// encode_all with neither count given: the total of the split that balances itself (0:
+  /// one per core, one fewer in the GPU modes). Several encodes compared with each other (e.g.
+  /// the offload modes) use one total so that they differ only in how they offload.
+  int threads = 0;
   /// Frames in flight (stream-buffer slots, allocated once). 0: a default from the thread
   /// counts (GPU modes: lowered where the device's or host's memory would not hold them).
   int slots = 0;

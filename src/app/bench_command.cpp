@@ -15,12 +15,11 @@
 #include "bench_rows.hpp"
 #include "cli_options.hpp"
 #include "frame_store.hpp"
-#include "gpu_transform.hpp"
 #include "io/atomic_file.hpp"
 #include "mjpeg/error.hpp"
 #include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
-#include "pipeline/pipeline.hpp"
+#include "mjpeg/video.hpp"
 #include "video_input.hpp"
 
 namespace mjpeg::app {
@@ -75,7 +74,8 @@ int frames_for(FrameSize z, std::int64_t at_hd) {
 
 /// A row from a timed run.
 BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView& frame) {
-  const pipeline::Stats& s = r.stats;
+  const Stats& s = r.stats;
+  const Profile& a = r.profile;
   const double frames = static_cast<double>(std::max<std::int64_t>(1, s.frames));
   auto per_frame = [&](double busy) { return 1e3 * busy / frames; };
   BenchRow row;
@@ -88,30 +88,30 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
   row.frames = static_cast<int>(s.frames);
   row.producers = s.producers > 0 ? s.producers : r.options.producers;  // the split it ended with
   row.entropy_threads = s.entropy_threads > 0 ? s.entropy_threads : r.options.entropy_threads;
-  row.slots = r.options.slots;
-  row.stages = r.options.stages;
-  row.variant = gpu::to_string(r.options.variant);
-  row.fps = r.analysis.fps;
-  row.bound_stage = r.analysis.binding;
-  row.bound_fps = r.analysis.bound_fps;
-  row.produce_ms = per_frame(s.read_s + s.upload_issue_s);
-  if (s.gpu_timed) {
-    row.upload_ms = per_frame(s.upload_gpu_s);
-    row.kernel_ms = per_frame(s.kernel_gpu_s);
-    row.download_ms = per_frame(s.download_gpu_s);
+  row.slots = s.slots;
+  row.stages = r.options.gpu.stages;
+  row.variant = to_string(r.options.gpu.kernel);
+  row.fps = a.fps;
+  row.bound_stage = a.bound_by;
+  row.bound_fps = a.bound_fps;
+  row.produce_ms = per_frame(s.read_s);  // the upload issue of aok included
+  if (a.gpu_timed) {
+    row.upload_ms = per_frame(a.upload_gpu_s);
+    row.kernel_ms = per_frame(a.kernel_gpu_s);
+    row.download_ms = per_frame(a.download_gpu_s);
   } else if (r.spec.mode == Offload::cpu) {
-    row.kernel_ms = per_frame(s.transform_cpu_s);  // the CPU's transform in the kernel column
+    row.kernel_ms = per_frame(s.transform_s);  // the CPU's transform in the kernel column
   }
   row.entropy_ms = per_frame(s.entropy_s);
   row.write_ms = per_frame(s.write_s);
-  row.overlap = r.analysis.overlap;
-  row.h2d_gbps = r.analysis.h2d_gbps;
-  row.d2h_gbps = r.analysis.d2h_gbps;
+  row.overlap = a.overlap;
+  row.h2d_gbps = a.h2d_gbps;
+  row.d2h_gbps = a.d2h_gbps;
   row.kb_per_frame = static_cast<double>(s.jpeg_bytes) / frames / 1e3;
   row.identical = r.identical;
   row.devices = r.spec.mode == Offload::cpu
                     ? 1
-                    : static_cast<int>(pipeline::device_list(r.options).size());
+                    : static_cast<int>(std::max<std::size_t>(1, r.options.devices.size()));
   return row;
 }
 
@@ -126,16 +126,18 @@ class Sweeper {
   double run(const std::string& sweep, const ModeSpec& mode, const FrameStore& store,
              int entropy_threads, int slots, int stages,
              std::vector<std::vector<std::uint8_t>>& reference) {
-    pipeline::PipelineOptions o;
-    o.mode = mode.mode;
-    pipeline::apply_default_counts(o, cores_, args_.producers, entropy_threads, slots,
-                                   /*in_memory=*/true);
+    VideoOptions o = store.format;
+    o.jpeg = args_.options;
+    o.offload = mode.mode;
+    o.producers = args_.producers;
+    o.entropy_threads = entropy_threads;
+    o.slots = slots;
     o.device = args_.device;
     o.devices = devices_;
-    o.variant = gpu::parse_variant(args_.variant);
-    o.stages = stages;
-    pipeline::validate(o);
-    const ModeResult r = run_mode(mode, o, store, args_.options, args_.repeat, reference);
+    o.gpu.kernel = parse_kernel_variant(args_.variant);
+    o.gpu.stages = stages;
+    validate(o);
+    const ModeResult r = run_mode(mode, o, store, args_.repeat, reference);
     rows_.push_back(make_row(sweep, r, store.frames[0].view()));
     print(rows_.back());
     return rows_.back().fps;
@@ -249,9 +251,9 @@ std::vector<BenchRow> measure(BenchArgs& args) {
       for (const ModeSpec& m : modes)
         for (int t : thread_list) sweeper.run("threads", m, store, t, 0, 2, reference);
       // libjpeg-turbo on as many threads as the pipeline's producers + entropy workers.
-      pipeline::PipelineOptions o;
-      pipeline::apply_default_counts(o, cores, args.producers);
-      for (int t : thread_list) sweeper.run_turbojpeg_row("threads", store, o.producers, t, reference);
+      // (the producers the pipeline starts with: --producers, else 2, 1 on one core)
+      const int producers = args.producers > 0 ? args.producers : std::min(2, std::max(2, cores) - 1);
+      for (int t : thread_list) sweeper.run_turbojpeg_row("threads", store, producers, t, reference);
     }
     if (sweeps.count("cpu")) {
       // The cpu mode on T threads (workers; its one producer only hands out the in-memory

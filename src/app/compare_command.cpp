@@ -1,5 +1,6 @@
 #include "compare_command.hpp"
 
+// The nvJPEG row: a peer of the GPU side (cuda/), not part of the library.
 #include "nvjpeg_peer.hpp"
 
 #include <algorithm>
@@ -17,16 +18,12 @@
 #if MJPEG_HAVE_OPENCV
 #include "gantt.hpp"
 #endif
-#include "gpu_transform.hpp"
 #include "io/atomic_file.hpp"
-#include "io/frame_sink.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "wording.hpp"
 #include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
-#include "pipeline/analysis.hpp"
-#include "pipeline/pipeline.hpp"
 #include "trace_json.hpp"
 #include "trace_model.hpp"
 #include "video_input.hpp"
@@ -41,21 +38,24 @@ namespace {
 /// The busy time of one displayed stage (summed over its lanes), or < 0 when the mode has none.
 struct StageColumn {
   const char* title;
-  double (*busy)(const pipeline::Stats&, Offload);
+  double (*busy)(const ModeResult&);
 };
 const StageColumn kStageColumns[] = {
-    {"produce", [](const pipeline::Stats& s, Offload) { return s.read_s; }},
-    {"upload", [](const pipeline::Stats& s, Offload) {
-       return s.gpu_timed ? s.upload_gpu_s : -1.0;
+    // Stats::read_s includes aok's upload issue, shown with the upload.
+    {"produce", [](const ModeResult& r) { return r.stats.read_s - r.stats.upload_issue_s; }},
+    {"upload", [](const ModeResult& r) {
+       return r.profile.gpu_timed ? r.profile.upload_gpu_s : -1.0;
      }},
-    {"kernel", [](const pipeline::Stats& s, Offload m) {
-       return m == Offload::cpu ? s.transform_cpu_s : s.gpu_timed ? s.kernel_gpu_s : -1.0;
+    {"kernel", [](const ModeResult& r) {
+       return r.spec.mode == Offload::cpu ? r.stats.transform_s
+              : r.profile.gpu_timed       ? r.profile.kernel_gpu_s
+                                          : -1.0;
      }},
-    {"download", [](const pipeline::Stats& s, Offload) {
-       return s.gpu_timed ? s.download_gpu_s : -1.0;
+    {"download", [](const ModeResult& r) {
+       return r.profile.gpu_timed ? r.profile.download_gpu_s : -1.0;
      }},
-    {"entropy", [](const pipeline::Stats& s, Offload) { return s.entropy_s; }},
-    {"write", [](const pipeline::Stats& s, Offload) { return s.write_s; }},
+    {"entropy", [](const ModeResult& r) { return r.stats.entropy_s; }},
+    {"write", [](const ModeResult& r) { return r.stats.write_s; }},
 };
 
 void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const PeerResult& turbo,
@@ -67,13 +67,13 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
   std::fprintf(out, "\n%-11s %9s %7s %10s %11s %9s  %-18s %9s %6s %6s\n", "mode", "fps", "x SOK",
                "ms/frame", "KB/frame", "bits/px", "bound by", "bound fps", "of it", "N+M");
   for (const ModeResult& r : results) {
-    const pipeline::RunAnalysis& a = r.analysis;
+    const Profile& a = r.profile;
     const double bytes = static_cast<double>(r.stats.jpeg_bytes) / std::max<double>(1, r.stats.frames);
     std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s %9.1f %5.0f%% %6s\n",
                  display_name(r.spec).c_str(), a.fps,
                  sok_fps > 0 ? fmt::format("{:.2f}", a.fps / sok_fps).c_str() : "-",
                  a.fps > 0 ? 1e3 / a.fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
-                 a.binding.c_str(), a.bound_fps, 100 * a.of_bound,
+                 a.bound_by.c_str(), a.bound_fps, 100 * a.of_bound,
                  fmt::format("{}+{}", r.stats.producers, r.stats.entropy_threads).c_str());
   }
   if (turbo.available) {
@@ -90,7 +90,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
     const double bytes = static_cast<double>(nvjpeg.jpeg_bytes) / frames;
     double aok_fps = 0;
     for (const ModeResult& r : results)
-      if (r.spec.name == "aok") aok_fps = r.analysis.fps;
+      if (r.spec.name == "aok") aok_fps = r.profile.fps;
     std::fprintf(out, "%-11s %9.1f %7s %10.3f %11.1f %9.3f  %-18s%s\n", "nvJPEG", fps,
                  sok_fps > 0 ? fmt::format("{:.2f}", fps / sok_fps).c_str() : "-",
                  fps > 0 ? 1e3 / fps : 0.0, bytes / 1e3, 8 * bytes / pixels,
@@ -107,7 +107,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
     const double wall = r.stats.wall_s - r.stats.setup_s;
     std::fprintf(out, "%-11s", display_name(r.spec).c_str());
     for (const StageColumn& c : kStageColumns) {
-      const double busy = c.busy(r.stats, r.spec.mode);
+      const double busy = c.busy(r);
       if (busy < 0 || (busy == 0 && r.spec.mode == Offload::cpu &&
                        (std::strcmp(c.title, "upload") == 0 || std::strcmp(c.title, "download") == 0)))
         std::fprintf(out, " %17s", "-");
@@ -119,17 +119,17 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
   }
 
   bool any_gpu = false;
-  for (const ModeResult& r : results) any_gpu = any_gpu || r.stats.gpu_timed;
+  for (const ModeResult& r : results) any_gpu = any_gpu || r.profile.gpu_timed;
   if (!any_gpu) return;
   std::fprintf(out, "\n%-11s %9s %10s %10s %13s %13s  %s\n", "GPU", "overlap", "H2D GB/s",
                "D2H GB/s", "H2D KB/frame", "D2H KB/frame", "output");
   for (const ModeResult& r : results) {
-    if (!r.stats.gpu_timed) continue;
-    const pipeline::RunAnalysis& a = r.analysis;
+    if (!r.profile.gpu_timed) continue;
+    const Profile& a = r.profile;
     const std::string output =
-        r.options.gpu_output == gpu::GpuOutput::coefficients
+        a.gpu_output == "coefficients"
             ? "coefficients"
-            : fmt::format("tokens ({} of {} frames)", r.stats.token_frames, r.stats.frames);
+            : fmt::format("tokens ({} of {} frames)", a.token_frames, r.stats.frames);
     std::fprintf(out, "%-11s %8.0f%% %10.2f %10.2f %13.1f %13.1f  %s\n",
                  display_name(r.spec).c_str(), 100 * a.overlap, a.h2d_gbps, a.d2h_gbps,
                  r.stats.upload_bytes / frames / 1e3, r.stats.download_bytes / frames / 1e3,
@@ -138,21 +138,22 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
 }
 
 nlohmann::json to_json(const ModeResult& r, double sok_fps) {
-  const pipeline::Stats& s = r.stats;
-  const pipeline::RunAnalysis& a = r.analysis;
+  const Stats& s = r.stats;
+  const Profile& a = r.profile;
   nlohmann::json stages = nlohmann::json::array();
-  for (const pipeline::StageLoad& l : a.stages)
+  for (const StageLoad& l : a.stages)
     stages.push_back({{"name", l.name}, {"busy_s", l.busy_s}, {"lanes", l.lanes},
                       {"bound_fps", l.bound_fps}});
   nlohmann::json j = {
       {"mode", r.spec.name},
       {"producers", s.producers},  // the split the median run ended with
       {"entropy_threads", s.entropy_threads},
-      {"self_balancing", r.options.balance_threads > 0},
+      {"self_balancing", s.self_balancing},
       {"upload_bytes_per_frame", s.frames > 0 ? s.upload_bytes / s.frames : 0},
-      {"slots", r.options.slots},  // per stream buffer
+      {"slots", s.slots},  // per stream buffer
       {"devices", r.spec.mode == Offload::cpu ? std::vector<int>{}
-                                                     : pipeline::device_list(r.options)},
+                  : r.options.devices.empty() ? std::vector<int>{r.options.device}
+                                              : r.options.devices},
       {"fps", a.fps},
       {"fps_of_runs", r.fps_of_runs},
       {"speedup_over_sok", sok_fps > 0 ? a.fps / sok_fps : 0.0},
@@ -161,21 +162,22 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
       {"wall_s", s.wall_s},
       {"setup_s", s.setup_s},
       {"busy_s",
-       {{"read", s.read_s}, {"upload_issue", s.upload_issue_s}, {"gpu_dispatch", s.gpu_s},
-        {"transform_cpu", s.transform_cpu_s}, {"coeff_wait", s.coeff_wait_s},
+       {{"read", s.read_s - s.upload_issue_s}, {"upload_issue", s.upload_issue_s},
+        {"gpu_dispatch", s.gpu_s - s.download_issue_s - s.result_wait_s},
+        {"transform_cpu", s.transform_s}, {"coeff_wait", s.result_wait_s},
         {"entropy", s.entropy_s}, {"write", s.write_s}}},
       {"stages", stages},
-      {"bound", {{"stage", a.binding}, {"fps", a.bound_fps}, {"of_bound", a.of_bound}}},
+      {"bound", {{"stage", a.bound_by}, {"fps", a.bound_fps}, {"of_bound", a.of_bound}}},
       {"identical", r.identical},
   };
-  if (s.gpu_timed)
-    j["gpu"] = {{"upload_s", s.upload_gpu_s},     {"kernel_s", s.kernel_gpu_s},
-                {"download_s", s.download_gpu_s}, {"union_s", s.gpu_union_s},
+  if (a.gpu_timed)
+    j["gpu"] = {{"upload_s", a.upload_gpu_s},     {"kernel_s", a.kernel_gpu_s},
+                {"download_s", a.download_gpu_s}, {"union_s", a.gpu_union_s},
                 {"overlap", a.overlap},           {"h2d_gbps", a.h2d_gbps},
                 {"d2h_gbps", a.d2h_gbps},         {"upload_bytes", s.upload_bytes},
                 {"download_bytes", s.download_bytes},
-                {"gpu_output", gpu::to_string(r.options.gpu_output.value_or(gpu::GpuOutput::tokens))},
-                {"token_frames", s.token_frames}};
+                {"gpu_output", a.gpu_output},
+                {"token_frames", a.token_frames}};
   return j;
 }
 
@@ -263,20 +265,25 @@ int run_compare(CompareArgs& args) {
     std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory%s\n", store.description.c_str(),
                  store.bytes() / 1e6, store.pinned() ? " (page-locked)" : "");
 
-  // One set of counts for every mode, so that the modes differ only in how they offload.
+  // One set of counts for every mode, so that the modes differ only in how they offload: with
+  // a GPU mode, the split of every mode balances itself over the cores the GPU modes leave.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  pipeline::PipelineOptions base;
-  base.mode = modes.size() > 1 || modes[0].mode != Offload::cpu ? Offload::aok : Offload::cpu;
-  pipeline::apply_default_counts(base, cores, args.producers, args.entropy_threads, args.slots,
-                                 /*in_memory=*/true);
+  bool any_gpu_mode = false;
+  for (const ModeSpec& m : modes) any_gpu_mode = any_gpu_mode || m.mode != Offload::cpu;
+  VideoOptions base = store.format;
+  base.jpeg = args.options;
+  base.offload = any_gpu_mode ? Offload::aok : Offload::cpu;
+  base.producers = args.producers;
+  base.entropy_threads = args.entropy_threads;
+  if (any_gpu_mode && args.producers == 0 && args.entropy_threads == 0)
+    base.threads = std::max(2, cores - 1);
   base.device = args.device;
   base.devices = devices;
-  base.variant = gpu::parse_variant(args.variant);
-  base.stages = args.stages;
-  // "auto": resolved here, so that the table and the JSON say what ran.
-  if (args.gpu_output != "auto") base.gpu_output = gpu::parse_gpu_output(args.gpu_output);
-  base.gpu_output = pipeline::gpu_output_for(base, args.options);
-  pipeline::validate(base);
+  base.gpu.kernel = parse_kernel_variant(args.variant);
+  base.gpu.stages = args.stages;
+  base.gpu.output = parse_gpu_output(args.gpu_output);
+  base.slots = slot_count(base, false, static_cast<std::int64_t>(store.count()));
+  validate(base);
 
   std::vector<std::vector<std::uint8_t>> reference;
   std::vector<ModeResult> results;
@@ -285,9 +292,10 @@ int run_compare(CompareArgs& args) {
       std::fprintf(stderr, "mjpeg: compare: %s, %s of %s...\n", m.name.c_str(),
                    count_of(args.repeat, "run", "runs").c_str(),
                    count_of(static_cast<std::int64_t>(store.count()), "frame", "frames").c_str());
-    results.push_back(run_mode(m, base, store, args.options, args.repeat, reference));
+    results.push_back(run_mode(m, base, store, args.repeat, reference));
   }
-  const int turbo_threads = base.producers + base.entropy_threads;
+  const Stats& first = results.front().stats;
+  const int turbo_threads = first.producers + first.entropy_threads;
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: compare: libjpeg-turbo, %s...\n",
                  count_of(turbo_threads, "thread", "threads").c_str());
@@ -315,15 +323,14 @@ int run_compare(CompareArgs& args) {
 
   double sok_fps = 0;
   for (const ModeResult& r : results)
-    if (r.spec.name == "sok") sok_fps = r.analysis.fps;
+    if (r.spec.name == "sok") sok_fps = r.profile.fps;
 
   const int first_width = store.width(), first_height = store.height();
   const std::string split =
-      base.balance_threads > 0
-          ? fmt::format("a self-balancing split of {} producer + entropy threads (from {} + {})",
-                        base.balance_threads, base.producers, base.entropy_threads)
-          : fmt::format("{}, {}", count_of(base.producers, "producer", "producers"),
-                        count_of(base.entropy_threads, "entropy thread", "entropy threads"));
+      first.self_balancing
+          ? fmt::format("a self-balancing split of {} producer + entropy threads", turbo_threads)
+          : fmt::format("{}, {}", count_of(first.producers, "producer", "producers"),
+                        count_of(first.entropy_threads, "entropy thread", "entropy threads"));
   std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}{}, {}, {}, {}, {}, "
                                 "median of {} (fps over the stages' time, allocation excluded)\n",
                                 store.description, first_width, first_height,
@@ -388,7 +395,7 @@ int run_compare(CompareArgs& args) {
   std::vector<TraceRun> trace_runs;
   for (const ModeResult& r : results)
     trace_runs.push_back(
-        {display_name(r.spec), r.trace.get(), r.stats.frames, r.stats.wall_s - r.stats.setup_s});
+        {display_name(r.spec), &r.profile, r.stats.frames, r.stats.wall_s - r.stats.setup_s});
   if (!args.trace.empty()) io::write_file(args.trace, chrome_trace_json(trace_runs));
   if (!args.gantt.empty()) {
 #if MJPEG_HAVE_OPENCV

@@ -1,14 +1,11 @@
 #include "frame_store.hpp"
 
-#include "api/internal.hpp"
-
 #include <algorithm>
 #include <cstdio>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "jpeg/planar.hpp"
 #include "mjpeg/error.hpp"
 #include "video_input.hpp"
 #include "wording.hpp"
@@ -29,35 +26,30 @@ std::uint64_t FrameStore::bytes() const {
   return total;
 }
 
-std::unique_ptr<pipeline::FrameSource> FrameStore::source(std::int64_t count) const {
-  const std::size_t n = count < 0 ? this->count()
-                                  : std::min<std::size_t>(this->count(), static_cast<std::size_t>(count));
-  if (format.is_planar()) {
-    std::vector<const std::uint8_t*> ptrs;
-    for (std::size_t i = 0; i < n; ++i) ptrs.push_back(planar[i].data());
-    return std::make_unique<pipeline::MemoryFrameSource>(std::move(ptrs), format, pinned());
-  }
-  std::vector<ImageView> v = views();
-  v.resize(n);
-  return std::make_unique<pipeline::MemoryFrameSource>(std::move(v), pinned());
+std::vector<const std::uint8_t*> FrameStore::pointers(std::size_t n) const {
+  std::vector<const std::uint8_t*> p;
+  for (std::size_t i = 0; i < n; ++i)
+    p.push_back(is_planar() ? planar[i].data() : frames[i].pixels.data());
+  return p;
 }
 
-void FrameStore::pin() {
-  if (pinned()) return;
-  std::vector<gpu::HostPin> p;
-  for (const io::Image& f : frames) p.emplace_back(f.pixels.data(), f.pixels.size());
-  for (const auto& f : planar) p.emplace_back(f.data(), f.size());
-  pins = std::move(p);
+MemorySource& FrameStore::source() const {
+  if (!all_) all_ = std::make_shared<MemorySource>(pointers(count()), format);
+  return *all_;
+}
+
+std::unique_ptr<MemorySource> FrameStore::first(std::int64_t n) const {
+  const std::size_t k = n < 0 ? count() : std::min<std::size_t>(count(), static_cast<std::size_t>(n));
+  return std::make_unique<MemorySource>(pointers(k), format);
 }
 
 std::vector<ImageView> FrameStore::pixel_views(std::vector<io::Image>& scratch) const {
-  if (!format.is_planar()) return views();
+  if (!is_planar()) return views();
   scratch.clear();
   scratch.reserve(planar.size());
   for (const auto& f : planar) {
     io::Image rgb(format.width, format.height, PixelFormat::rgb24);
-    planar_to_rgb(planar_view(f.data(), format.width, format.height, format.planar),
-                  rgb.pixels.data(), rgb.stride());
+    to_pixels(FrameView::contiguous(f.data(), format), format, rgb.pixels.data(), rgb.stride());
     scratch.push_back(std::move(rgb));
   }
   std::vector<ImageView> v;
@@ -98,7 +90,9 @@ FrameStore panning_frames(const io::Image& picture, int width, int height, int c
     }
     store.frames.push_back(std::move(frame));
   }
-  store.format = pipeline::SourceFormat{width, height, picture.format};
+  store.format.width = width;
+  store.format.height = height;
+  store.format.format = picture.format == PixelFormat::gray8 ? FrameFormat::gray8 : FrameFormat::rgb24;
   store.description = fmt::format("{} frames of {}x{} panning across a {}x{} picture", count,
                                   width, height, pw, ph);
   return store;
@@ -120,18 +114,19 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
     throw UsageError("--size applies to a still-image input (video frames keep their size)");
   VideoInput in = open_video_input(input, kind, max_frames);
   for (const std::string& n : in.notices) notice(n);
-  const pipeline::SourceFormat f = api::source_format(in.format);
   FrameStore store;
-  store.format = f;
+  store.format = in.format;
   store.fps_num = in.fps_num;
   store.fps_den = in.fps_den;
+  const VideoOptions& f = in.format;
   for (std::int64_t index = 0;; ++index) {
-    if (f.is_planar()) {  // as the encoder reads it: planes, 1.5 bytes per pixel at 4:2:0
-      std::vector<std::uint8_t> frame(f.frame_bytes());
+    if (store.is_planar()) {  // as the encoder reads it: planes, 1.5 bytes per pixel at 4:2:0
+      std::vector<std::uint8_t> frame(frame_bytes(f));
       if (!in.source->read(index, frame.data())) break;
       store.planar.push_back(std::move(frame));
     } else {
-      io::Image frame(f.width, f.height, f.format);
+      io::Image frame(f.width, f.height,
+                      f.format == FrameFormat::gray8 ? PixelFormat::gray8 : PixelFormat::rgb24);
       if (!in.source->read(index, frame.pixels.data())) break;
       store.frames.push_back(std::move(frame));
     }

@@ -7,10 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "gpu_transform.hpp"
 #include "image_input.hpp"
 #include "io/image.hpp"
-#include "pipeline/frame_source.hpp"
+#include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
 
@@ -27,29 +26,36 @@ FrameSize parse_frame_size(const std::string& text, const std::string& option);
 /// the same input.
 struct FrameStore {
   std::vector<io::Image> frames;                  ///< packed frames (empty when planar)
-  std::vector<std::vector<std::uint8_t>> planar;  ///< planar frames, format.frame_bytes() each
-  pipeline::SourceFormat format;
+  std::vector<std::vector<std::uint8_t>> planar;  ///< planar frames, frame_bytes(format) each
+  /// The frames' width, height, format (rgb24, gray8 or planar), matrix, range, coefficients.
+  VideoOptions format;
   int fps_num = 25, fps_den = 1;
   std::string description;  ///< one line: where the frames came from
-  std::vector<gpu::HostPin> pins;  ///< after pin(): the frames' page locks
 
-  std::size_t count() const { return format.is_planar() ? planar.size() : frames.size(); }
+  std::size_t count() const { return is_planar() ? planar.size() : frames.size(); }
+  bool is_planar() const { return mjpeg::is_planar(format.format); }
   int width() const { return format.width; }
   int height() const { return format.height; }
   /// Packed frames only (empty for planar ones).
   std::vector<ImageView> views() const;
   std::uint64_t bytes() const;
-  /// A source over the first `count` frames (all: -1). It lends the frames: the cpu mode
-  /// transforms them where they lie and, once pin()ned, sok --pinned and aok upload them from
-  /// there instead of copying them into slots.
-  std::unique_ptr<pipeline::FrameSource> source(std::int64_t count = -1) const;
-  /// Page-locks every frame (cudaHostRegister), so that in-place uploads run at PCIe speed
+  /// Every frame as a MemorySource (the store's own, made once): encode_all encodes the frames
+  /// where they lie (the cpu mode transforms them there and, once pin()ned, sok --pinned and
+  /// aok upload them from there instead of copying them into slots).
+  MemorySource& source() const;
+  /// The first `count` frames, not page-locked (a warm-up run).
+  std::unique_ptr<MemorySource> first(std::int64_t count) const;
+  /// Page-locks every frame (MemorySource::pin), so that in-place uploads run at PCIe speed
   /// without a copy into a pinned slot. Needs a usable CUDA device. Throws mjpeg::Error.
-  void pin();
-  bool pinned() const { return !pins.empty(); }
+  void pin() { source().pin(); }
+  bool pinned() const { return all_ && all_->pinned(); }
   /// The RGB (or gray) pixels the encoder encodes, for peers that read pixels (libjpeg-turbo):
   /// packed frames as they are; planar frames converted into `scratch` (kept by the caller).
   std::vector<ImageView> pixel_views(std::vector<io::Image>& scratch) const;
+
+ private:
+  std::vector<const std::uint8_t*> pointers(std::size_t n) const;
+  mutable std::shared_ptr<MemorySource> all_;  // shared: a FrameStore stays copyable
 };
 
 /// `count` frames of width x height cut from `picture`: a window that pans across it (the

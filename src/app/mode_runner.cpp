@@ -8,38 +8,34 @@
 
 #include <fmt/format.h>
 
-#include "gpu_transform.hpp"
-#include "io/frame_sink.hpp"
+#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::app {
 namespace {
 
 /// Keeps the first run's frames and checks every later run against them, frame by frame. The
-/// check runs on the entropy workers (PipelineOptions::on_jpeg, attached by `attach`), in
+/// check runs on the entropy workers (VideoOptions::on_jpeg, attached by `attach`), in
 /// parallel, not on the writer: a memcmp of every frame against a reference long out of the
 /// caches took the single writer 0.1-0.17 ms per 1080p frame, a bound near 6000 fps of the
 /// harness, not of the pipeline.
-class CheckingSink final : public io::FrameSink {
+class CheckingSink final : public FrameSink {
  public:
   explicit CheckingSink(std::vector<std::vector<std::uint8_t>>* reference, bool record)
       : reference_(reference), record_(record) {}
   /// Timed runs: the byte check goes to the workers through `options`.
-  void attach(pipeline::PipelineOptions& options) {
+  void attach(VideoOptions& options) {
     if (record_) return;
-    options.on_jpeg = [this](std::int64_t index, const std::vector<std::uint8_t>& jpeg) {
-      const std::size_t i = static_cast<std::size_t>(index);
-      if (i >= reference_->size() || (*reference_)[i] != jpeg) note_difference(index);
+    options.on_jpeg = [this](const EncodedFrame& f) {
+      const std::size_t i = static_cast<std::size_t>(f.index);
+      if (i >= reference_->size() || (*reference_)[i].size() != f.size ||
+          std::memcmp((*reference_)[i].data(), f.data, f.size) != 0)
+        note_difference(f.index);
     };
   }
-  void write_frame(const std::uint8_t* jpeg, std::size_t size) override {
-    if (record_) reference_->emplace_back(jpeg, jpeg + size);
-    ++frames_;
-    bytes_ += size;
+  void write(const EncodedFrame& f) override {
+    if (record_) reference_->emplace_back(f.data, f.data + f.size);
   }
-  void close() override {}
-  std::int64_t frames_written() const override { return frames_; }
-  std::uint64_t bytes_written() const override { return bytes_; }
   /// The first frame that differed, -1 when none did (or the run only recorded).
   std::int64_t first_difference() const {
     const std::int64_t d = first_difference_.load();
@@ -55,8 +51,6 @@ class CheckingSink final : public io::FrameSink {
   }
   std::vector<std::vector<std::uint8_t>>* reference_;
   bool record_;
-  std::int64_t frames_ = 0;
-  std::uint64_t bytes_ = 0;
   std::atomic<std::int64_t> first_difference_{kNone};
 };
 
@@ -89,8 +83,20 @@ std::vector<ModeSpec> choose_modes(const std::string& list,
                                    const std::string& without_gpu,
                                    const std::vector<int>& devices) {
   std::string reason;
+  const std::vector<GpuDevice> gpus = gpu_devices(&reason);
   bool gpu = true;
-  for (int d : devices) gpu = gpu && gpu::usable_device(d, &reason);
+  for (int d : devices) {
+    if (d >= static_cast<int>(gpus.size())) {
+      if (!gpus.empty()) reason = fmt::format("CUDA device {} does not exist ({} found)", d, gpus.size());
+      gpu = false;
+      break;
+    }
+    if (!gpus[static_cast<std::size_t>(d)].usable) {
+      reason = gpus[static_cast<std::size_t>(d)].problem;
+      gpu = false;
+      break;
+    }
+  }
   if (!list.empty()) {
     std::vector<ModeSpec> modes = parse_mode_list(list);
     for (const ModeSpec& m : modes)
@@ -140,17 +146,17 @@ std::vector<ModeSpec> per_device_count(const std::vector<ModeSpec>& modes,
 
 void print_buffer_table(std::FILE* out, const std::vector<ModeResult>& results) {
   bool any = false;
-  for (const ModeResult& r : results) any = any || r.stats.buffers.size() > 1;
+  for (const ModeResult& r : results) any = any || r.profile.buffers.size() > 1;
   if (!any) return;
   std::fprintf(out, "\n%-15s %-10s %8s %6s %12s %12s %12s\n", "stream buffers", "device",
                "frames", "share", "upload ms/f", "kernel ms/f", "download ms/f");
   for (const ModeResult& r : results) {
-    if (r.stats.buffers.size() <= 1) continue;
-    for (std::size_t b = 0; b < r.stats.buffers.size(); ++b) {
-      const pipeline::BufferStats& s = r.stats.buffers[b];
+    if (r.profile.buffers.size() <= 1) continue;
+    for (std::size_t b = 0; b < r.profile.buffers.size(); ++b) {
+      const BufferProfile& s = r.profile.buffers[b];
       const double f = static_cast<double>(std::max<std::int64_t>(1, s.frames));
       auto ms = [&](double t) {
-        return r.stats.gpu_timed ? fmt::format("{:.3f}", 1e3 * t / f) : std::string("-");
+        return r.profile.gpu_timed ? fmt::format("{:.3f}", 1e3 * t / f) : std::string("-");
       };
       std::fprintf(out, "%-15s %-10s %8lld %5.0f%% %12s %12s %12s\n",
                    b == 0 ? display_name(r.spec).c_str() : "",
@@ -169,44 +175,48 @@ std::string display_name(const ModeSpec& spec) {
   return s;
 }
 
-double stage_fps(const pipeline::Stats& st) {
+double stage_fps(const Stats& st) {
   const double t = st.wall_s - st.setup_s;
   return t > 0 ? st.frames / t : 0;
 }
 
-ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
-                    const FrameStore& store, const EncodeOptions& encode, int repeat,
-                    std::vector<std::vector<std::uint8_t>>& reference) {
+ModeResult run_mode(const ModeSpec& spec, VideoOptions options, const FrameStore& store,
+                    int repeat, std::vector<std::vector<std::uint8_t>>& reference) {
   ModeResult r;
   r.spec = spec;
-  options.mode = spec.mode;
+  const VideoOptions& f = store.format;
+  options.width = f.width;
+  options.height = f.height;
+  options.format = f.format;
+  options.matrix = f.matrix;
+  options.range = f.range;
+  options.coefficients = f.coefficients;
+  options.offload = spec.mode;
   if (!spec.devices.empty()) options.devices = spec.devices;
-  options.gpu_timing = true;
+  if (spec.mode == Offload::cpu) options.devices.clear();
   r.options = options;
 
   // Warm-up: CUDA context, first-touch page faults, thread start-up; not measured.
   {
-    const std::unique_ptr<pipeline::FrameSource> source = store.source(16);
+    const std::unique_ptr<MemorySource> source = store.first(16);
     std::vector<std::vector<std::uint8_t>> none;
     CheckingSink sink(&none, true);
-    pipeline::encode_stream(*source, encode, sink, options);
+    encode_all(options, *source, sink);
   }
 
   struct Run {
-    pipeline::Stats stats;
-    std::unique_ptr<pipeline::Trace> trace;
+    Stats stats;
+    Profile profile;
   };
   std::vector<Run> runs;
   for (int i = 0; i < repeat; ++i) {
     Run run;
-    run.trace = std::make_unique<pipeline::Trace>();
-    pipeline::PipelineOptions o = options;
-    o.trace = run.trace.get();
-    const std::unique_ptr<pipeline::FrameSource> source = store.source();
+    VideoOptions o = options;
+    o.profile = &run.profile;
     const bool record = reference.empty();
     CheckingSink sink(&reference, record);
     sink.attach(o);
-    run.stats = pipeline::encode_stream(*source, encode, sink, o);
+    run.stats = encode_all(o, store.source(), sink);
     if (sink.first_difference() >= 0 && r.first_difference < 0) {
       r.identical = false;
       r.first_difference = sink.first_difference();
@@ -219,10 +229,7 @@ ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
   });
   Run& median = runs[runs.size() / 2];
   r.stats = median.stats;
-  r.trace = std::move(median.trace);
-  r.analysis = pipeline::analyse(r.stats, options);
-  r.analysis.fps = stage_fps(r.stats);
-  r.analysis.of_bound = r.analysis.bound_fps > 0 ? r.analysis.fps / r.analysis.bound_fps : 0;
+  r.profile = std::move(median.profile);
   return r;
 }
 

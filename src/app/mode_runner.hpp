@@ -12,9 +12,8 @@
 
 #include "frame_store.hpp"
 #include "mjpeg/options.hpp"
-#include "pipeline/analysis.hpp"
-#include "pipeline/pipeline.hpp"
-#include "pipeline/trace.hpp"
+#include "mjpeg/profile.hpp"
+#include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
 
@@ -55,10 +54,9 @@ void pin_for_gpu_modes(FrameStore& store, const std::vector<ModeSpec>& modes,
 /// The median run of one mode (by frames/s), with its trace.
 struct ModeResult {
   ModeSpec spec;
-  pipeline::PipelineOptions options;
-  pipeline::Stats stats;
-  pipeline::RunAnalysis analysis;  ///< fps over the stages' time (allocation excluded)
-  std::unique_ptr<pipeline::Trace> trace;
+  VideoOptions options;  ///< as run (mode and devices of `spec`)
+  Stats stats;
+  Profile profile;       ///< fps over the stages' time (allocation excluded), GPU times, timeline
   std::vector<double> fps_of_runs;
   bool identical = true;            ///< every run equal to the reference
   std::int64_t first_difference = -1;
@@ -70,15 +68,15 @@ void print_buffer_table(std::FILE* out, const std::vector<ModeResult>& results);
 
 /// Frames per second over the stages' time: the allocation before the first frame is excluded
 /// (it is paid once per geometry, not per frame).
-double stage_fps(const pipeline::Stats& stats);
+double stage_fps(const Stats& stats);
 
 /// Runs `spec` once untimed (warm-up: CUDA context, page faults, thread start) on up to 16
-/// frames, then `repeat` times on all frames of `store`, with GPU timing and a trace. The
+/// frames, then `repeat` times on all frames of `store` (with `options`' JPEG parameters,
+/// counts and GPU tuning; its size and format are the store's), with GPU timing and a trace. The
 /// frames are used where they lie (uploaded from there when the store is pinned; the pageable
 /// SOK baseline copies them into its slots). `reference`: when empty, the first timed run's
 /// JPEGs are stored in it; otherwise every run is compared to it.
-ModeResult run_mode(const ModeSpec& spec, pipeline::PipelineOptions options,
-                    const FrameStore& store, const EncodeOptions& encode, int repeat,
-                    std::vector<std::vector<std::uint8_t>>& reference);
+ModeResult run_mode(const ModeSpec& spec, VideoOptions options, const FrameStore& store,
+                    int repeat, std::vector<std::vector<std::uint8_t>>& reference);
 
 }  // namespace mjpeg::app

@@ -32,17 +32,17 @@ std::string chrome_trace_json(const std::vector<TraceRun>& runs) {
                         {"frames", run.frames},
                         {"wall_ms", run.wall_s * 1e3},
                         {"fps", run.wall_s > 0 ? run.frames / run.wall_s : 0.0}});
-    if (!run.trace) continue;
-    const auto& tracks = run.trace->tracks();
+    if (!run.profile) continue;
+    const auto& tracks = run.profile->tracks;
     for (std::size_t t = 0; t < tracks.size(); ++t) {
       const int tid = static_cast<int>(t) + 1;
       events.push_back(metadata("thread_name", pid, tid, {{"name", tracks[t].name}}));
       events.push_back(metadata("thread_sort_index", pid, tid, {{"sort_index", tid}}));
     }
-    for (const pipeline::Span& s : run.trace->spans()) {
+    for (const TimelineSpan& s : run.profile->spans) {
       const double ts = micros(s.start_s);
       events.push_back({{"ph", "X"},
-                        {"name", pipeline::to_string(s.kind)},
+                        {"name", s.kind},
                         {"cat", tracks[static_cast<std::size_t>(s.track)].gpu ? "gpu" : "host"},
                         {"pid", pid},
                         {"tid", s.track + 1},

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/trace.hpp"
+#include "mjpeg/profile.hpp"
 
 namespace mjpeg::app {
 
 struct TraceRun {
   std::string name;  ///< "SOK", "AOK", ...
-  const pipeline::Trace* trace = nullptr;
+  const Profile* profile = nullptr;  ///< its timeline (tracks and spans)
   std::int64_t frames = 0;
   double wall_s = 0;
 };

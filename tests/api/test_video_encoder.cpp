@@ -964,3 +964,27 @@ TEST(VideoProfile, CpuModeStagesAndTimeline) {
 
 }  // namespace
 }  // namespace mjpeg::apitest
+
+namespace mjpeg::apitest {
+namespace {
+
+TEST(VideoStats, ThreadsSetsTheTotalOfTheBalancingSplit) {
+  VideoOptions o;
+  o.width = 48;
+  o.height = 32;
+  o.threads = 3;
+  const auto frames = make_frames(o, 12);
+  VectorSource source(frames, true);
+  MemorySink sink;
+  Stats st;
+  within(60, [&] { st = encode_all(o, source, sink); });
+  EXPECT_TRUE(st.self_balancing);
+  EXPECT_EQ(st.producers + st.entropy_threads, 3);
+  EXPECT_EQ(st.slots, 8);  // max(8, threads + 2) in the cpu mode
+  expect_same(reference(frames, o.jpeg), sink.frames);
+  o.threads = -1;
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { validate(o); }), "threads -1 is outside 0..1024"));
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest

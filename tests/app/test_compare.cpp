@@ -73,44 +73,48 @@ TEST(RunMode, EveryTimedRunIsCheckedFrameByFrameAgainstTheReference) {
   // The first run records the reference; later runs are checked on the workers. A reference
   // with frame 3 (and 5) changed must be reported as differing from frame 3 on.
   const FrameStore store = panning_frames(gradient(64, 48), 64, 48, 7);
-  pipeline::PipelineOptions p;
+  VideoOptions p;
   p.producers = 1;
   p.entropy_threads = 3;
   p.slots = 6;
   const ModeSpec cpu = parse_mode_spec("cpu");
   std::vector<std::vector<std::uint8_t>> reference;
-  ModeResult r = run_mode(cpu, p, store, EncodeOptions{}, 2, reference);
+  ModeResult r = run_mode(cpu, p, store, 2, reference);
+  EXPECT_EQ(r.stats.slots, 6);
+  EXPECT_EQ(r.stats.entropy_threads, 3);
+  EXPECT_GT(r.profile.fps, 0.0);
+  EXPECT_FALSE(r.profile.spans.empty());
   ASSERT_EQ(reference.size(), 7u);
   EXPECT_TRUE(r.identical);
   EXPECT_EQ(r.first_difference, -1);
   reference[5].back() ^= 1;
   reference[3][reference[3].size() / 2] ^= 0x40;
-  r = run_mode(cpu, p, store, EncodeOptions{}, 2, reference);
+  r = run_mode(cpu, p, store, 2, reference);
   EXPECT_FALSE(r.identical);
   EXPECT_EQ(r.first_difference, 3);
   reference.pop_back();  // a frame the reference lacks
   reference[3][reference[3].size() / 2] ^= 0x40;
   reference[5].back() ^= 1;
-  r = run_mode(cpu, p, store, EncodeOptions{}, 1, reference);
+  r = run_mode(cpu, p, store, 1, reference);
   EXPECT_EQ(r.first_difference, 6);
 }
 
 TEST(TraceJson, ProcessesTracksAndSpansOfATracedRun) {
   const FrameStore store = panning_frames(gradient(64, 48), 64, 48, 7);
-  const std::vector<ImageView> views = store.views();
-  pipeline::MemoryFrameSource source(views);
-  NullSink sink;
-  pipeline::Trace trace;
-  pipeline::PipelineOptions p;
+  Profile profile;
+  VideoOptions p = store.format;
   p.producers = 2;
   p.entropy_threads = 2;
   p.slots = 4;
-  p.trace = &trace;
-  const pipeline::Stats st = pipeline::encode_stream(source, EncodeOptions{}, sink, p);
+  p.profile = &profile;
+  struct Null final : FrameSink {
+    void write(const EncodedFrame&) override {}
+  } sink;
+  const Stats st = encode_all(p, store.source(), sink);
   ASSERT_EQ(st.frames, 7);
 
-  const nlohmann::json doc = nlohmann::json::parse(
-      chrome_trace_json({{"CPU", &trace, st.frames, st.wall_s}, {"EMPTY", nullptr, 0, 0}}));
+  const nlohmann::json doc = nlohmann::json::parse(chrome_trace_json(
+      {{"CPU", &profile, st.frames, st.wall_s}, {"EMPTY", nullptr, 0, 0}}));
   ASSERT_TRUE(doc.contains("traceEvents"));
   EXPECT_EQ(doc["displayTimeUnit"], "ms");
   ASSERT_EQ(doc["otherData"]["runs"].size(), 2u);
@@ -135,7 +139,7 @@ TEST(TraceJson, ProcessesTracksAndSpansOfATracedRun) {
   }
   EXPECT_EQ(process[1], "CPU");
   EXPECT_EQ(process[2], "EMPTY");
-  EXPECT_EQ(thread.size(), trace.tracks().size());
+  EXPECT_EQ(thread.size(), profile.tracks.size());
   EXPECT_EQ(thread[1], "producer 0");
   EXPECT_EQ(per_name["read"], 7);
   EXPECT_EQ(per_name["transform"], 7);
