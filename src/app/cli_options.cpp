@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "core/quant.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"

@@ -62,15 +62,7 @@ struct PresetTables {
 };
 PresetTables preset_tables(Tune tune, int quality);
 
-/// Parses the text of a cjpeg -qtables file: unsigned decimal integers separated by white
-/// space (a comma may follow a number), '#' starts a comment to the end of the line; 64 values
-/// per table in natural order, 1 to 4 tables. Throws UsageError naming `source` and the line.
-std::vector<QuantTableValues> parse_qtables(const std::string& text, const std::string& source);
-
-/// Parses a cjpeg -qslots list "N[,N...]" (each 0..3). Throws UsageError.
-std::vector<int> parse_qslots(const std::string& text);
-
-/// Writes `tables` in the -qtables format (8 values a line, a comment line before each table).
-std::string format_qtables(const std::vector<QuantTableValues>& tables);
+// parse_qtables, parse_qslots and format_qtables (cjpeg's -qtables / -qslots syntax) are
+// public: include/mjpeg/options.hpp.
 
 }  // namespace mjpeg
