@@ -20,7 +20,8 @@ namespace mjpeg {
 ///                 `options.subsampling` says.
 /// @return the JPEG file's bytes: what `cjpeg` writes for the same pixels and settings.
 /// @throws UsageError for invalid options (validate()), a null `image.data`, a size of 0 or
-///         above kMaxDimension, or a stride smaller than a row.
+///         above kMaxDimension, a stride smaller than a row, or `optimize` where
+///         optimize_fits() is false.
 /// Threading: reentrant; any number of threads may encode at once (no shared state). Runs on
 /// the calling thread only.
 std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options);
@@ -35,6 +36,13 @@ std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOption
 /// @throws UsageError as encode_jpeg above, and for threads < 0.
 std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options,
                                       int threads);
+
+/// False when optimized Huffman tables (EncodeOptions::optimize, baseline) cannot be built for
+/// a width x height picture at `subsampling`: one symbol could occur more often than the 32-bit
+/// counts of the statistics pass hold (4:4:4 chroma of pictures above about 46700x46700). encode_jpeg,
+/// VideoEncoder and encode_all refuse such a picture with a UsageError; a program can ask
+/// first. Never throws (false for an invalid size).
+bool optimize_fits(int width, int height, Subsampling subsampling);
 
 /// The library's version, e.g. "0.1.0" (a static string; never throws).
 const char* version();

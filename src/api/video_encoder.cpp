@@ -6,6 +6,8 @@
 // slots. Frames leave the pipeline through SinkBridge (an io::FrameSink) in stream order.
 #include "mjpeg/video.hpp"
 
+#include "mjpeg/encoder.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -595,6 +597,11 @@ void validate(const VideoOptions& o) {
       o.gpu.output != GpuOutput::coefficients)
     throw UsageError("VideoOptions: unknown GPU output");
   validate(o.jpeg);
+  const Subsampling sampling = o.format == FrameFormat::gray8 ? Subsampling::gray : o.jpeg.subsampling;
+  if (o.jpeg.optimize && !o.jpeg.progressive && !optimize_fits(o.width, o.height, sampling))
+    throw UsageError("VideoOptions: optimize: a " + std::to_string(o.width) + "x" +
+                     std::to_string(o.height) + " frame at " + to_string(sampling) +
+                     " can hold more of one Huffman symbol than 32-bit counts allow");
 }
 
 std::size_t frame_bytes(const VideoOptions& o) {

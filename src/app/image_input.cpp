@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "io/pnm.hpp"
-#include "core/geometry.hpp"
+#include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 
 #if MJPEG_HAVE_OPENCV
@@ -97,18 +97,11 @@ void check_jpeg_size(const std::string& name, long long width, long long height)
 }
 
 void check_optimize_size(int width, int height, Subsampling sampling, bool optimize) {
-  if (!optimize) return;
-  const FrameGeometry g = make_geometry(width, height, sampling);
-  // Blocks per Huffman table: luma alone, the two chroma components share one.
-  std::uint64_t worst = static_cast<std::uint64_t>(g.comp[0].blocks_w) * g.comp[0].blocks_h;
-  if (g.num_components == 3)
-    worst = std::max<std::uint64_t>(
-        worst, 2 * static_cast<std::uint64_t>(g.comp[1].blocks_w) * g.comp[1].blocks_h);
-  if (worst * 63 > 0xFFFFFFFFull)
-    throw UsageError(fmt::format("--optimize: a {}x{} frame at {} can hold more of one Huffman "
-                                 "symbol than its 32-bit counts allow; encode it without "
-                                 "--optimize, or at 4:2:0",
-                                 width, height, to_string(sampling)));
+  if (!optimize || optimize_fits(width, height, sampling)) return;
+  throw UsageError(fmt::format("--optimize: a {}x{} frame at {} can hold more of one Huffman "
+                               "symbol than its 32-bit counts allow; encode it without "
+                               "--optimize, or at 4:2:0",
+                               width, height, to_string(sampling)));
 }
 
 bool bmp_density(const std::string& path, int& x_dots_per_cm, int& y_dots_per_cm) {

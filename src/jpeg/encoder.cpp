@@ -78,6 +78,18 @@ void validate(const EncodeOptions& o) {
       throw UsageError("quantization table slot " + std::to_string(s) + " is outside 0..3");
 }
 
+bool optimize_fits(int width, int height, Subsampling sampling) {
+  if (width < 1 || height < 1 || width > kMaxDimension || height > kMaxDimension) return false;
+  const FrameGeometry g = make_geometry(width, height, sampling);
+  // Blocks per Huffman table: luma alone, the two chroma components share one; a block
+  // contributes at most 63 AC symbols (and one DC) to its table's counts.
+  std::uint64_t worst = static_cast<std::uint64_t>(g.comp[0].blocks_w) * g.comp[0].blocks_h;
+  if (g.num_components == 3)
+    worst = std::max<std::uint64_t>(
+        worst, 2 * static_cast<std::uint64_t>(g.comp[1].blocks_w) * g.comp[1].blocks_h);
+  return worst * 63 <= 0xFFFFFFFFull;
+}
+
 std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOptions& options) {
   return encode_jpeg(image, options, 1);
 }
@@ -90,6 +102,10 @@ std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOption
   const Subsampling sampling =
       image.format == PixelFormat::gray8 ? Subsampling::gray : options.subsampling;
   const FrameGeometry g = make_geometry(image.width, image.height, sampling);
+  if (options.optimize && !options.progressive && !optimize_fits(image.width, image.height, sampling))
+    throw UsageError("encode_jpeg: optimize: a " + std::to_string(image.width) + "x" +
+                     std::to_string(image.height) + " picture at " + to_string(sampling) +
+                     " can hold more of one Huffman symbol than 32-bit counts allow");
   if (image.stride < static_cast<std::size_t>(image.width) * channels(image.format))
     throw UsageError("encode_jpeg: row stride is smaller than a row");
   const QuantTables tables = make_quant_tables(options, g.num_components);

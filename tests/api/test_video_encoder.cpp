@@ -988,3 +988,29 @@ TEST(VideoStats, ThreadsSetsTheTotalOfTheBalancingSplit) {
 
 }  // namespace
 }  // namespace mjpeg::apitest
+
+namespace mjpeg::apitest {
+namespace {
+
+TEST(VideoEncoderErrors, OptimizeRefusedWhereItsCountsWouldOverflow) {
+  EXPECT_TRUE(optimize_fits(1920, 1080, Subsampling::s444));
+  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::s420));   // 4.23e9 luma symbols at most
+  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::gray));
+  EXPECT_FALSE(optimize_fits(65535, 65535, Subsampling::s444));  // chroma: 8.45e9
+  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::s422));   // chroma: 4.23e9
+  EXPECT_FALSE(optimize_fits(0, 10, Subsampling::s420));
+  VideoOptions o;
+  o.width = o.height = 65535;
+  o.jpeg.subsampling = Subsampling::s444;
+  o.jpeg.optimize = true;
+  EXPECT_TRUE(contains(message_of<UsageError>([&] { validate(o); }),
+                       "optimize: a 65535x65535 frame at 444 can hold more of one Huffman symbol"));
+  o.jpeg.progressive = true;  // progressive files count per scan: not this limit
+  EXPECT_NO_THROW(validate(o));
+  o.jpeg.progressive = false;
+  o.jpeg.subsampling = Subsampling::s420;
+  EXPECT_NO_THROW(validate(o));
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest
