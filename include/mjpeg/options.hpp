@@ -83,6 +83,27 @@ struct ImageView {
   std::size_t stride = 0;
 };
 
+/// An owned image of interleaved 8-bit pixels (rgb24 or gray8), rows packed: what the CLI's
+/// readers return, and a convenient holder for encode_jpeg()'s input.
+struct Image {
+  int width = 0;
+  int height = 0;
+  PixelFormat format = PixelFormat::rgb24;
+  std::vector<std::uint8_t> pixels;  ///< height * stride() bytes
+
+  Image() = default;
+  /// A zero-filled width x height image of `f`.
+  Image(int w, int h, PixelFormat f)
+      : width(w), height(h), format(f),
+        pixels(static_cast<std::size_t>(w) * static_cast<std::size_t>(h) *
+               static_cast<std::size_t>(channels(f))) {}
+
+  /// Bytes per row (rows are packed: no padding).
+  std::size_t stride() const { return static_cast<std::size_t>(width) * channels(format); }
+  /// A read-only view; valid while this image is alive and not resized.
+  ImageView view() const { return ImageView{pixels.data(), width, height, format, stride()}; }
+};
+
 /// Parses the text of a cjpeg -qtables file: unsigned decimal integers separated by white
 /// space (a comma may follow a number), '#' starts a comment to the end of the line; 64 values
 /// per table in natural order, 1 to 4 tables. Throws UsageError naming `source` and the line.

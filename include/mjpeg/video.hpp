@@ -77,6 +77,20 @@ struct YuvCoefficients {
   std::int32_t cr_r = 0, cb_g = 0, cr_g = 0, cb_b = 0;
 };
 
+/// The rounded-form coefficients of the matrix with luma weights `kr`, `kb` (Kg = 1 - Kr - Kb;
+/// BT.601: 0.299, 0.114, BT.709: 0.2126, 0.0722, BT.2020: 0.2627, 0.0593) in `range`: each
+/// factor of the matrix (cr_r = 2(1 - Kr), cb_b = 2(1 - Kb), cb_g = -2 Kb(1 - Kb) / Kg,
+/// cr_g = -2 Kr(1 - Kr) / Kg, cy = 1; limited range scales Y by 255/219 and chroma by 255/224)
+/// times 2^16, rounded. The matrices of YuvMatrix give the same conversion as these
+/// coefficients of their weights.
+YuvCoefficients rounded_coefficients(double kr, double kb, YuvRange range);
+/// The truncated-form coefficients of libswscale's unscaled x86 YCbCr -> RGB converter, from
+/// its table for a matrix (what `sws_getCoefficients()` returns: Cr->R, Cb->B, Cb->G, Cr->G in
+/// 16 fractional bits), derived as libswscale derives them (13 fractional bits), so that
+/// frames are converted to the RGB that `ffmpeg -pix_fmt rgb24` gives for 4:2:0 and 4:2:2
+/// frames of even height.
+YuvCoefficients swscale_coefficients(const int table[4], YuvRange range);
+
 // Offload (cpu, sok, sok_pinned, aok), to_string(Offload) and parse_offload: options.hpp.
 
 /// At most this many entries in VideoOptions::devices (stream buffers).

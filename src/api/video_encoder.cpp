@@ -7,9 +7,9 @@
 #include "mjpeg/video.hpp"
 
 #include "mjpeg/encoder.hpp"
+#include "mjpeg/files.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <condition_variable>
 #include <cstring>
@@ -170,6 +170,26 @@ pipeline::SourceFormat api::source_format(const VideoOptions& o) {
 
 namespace {
 
+YuvCoefficients public_form(const math::YccToRgb& k) {
+  return YuvCoefficients{k.truncated != 0, k.y0, k.cy, k.cr_r, k.cb_g, k.cr_g, k.cb_b};
+}
+
+}  // namespace
+
+YuvCoefficients rounded_coefficients(double kr, double kb, YuvRange range) {
+  if (!(kr > 0 && kb > 0 && kr + kb < 1))
+    throw UsageError("rounded_coefficients: the luma weights Kr, Kb must be positive and add up "
+                     "to less than 1");
+  return public_form(math::make_rounded_ycc(kr, kb, range == YuvRange::limited));
+}
+
+YuvCoefficients swscale_coefficients(const int table[4], YuvRange range) {
+  if (table == nullptr) throw UsageError("swscale_coefficients: no coefficient table");
+  return public_form(math::make_truncated_ycc(table, range == YuvRange::limited));
+}
+
+namespace {
+
 using api::source_format;
 
 std::size_t pixel_bytes(FrameFormat f) { return f == FrameFormat::gray8 ? 1 : 3; }
@@ -184,6 +204,24 @@ void copy_bgr_row(const std::uint8_t* src, std::uint8_t* dst, int width) {
     dst[3 * x] = src[3 * x + 2];
     dst[3 * x + 1] = src[3 * x + 1];
     dst[3 * x + 2] = src[3 * x];
+  }
+}
+
+/// Copies `rows` rows of `row` bytes from `src` (rows `src_stride` apart) to `dst` (rows
+/// `dst_stride` apart); with `bgr` the 3-byte pixels are reordered to RGB on the way.
+void copy_rows(const std::uint8_t* src, std::size_t src_stride, std::uint8_t* dst,
+               std::size_t dst_stride, std::size_t row, int rows, bool bgr = false) {
+  if (!bgr && src_stride == row && dst_stride == row) {
+    std::memcpy(dst, src, row * std::size_t(rows));
+    return;
+  }
+  for (int y = 0; y < rows; ++y) {
+    const std::uint8_t* in = src + std::size_t(y) * src_stride;
+    std::uint8_t* out = dst + std::size_t(y) * dst_stride;
+    if (bgr)
+      copy_bgr_row(in, out, static_cast<int>(row / 3));
+    else
+      std::memcpy(out, in, row);
   }
 }
 
@@ -218,28 +256,13 @@ void copy_frame(const FrameView& f, const VideoOptions& o, std::uint8_t* dst) {
     for (int c = 0; c < (o.format == FrameFormat::yuv400p ? 1 : 3); ++c) {
       const int rows = c == 0 ? o.height : l.chroma_height;
       const std::size_t row = l.pitch[c];
-      const std::size_t stride = f.stride[c] ? f.stride[c] : row;
-      std::uint8_t* out = dst + l.offset[c];
-      if (stride == row) {
-        std::memcpy(out, f.plane[c], row * std::size_t(rows));
-      } else {
-        for (int y = 0; y < rows; ++y)
-          std::memcpy(out + std::size_t(y) * row, f.plane[c] + std::size_t(y) * stride, row);
-      }
+      copy_rows(f.plane[c], f.stride[c] ? f.stride[c] : row, dst + l.offset[c], row, row, rows);
     }
     return;
   }
   const std::size_t row = std::size_t(o.width) * pixel_bytes(o.format);
-  const std::size_t stride = f.stride[0] ? f.stride[0] : row;
-  if (o.format == FrameFormat::bgr24) {
-    for (int y = 0; y < o.height; ++y)
-      copy_bgr_row(f.plane[0] + std::size_t(y) * stride, dst + std::size_t(y) * row, o.width);
-  } else if (stride == row) {
-    std::memcpy(dst, f.plane[0], row * std::size_t(o.height));
-  } else {
-    for (int y = 0; y < o.height; ++y)
-      std::memcpy(dst + std::size_t(y) * row, f.plane[0] + std::size_t(y) * stride, row);
-  }
+  copy_rows(f.plane[0], f.stride[0] ? f.stride[0] : row, dst, row, row, o.height,
+            o.format == FrameFormat::bgr24);
 }
 
 /// The pipeline's options for `o`. `push`: VideoEncoder (one producer unless asked for more:
@@ -639,7 +662,9 @@ FrameView FrameView::contiguous(const std::uint8_t* data, const VideoOptions& o)
   if (!is_planar(o.format)) return packed(data, o.width, o.height);
   const PlanarLayout l = planar_layout(o.width, o.height, planar_chroma(o.format));
   if (data == nullptr) return planar(nullptr, nullptr, nullptr, o.width, o.height);
-  return planar(data + l.offset[0], data + l.offset[1], data + l.offset[2], o.width, o.height);
+  FrameView v = planar(data + l.offset[0], data + l.offset[1], data + l.offset[2], o.width,
+                       o.height, l.pitch[0], l.pitch[1]);
+  return v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -653,11 +678,7 @@ struct FileSink::Impl {
 namespace {
 
 bool is_one_picture(const std::string& path) {
-  std::string ext;
-  if (const std::size_t dot = path.rfind('.');
-      dot != std::string::npos && path.find('/', dot) == std::string::npos)
-    for (char c : path.substr(dot + 1))
-      ext += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string ext = file_extension(path);
   return (ext == "jpg" || ext == "jpeg") && path.find('%') == std::string::npos;
 }
 
@@ -670,9 +691,9 @@ void FileSink::check_name(const std::string& path) {
 void FileSink::check_target(const std::string& path, bool overwrite) {
   if (path == "-") return;
   if (!is_one_picture(path) && io::output_kind(path) == io::OutputKind::image_sequence)
-    io::check_output_allowed(io::ImageSequenceWriter(path).file_name(1), overwrite);
+    check_output_allowed(io::ImageSequenceWriter(path).file_name(1), overwrite);
   else
-    io::check_output_allowed(path, overwrite);
+    check_output_allowed(path, overwrite);
 }
 
 FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
@@ -686,13 +707,13 @@ FileSink::FileSink(const std::string& path, int width, int height, int fps_num, 
                      std::to_string(fps_den) + " is not positive");
   if (is_one_picture(path)) {
     // One picture: the stream's only frame (a second one is an error).
-    io::check_output_allowed(path, overwrite);
+    check_output_allowed(path, overwrite);
     impl_->sink = std::make_unique<io::SingleJpegWriter>(path, overwrite);
     return;
   }
   const io::OutputKind kind = io::output_kind(path);  // UsageError for an unknown extension
   if (kind != io::OutputKind::image_sequence && path != "-")
-    io::check_output_allowed(path, overwrite);
+    check_output_allowed(path, overwrite);
   impl_->sink = io::make_frame_sink(path, width, height, fps_num, fps_den, 1, overwrite);
 }
 
@@ -862,15 +883,8 @@ void to_pixels(const FrameView& frame, const VideoOptions& o, std::uint8_t* dst,
                      " smaller than a row (" + std::to_string(row) + " bytes)");
   if (!is_planar(o.format)) {
     const std::size_t in_row = std::size_t(o.width) * pixel_bytes(o.format);
-    const std::size_t in_stride = frame.stride[0] ? frame.stride[0] : in_row;
-    for (int y = 0; y < o.height; ++y) {
-      const std::uint8_t* src = frame.plane[0] + std::size_t(y) * in_stride;
-      std::uint8_t* out = dst + std::size_t(y) * stride;
-      if (o.format == FrameFormat::bgr24)
-        copy_bgr_row(src, out, o.width);
-      else
-        std::memcpy(out, src, in_row);
-    }
+    copy_rows(frame.plane[0], frame.stride[0] ? frame.stride[0] : in_row, dst, stride, in_row,
+              o.height, o.format == FrameFormat::bgr24);
     return;
   }
   const pipeline::SourceFormat f = source_format(o);

@@ -15,7 +15,7 @@
 #include "bench_rows.hpp"
 #include "cli_options.hpp"
 #include "frame_store.hpp"
-#include "io/atomic_file.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
 #include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
@@ -231,7 +231,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     if (!probe.available) notice("no libjpeg-turbo rows: " + probe.why_not);
   }
 
-  const io::Image picture = read_input_image(args.input, notice);
+  const Image picture = read_input_image(args.input, notice);
   Sweeper sweeper(args, modes, cores, devices);
   for (std::size_t si = 0; si < sizes.size(); ++si) {
     const FrameSize z = sizes[si];
@@ -366,9 +366,9 @@ int run_bench(BenchArgs& args) {
   }
   if (args.input.empty()) throw UsageError("bench needs an input image (or --from F.csv)");
   if (!args.plots.empty()) check_bench_plots_possible();
-  io::check_output_allowed(args.csv, /*overwrite=*/true);  // its folder, before the sweep
+  check_output_allowed(args.csv, /*overwrite=*/true);  // its folder, before the sweep
   const std::vector<BenchRow> rows = measure(args);
-  io::write_file(args.csv, bench_csv(rows));
+  write_file(args.csv, bench_csv(rows));
   if (!args.quiet) std::fprintf(stderr, "mjpeg: bench: %zu points in %s\n", rows.size(), args.csv.c_str());
   if (!args.plots.empty()) write_bench_plots(rows, args.plots);
   for (const BenchRow& r : rows)

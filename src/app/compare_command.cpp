@@ -18,7 +18,7 @@
 #if MJPEG_HAVE_OPENCV
 #include "gantt.hpp"
 #endif
-#include "io/atomic_file.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "wording.hpp"
@@ -252,7 +252,7 @@ int run_compare(CompareArgs& args) {
 #endif
   // The outputs' folders before the runs (a long compare should not fail at its end).
   for (const std::string* out : {&args.json, &args.trace, &args.gantt})
-    if (!out->empty()) io::check_output_allowed(*out, /*overwrite=*/true);
+    if (!out->empty()) check_output_allowed(*out, /*overwrite=*/true);
   // Several devices: each GPU mode runs on 1, 2, 4, ... and all of them (fps per count).
   const std::vector<int> devices = resolve_devices(args.devices, args.device);
   const std::vector<ModeSpec> modes = per_device_count(
@@ -303,7 +303,7 @@ int run_compare(CompareArgs& args) {
   // here, outside its timing).
   PeerResult turbo;
   {
-    std::vector<io::Image> rgb;
+    std::vector<Image> rgb;
     turbo = run_turbojpeg_median(store.pixel_views(rgb), args.options, turbo_threads, reference,
                                  args.repeat);
   }
@@ -315,7 +315,7 @@ int run_compare(CompareArgs& args) {
   if (gpu_ran && args.nvjpeg_threads > 0) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);
-    std::vector<io::Image> rgb;  // planar frames: the RGB we encode (converted here)
+    std::vector<Image> rgb;  // planar frames: the RGB we encode (converted here)
     nvjpeg = gpu::run_nvjpeg(store.pixel_views(rgb), args.options, args.nvjpeg_threads,
                              args.repeat, devices[0]);
     if (!nvjpeg.available) notice("nvJPEG row left out: not available: " + nvjpeg.why_not);
@@ -390,13 +390,13 @@ int run_compare(CompareArgs& args) {
                      {"fps", nvjpeg.wall_s > 0 ? store.count() / nvjpeg.wall_s : 0.0},
                      {"wall_s", nvjpeg.wall_s},
                      {"jpeg_bytes", nvjpeg.jpeg_bytes}};
-    io::write_file(args.json, j.dump(2) + "\n");
+    write_file(args.json, j.dump(2) + "\n");
   }
   std::vector<TraceRun> trace_runs;
   for (const ModeResult& r : results)
     trace_runs.push_back(
         {display_name(r.spec), &r.profile, r.stats.frames, r.stats.wall_s - r.stats.setup_s});
-  if (!args.trace.empty()) io::write_file(args.trace, chrome_trace_json(trace_runs));
+  if (!args.trace.empty()) write_file(args.trace, chrome_trace_json(trace_runs));
   if (!args.gantt.empty()) {
 #if MJPEG_HAVE_OPENCV
     // Through the JSON, so that the picture is exactly what `mjpeg gantt` draws from --trace.

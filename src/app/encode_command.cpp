@@ -9,7 +9,7 @@
 
 #include "image_input.hpp"
 #include "input_dump.hpp"
-#include "io/atomic_file.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
@@ -52,7 +52,7 @@ int run_encode(const EncodeArgs& args) {
   if (is_stream_request(args)) return run_encode_stream(args);
   const auto t_start = Clock::now();
   check_request(args);
-  io::check_output_allowed(args.output, args.overwrite);
+  check_output_allowed(args.output, args.overwrite);
 
   const NoticeSink notice = [&](const std::string& text) {
     if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
@@ -61,7 +61,7 @@ int run_encode(const EncodeArgs& args) {
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   std::unique_ptr<InputDump> dump;  // --dump-input
   if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
-  const io::Image image = read_input_image(args.input, notice, args.input_options.autorotate);
+  const Image image = read_input_image(args.input, notice, args.input_options.autorotate);
   check_optimize_size(image.width, image.height,
                       image.format == PixelFormat::gray8 ? Subsampling::gray
                                                          : args.options.subsampling,
@@ -77,9 +77,7 @@ int run_encode(const EncodeArgs& args) {
   if (bmp_density(args.input, x_density, y_density))
     set_jfif_density(jpeg, /*dots per cm*/ 2, x_density, y_density);
 
-  io::AtomicFile out(args.output, /*replace_existing=*/args.overwrite);
-  out.write(jpeg.data(), jpeg.size());
-  out.commit();
+  write_file(args.output, jpeg.data(), jpeg.size(), /*replace_existing=*/args.overwrite);
 
   if (!args.quiet) {
     const double pixels = static_cast<double>(image.width) * image.height;

@@ -12,8 +12,8 @@
 
 namespace mjpeg::app {
 
-io::Image to_rgb(const ImageView& image) {
-  io::Image out(image.width, image.height, PixelFormat::rgb24);
+Image to_rgb(const ImageView& image) {
+  Image out(image.width, image.height, PixelFormat::rgb24);
   for (int y = 0; y < image.height; ++y) {
     const std::uint8_t* src = image.data + static_cast<std::size_t>(y) * image.stride;
     std::uint8_t* dst = out.pixels.data() + static_cast<std::size_t>(y) * out.stride();
@@ -36,7 +36,7 @@ namespace {
 /// frames of an M-JPEG AVI or .mjpeg stream are (and as `encode --psnr` decodes what it
 /// writes), so that every kind of output gets the same figures for the same JPEG bytes; other
 /// files through read_input_image.
-io::Image read_picture(const std::string& path) {
+Image read_picture(const std::string& path) {
   if (JpegDecoder::available()) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f != nullptr) {
@@ -58,7 +58,7 @@ io::Image read_picture(const std::string& path) {
       if (jpeg && exif_orientation(path) == 1) {
         thread_local std::unique_ptr<JpegDecoder> decoder;
         if (!decoder) decoder = std::make_unique<JpegDecoder>();
-        io::Image out;
+        Image out;
         try {
           decoder->decode(bytes, out);
         } catch (const Error& e) {
@@ -77,7 +77,7 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
     : path_(path), max_frames_(max_frames) {
   const InputKind kind = input_kind(path);
   if (kind == InputKind::image) {
-    const io::Image image = read_picture(path);
+    const Image image = read_picture(path);
     still_ = to_rgb(image.view());
     is_still_ = true;
     width_ = still_.width;
@@ -100,7 +100,7 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
 
 FrameReader::~FrameReader() = default;
 
-bool FrameReader::next(io::Image& out) {
+bool FrameReader::next(Image& out) {
   if (max_frames_ >= 0 && read_ >= max_frames_) return false;
   if (is_still_) {
     if (read_ > 0) return false;
@@ -109,7 +109,7 @@ bool FrameReader::next(io::Image& out) {
     return true;
   }
   if (out.width != width_ || out.height != height_ || out.format != PixelFormat::rgb24)
-    out = io::Image(width_, height_, PixelFormat::rgb24);
+    out = Image(width_, height_, PixelFormat::rgb24);
   const VideoOptions& f = video_.format;
   if (!planar_scratch_.empty()) {
     if (!video_.source->read(read_, planar_scratch_.data())) return false;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/image.hpp"
+#include "mjpeg/options.hpp"
 #include "video_input.hpp"
 
 namespace mjpeg::app {
@@ -24,7 +24,7 @@ class FrameReader {
   FrameReader& operator=(const FrameReader&) = delete;
 
   /// The next frame into `out` (resized to rgb24 width x height when needed); false at the end.
-  bool next(io::Image& out);
+  bool next(Image& out);
 
   int width() const { return width_; }
   int height() const { return height_; }
@@ -43,13 +43,13 @@ class FrameReader {
   std::int64_t frame_count_ = -1;
   std::int64_t read_ = 0;
   std::string description_;
-  io::Image still_;          // a still image, handed out once
+  Image still_;          // a still image, handed out once
   bool is_still_ = false;
   VideoInput video_;
   std::vector<std::uint8_t> planar_scratch_;  // planar frames (Y4M) before conversion to RGB
 };
 
 /// An rgb24 copy of `image` (gray8 expanded to R = G = B; rgb24 copied as is).
-io::Image to_rgb(const ImageView& image);
+Image to_rgb(const ImageView& image);
 
 }  // namespace mjpeg::app

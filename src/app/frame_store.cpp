@@ -15,13 +15,13 @@ namespace mjpeg::app {
 std::vector<ImageView> FrameStore::views() const {
   std::vector<ImageView> v;
   v.reserve(frames.size());
-  for (const io::Image& f : frames) v.push_back(f.view());
+  for (const Image& f : frames) v.push_back(f.view());
   return v;
 }
 
 std::uint64_t FrameStore::bytes() const {
   std::uint64_t total = 0;
-  for (const io::Image& f : frames) total += f.pixels.size();
+  for (const Image& f : frames) total += f.pixels.size();
   for (const auto& f : planar) total += f.size();
   return total;
 }
@@ -43,17 +43,17 @@ std::unique_ptr<MemorySource> FrameStore::first(std::int64_t n) const {
   return std::make_unique<MemorySource>(pointers(k), format);
 }
 
-std::vector<ImageView> FrameStore::pixel_views(std::vector<io::Image>& scratch) const {
+std::vector<ImageView> FrameStore::pixel_views(std::vector<Image>& scratch) const {
   if (!is_planar()) return views();
   scratch.clear();
   scratch.reserve(planar.size());
   for (const auto& f : planar) {
-    io::Image rgb(format.width, format.height, PixelFormat::rgb24);
+    Image rgb(format.width, format.height, PixelFormat::rgb24);
     to_pixels(FrameView::contiguous(f.data(), format), format, rgb.pixels.data(), rgb.stride());
     scratch.push_back(std::move(rgb));
   }
   std::vector<ImageView> v;
-  for (const io::Image& f : scratch) v.push_back(f.view());
+  for (const Image& f : scratch) v.push_back(f.view());
   return v;
 }
 
@@ -67,7 +67,7 @@ FrameSize parse_frame_size(const std::string& text, const std::string& option) {
   return z;
 }
 
-FrameStore panning_frames(const io::Image& picture, int width, int height, int count) {
+FrameStore panning_frames(const Image& picture, int width, int height, int count) {
   if (width < 1 || height < 1 || count < 1)
     throw UsageError(fmt::format("cannot make {} frames of {}x{}", count, width, height));
   const int ch = channels(picture.format);
@@ -77,7 +77,7 @@ FrameStore panning_frames(const io::Image& picture, int width, int height, int c
   for (int i = 0; i < count; ++i) {
     // A diagonal pan, 8 pixels right and 3 down per frame, wrapping around the tiled picture.
     const int x0 = static_cast<int>((8LL * i) % pw), y0 = static_cast<int>((3LL * i) % ph);
-    io::Image frame(width, height, picture.format);
+    Image frame(width, height, picture.format);
     for (int y = 0; y < height; ++y) {
       const std::uint8_t* src_row = picture.pixels.data() + picture.stride() * ((y0 + y) % ph);
       std::uint8_t* dst = frame.pixels.data() + frame.stride() * y;
@@ -103,7 +103,7 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
   if (max_frames < 1) throw UsageError("at least one frame is needed");
   const InputKind kind = input_kind(input);
   if (kind == InputKind::image) {
-    const io::Image picture = read_input_image(input, notice);
+    const Image picture = read_input_image(input, notice);
     FrameStore store = panning_frames(picture, width > 0 ? width : picture.width,
                                       height > 0 ? height : picture.height,
                                       static_cast<int>(std::min<std::int64_t>(max_frames, 1 << 20)));
@@ -125,7 +125,7 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
       if (!in.source->read(index, frame.data())) break;
       store.planar.push_back(std::move(frame));
     } else {
-      io::Image frame(f.width, f.height,
+      Image frame(f.width, f.height,
                       f.format == FrameFormat::gray8 ? PixelFormat::gray8 : PixelFormat::rgb24);
       if (!in.source->read(index, frame.pixels.data())) break;
       store.frames.push_back(std::move(frame));

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "image_input.hpp"
-#include "io/image.hpp"
+#include "mjpeg/options.hpp"
 #include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
@@ -25,7 +25,7 @@ FrameSize parse_frame_size(const std::string& text, const std::string& option);
 /// videos) or planar YCbCr (`planar`: Y4M, decoded yuv video), as `mjpeg encode` would read
 /// the same input.
 struct FrameStore {
-  std::vector<io::Image> frames;                  ///< packed frames (empty when planar)
+  std::vector<Image> frames;                  ///< packed frames (empty when planar)
   std::vector<std::vector<std::uint8_t>> planar;  ///< planar frames, frame_bytes(format) each
   /// The frames' width, height, format (rgb24, gray8 or planar), matrix, range, coefficients.
   VideoOptions format;
@@ -51,7 +51,7 @@ struct FrameStore {
   bool pinned() const { return all_ && all_->pinned(); }
   /// The RGB (or gray) pixels the encoder encodes, for peers that read pixels (libjpeg-turbo):
   /// packed frames as they are; planar frames converted into `scratch` (kept by the caller).
-  std::vector<ImageView> pixel_views(std::vector<io::Image>& scratch) const;
+  std::vector<ImageView> pixel_views(std::vector<Image>& scratch) const;
 
  private:
   std::vector<const std::uint8_t*> pointers(std::size_t n) const;
@@ -60,7 +60,7 @@ struct FrameStore {
 
 /// `count` frames of width x height cut from `picture`: a window that pans across it (the
 /// picture is tiled, so any size works, also one larger than the picture); every frame differs.
-FrameStore panning_frames(const io::Image& picture, int width, int height, int count);
+FrameStore panning_frames(const Image& picture, int width, int height, int count);
 
 /// Loads up to `max_frames` frames of any input `mjpeg encode` reads. A still image becomes
 /// `max_frames` panning frames of `width` x `height` (0: the image's own size); for a stream the

@@ -9,7 +9,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "io/atomic_file.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
 #include "plot/chart.hpp"
 
@@ -358,7 +358,7 @@ GanttLayout write_gantt_png(const Trace& trace, const GanttOptions& options,
   const cv::Mat picture = draw_gantt(trace, options, &layout);
   std::vector<std::uint8_t> png;
   if (!cv::imencode(".png", picture, png)) throw Error("OpenCV could not encode the PNG");
-  io::write_file(path, png.data(), png.size(), /*replace_existing=*/overwrite);
+  write_file(path, png.data(), png.size(), /*replace_existing=*/overwrite);
   if (png_bytes) *png_bytes = png.size();
   return layout;
 }

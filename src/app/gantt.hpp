@@ -55,7 +55,7 @@ struct GanttLayout {
 cv::Mat draw_gantt(const Trace& trace, const GanttOptions& options,
                    GanttLayout* layout = nullptr);
 
-/// Draws the picture (see draw_gantt) and writes it to `path` as a PNG through io::AtomicFile
+/// Draws the picture (see draw_gantt) and writes it to `path` as a PNG through mjpeg::write_file
 /// (nothing under `path` on failure; an existing file is replaced only when `overwrite`).
 /// Returns the layout and sets *png_bytes (when given) to the file's size. For
 /// `mjpeg gantt` and `mjpeg compare --gantt`.

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli_options.hpp"
-#include "io/atomic_file.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 #include "trace_model.hpp"
@@ -110,7 +110,7 @@ CLI::App* add_gantt_command(CLI::App& app, GanttArgs& args) {
 int run_gantt(const GanttArgs& args) {
   check_request(args);
 #if MJPEG_HAVE_OPENCV
-  io::check_output_allowed(args.output, args.overwrite);
+  check_output_allowed(args.output, args.overwrite);
   const Trace trace = read_trace_file(args.input);
 
   GanttOptions options;

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "io/pnm.hpp"
+#include "pnm.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 
@@ -169,7 +169,7 @@ cv::Mat to_8bit(const cv::Mat& m16) {
   for (int y = 0; y < m16.rows; ++y) {
     const auto* src = m16.ptr<std::uint16_t>(y);
     auto* dst = out.ptr<std::uint8_t>(y);
-    for (int i = 0; i < n; ++i) dst[i] = io::rescale_sample(src[i], 65535);
+    for (int i = 0; i < n; ++i) dst[i] = rescale_sample(src[i], 65535);
   }
   return out;
 }
@@ -203,7 +203,7 @@ const char* orientation_words(int o) {
   }
 }
 
-io::Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool autorotate) {
+Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool autorotate) {
   // OpenCV refuses pictures above 2^30 pixels unless told otherwise; JPEG allows 65535x65535
   // (memory permitting). Read by OpenCV once, at its first decode.
   static const bool limit_set = [] {
@@ -262,7 +262,7 @@ io::Image read_with_opencv(const std::string& path, const NoticeSink& notice, bo
   const int ch = m.channels();
   if (ch == 2 || ch == 4) notice(fmt::format("'{}' has an alpha channel; it is dropped", path));
   cv::Mat conv;
-  io::Image img;
+  Image img;
   switch (ch) {
     case 1: conv = m; break;
     case 2: cv::extractChannel(m, conv, 0); break;  // gray + alpha
@@ -271,7 +271,7 @@ io::Image read_with_opencv(const std::string& path, const NoticeSink& notice, bo
     default:
       throw Error(fmt::format("input '{}' has {} channels (1 to 4 are supported)", path, ch));
   }
-  img = io::Image(conv.cols, conv.rows, ch <= 2 ? PixelFormat::gray8 : PixelFormat::rgb24);
+  img = Image(conv.cols, conv.rows, ch <= 2 ? PixelFormat::gray8 : PixelFormat::rgb24);
   const std::size_t row_bytes = img.stride();
   for (int y = 0; y < conv.rows; ++y)
     std::memcpy(img.pixels.data() + y * row_bytes, conv.ptr<std::uint8_t>(y), row_bytes);
@@ -290,13 +290,13 @@ std::string supported_input_formats() {
 #endif
 }
 
-io::Image read_input_image(const std::string& path, const NoticeSink& notice,
+Image read_input_image(const std::string& path, const NoticeSink& notice,
                            bool autorotate) {
   const std::string head = probe_input(path);
-  const bool pnm = io::looks_like_pnm(reinterpret_cast<const std::uint8_t*>(head.data()),
+  const bool pnm = looks_like_pnm(reinterpret_cast<const std::uint8_t*>(head.data()),
                                       head.size());
   // A .ppm/.pgm name always goes to our reader, so that a mislabelled file gets its errors.
-  if (pnm || has_pnm_extension(path)) return io::read_pnm(path);
+  if (pnm || has_pnm_extension(path)) return read_pnm(path);
 #if MJPEG_HAVE_OPENCV
   return read_with_opencv(path, notice, autorotate);
 #else

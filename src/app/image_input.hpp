@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "io/image.hpp"
+#include "mjpeg/options.hpp"
 
 namespace mjpeg::app {
 
@@ -16,7 +16,7 @@ using NoticeSink = std::function<void(const std::string&)>;
 std::string supported_input_formats();
 
 /// Reads `path` as an 8-bit RGB or gray image.
-/// - PPM/PGM (recognised by their signature) always use io::read_pnm.
+/// - PPM/PGM (recognised by their signature) always use read_pnm.
 /// - Otherwise, with OpenCV: cv::imread(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray,
 ///   alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
 ///   (v * 255 + 32767) / 65535, each reported once through `notice`.
@@ -25,7 +25,7 @@ std::string supported_input_formats();
 /// - Without OpenCV, any other file is refused with an error naming the supported formats.
 /// Throws mjpeg::Error naming the file when it is missing, empty, a directory, unreadable or
 /// cannot be decoded.
-io::Image read_input_image(const std::string& path, const NoticeSink& notice,
+Image read_input_image(const std::string& path, const NoticeSink& notice,
                            bool autorotate = true);
 
 /// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what a

@@ -11,7 +11,7 @@
 
 #include "frame_reader.hpp"
 #include "image_input.hpp"
-#include "io/sequence_pattern.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
 #include "wording.hpp"
 
@@ -19,7 +19,7 @@ namespace mjpeg::app {
 namespace {
 
 /// The numbers of the files in the pattern's directory that are names of the pattern, sorted.
-std::vector<std::int64_t> numbers_present(const io::SequencePattern& p, const std::string& pattern) {
+std::vector<std::int64_t> numbers_present(const SequencePattern& p, const std::string& pattern) {
   const std::string dir = p.directory();
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr)
@@ -37,8 +37,8 @@ std::vector<std::int64_t> numbers_present(const io::SequencePattern& p, const st
 }
 
 /// "00001..00005" style ranges of consecutive numbers, for messages.
-std::string number_range(const io::SequencePattern& p, std::int64_t a, std::int64_t b) {
-  io::SequencePattern bare = p;
+std::string number_range(const SequencePattern& p, std::int64_t a, std::int64_t b) {
+  SequencePattern bare = p;
   bare.prefix.clear();
   bare.suffix.clear();
   return a == b ? bare.name(a) : bare.name(a) + ".." + bare.name(b);
@@ -47,8 +47,8 @@ std::string number_range(const io::SequencePattern& p, std::int64_t a, std::int6
 /// The files decode on any number of threads at once (frame i is file numbers[i]).
 class ImageSequenceSource final : public mjpeg::FrameSource {
  public:
-  ImageSequenceSource(std::string pattern, io::SequencePattern p,
-                      std::vector<std::int64_t> numbers, InputOptions options, io::Image first)
+  ImageSequenceSource(std::string pattern, SequencePattern p,
+                      std::vector<std::int64_t> numbers, InputOptions options, Image first)
       : pattern_(std::move(pattern)),
         p_(std::move(p)),
         numbers_(std::move(numbers)),
@@ -65,29 +65,29 @@ class ImageSequenceSource final : public mjpeg::FrameSource {
     if (index >= static_cast<std::int64_t>(numbers_.size())) return false;
     const bool use_first = index == 0;
     const std::string path = p_.name(numbers_[static_cast<std::size_t>(index)]);
-    io::Image decoded;
+    Image decoded;
     if (!use_first) decoded = options_.read_image(path);
-    const io::Image& image = use_first ? first_ : decoded;
+    const Image& image = use_first ? first_ : decoded;
     if (image.width != format_.width || image.height != format_.height)
       throw Error(fmt::format("'{}' is {}x{}, but the sequence started at {}x{} (pictures of "
                               "one size only)",
                               path, image.width, image.height, format_.width, format_.height));
-    const io::Image rgb = image.format == PixelFormat::rgb24 ? io::Image() : to_rgb(image.view());
-    const io::Image& src = image.format == PixelFormat::rgb24 ? image : rgb;
+    const Image rgb = image.format == PixelFormat::rgb24 ? Image() : to_rgb(image.view());
+    const Image& src = image.format == PixelFormat::rgb24 ? image : rgb;
     const std::size_t row = static_cast<std::size_t>(format_.width) * 3;
     for (int y = 0; y < format_.height; ++y)
       std::memcpy(dst + static_cast<std::size_t>(y) * row,
                   src.pixels.data() + static_cast<std::size_t>(y) * src.stride(), row);
-    if (use_first) first_ = io::Image();  // not needed again
+    if (use_first) first_ = Image();  // not needed again
     return true;
   }
 
  private:
   std::string pattern_;
-  io::SequencePattern p_;
+  SequencePattern p_;
   std::vector<std::int64_t> numbers_;  ///< the files to read, in order
   InputOptions options_;
-  io::Image first_;                    ///< decoded at open (its size is the stream's)
+  Image first_;                    ///< decoded at open (its size is the stream's)
   VideoOptions format_;
 };
 
@@ -99,8 +99,8 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
     options.read_image = [autorotate = options.autorotate](const std::string& path) {
       return read_input_image(path, [](const std::string&) {}, autorotate);
     };
-  io::SequencePattern p;
-  if (!io::SequencePattern::parse(pattern, p))
+  SequencePattern p;
+  if (!SequencePattern::parse(pattern, p))
     throw UsageError(fmt::format("'{}': an image-sequence pattern needs exactly one integer "
                                  "conversion such as %05d (use %% for a literal percent sign)",
                                  pattern));
@@ -153,7 +153,7 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                                   missing, missing == 1 ? "" : "s", pattern,
                                   missing == 1 ? "is" : "are", p.name(first_missing)));
 
-  io::Image first = options.read_image(p.name(numbers.front()));
+  Image first = options.read_image(p.name(numbers.front()));
   VideoInput in;
   in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
   in.fps_den = 1;

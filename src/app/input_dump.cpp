@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "io/atomic_file.hpp"
-#include "io/pnm.hpp"
+#include "mjpeg/files.hpp"
+#include "pnm.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::app {
@@ -23,7 +23,7 @@ InputDump::InputDump(std::string dir, bool overwrite) : dir_(std::move(dir)), ov
     throw Error(fmt::format("--dump-input: cannot create '{}': {}", dir_, std::strerror(errno)));
   }
   for (PixelFormat f : {PixelFormat::rgb24, PixelFormat::gray8})
-    io::check_output_allowed(file_name(0, f), overwrite_);
+    check_output_allowed(file_name(0, f), overwrite_);
 }
 
 std::string InputDump::file_name(std::int64_t index, PixelFormat format) const {
@@ -31,7 +31,7 @@ std::string InputDump::file_name(std::int64_t index, PixelFormat format) const {
 }
 
 void InputDump::add(std::int64_t index, const ImageView& pixels) const {
-  io::write_file(file_name(index, pixels.format), io::encode_pnm(pixels), overwrite_);
+  write_file(file_name(index, pixels.format), encode_pnm(pixels), overwrite_);
 }
 
 }  // namespace mjpeg::app

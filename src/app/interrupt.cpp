@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "io/temp_registry.hpp"
+#include "mjpeg/files.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -37,7 +37,7 @@ extern "C" void on_interrupt(int) {
   }
   // Ending at once: the temporary outputs go first (their paths were registered in advance;
   // removing them is async-signal-safe), so nothing is left behind.
-  io::remove_registered_temps();
+  remove_partial_outputs();
   say(first ? "mjpeg: error: interrupted; nothing written\n"
             : "mjpeg: error: interrupted again; stopped at once, nothing written\n");
   ::_exit(130);
@@ -48,7 +48,7 @@ extern "C" void on_interrupt(int) {
 void install_interrupt_handlers() {
   // Past a file-size limit (ulimit -f) the kernel sends SIGXFSZ, whose default action kills
   // the process without a word. Ignored, the write fails with EFBIG instead, which surfaces
-  // as a one-line error and leaves no partial output (see io::AtomicFile).
+  // as a one-line error and leaves no partial output (see mjpeg/files.hpp).
   ::signal(SIGXFSZ, SIG_IGN);
   if (g_wake[0] < 0 && ::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
   struct sigaction sa {};

@@ -7,7 +7,7 @@
 //  - Anywhere else (start-up, a single picture, quality, compare, bench): the signal ends the
 //    process at once.
 //
-// Ending at once means: the registered temporary outputs are removed (io/temp_registry.hpp),
+// Ending at once means: the registered temporary outputs are removed (mjpeg::remove_partial_outputs),
 // one line "mjpeg: error: interrupted..." on stderr, exit status 130. Everything in the handler
 // is async-signal-safe (atomics, unlink, write, _exit).
 #pragma once

@@ -71,7 +71,7 @@ struct JpegDecoder::Impl {
     return sws;
   }
 
-  void decode(const std::vector<std::uint8_t>& jpeg, io::Image& out) {
+  void decode(const std::vector<std::uint8_t>& jpeg, Image& out) {
     padded.assign(jpeg.size() + AV_INPUT_BUFFER_PADDING_SIZE, 0);
     std::memcpy(padded.data(), jpeg.data(), jpeg.size());
     packet->data = padded.data();
@@ -87,7 +87,7 @@ struct JpegDecoder::Impl {
     }
     if (out.width != frame->width || out.height != frame->height ||
         out.format != PixelFormat::rgb24)
-      out = io::Image(frame->width, frame->height, PixelFormat::rgb24);
+      out = Image(frame->width, frame->height, PixelFormat::rgb24);
     const std::size_t need = padded_rgb_bytes(frame->width, frame->height);
     if (rgb.size() < need) rgb.resize(need);
     sws_to_rgb24(scaler(*frame), *frame, frame->width, frame->height, rgb, out.pixels.data(),
@@ -108,13 +108,13 @@ struct JpegDecoder::Impl {
     if (!handle) throw Error("cannot start libjpeg-turbo's decoder");
   }
   ~Impl() { tjDestroy(handle); }
-  void decode(const std::vector<std::uint8_t>& jpeg, io::Image& out) {
+  void decode(const std::vector<std::uint8_t>& jpeg, Image& out) {
     int w = 0, h = 0, sub = 0, cs = 0;
     if (tjDecompressHeader3(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), &w,
                             &h, &sub, &cs) != 0)
       throw Error(fmt::format("cannot decode a JPEG frame: {}", tjGetErrorStr2(handle)));
     if (out.width != w || out.height != h || out.format != PixelFormat::rgb24)
-      out = io::Image(w, h, PixelFormat::rgb24);
+      out = Image(w, h, PixelFormat::rgb24);
     if (tjDecompress2(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()),
                       out.pixels.data(), w, static_cast<int>(out.stride()), h, TJPF_RGB,
                       TJFLAG_ACCURATEDCT) != 0)
@@ -131,7 +131,7 @@ struct JpegDecoder::Impl {
   Impl() {
     throw Error("this build has no JPEG decoder (neither FFmpeg's libraries nor libjpeg-turbo)");
   }
-  void decode(const std::vector<std::uint8_t>&, io::Image&) {}
+  void decode(const std::vector<std::uint8_t>&, Image&) {}
 };
 
 std::string JpegDecoder::backend() { return "none"; }
@@ -141,7 +141,7 @@ bool JpegDecoder::available() { return false; }
 
 JpegDecoder::JpegDecoder() : impl_(std::make_unique<Impl>()) {}
 JpegDecoder::~JpegDecoder() = default;
-void JpegDecoder::decode(const std::vector<std::uint8_t>& jpeg, io::Image& out) {
+void JpegDecoder::decode(const std::vector<std::uint8_t>& jpeg, Image& out) {
   impl_->decode(jpeg, out);
 }
 

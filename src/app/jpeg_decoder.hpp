@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "io/image.hpp"
+#include "mjpeg/options.hpp"
 
 namespace mjpeg::app {
 
@@ -26,7 +26,7 @@ class JpegDecoder {
 
   /// Decodes a complete JPEG (SOI..EOI) into `out` as rgb24 (gray JPEGs give R = G = B).
   /// Not thread-safe: use one decoder per thread. Throws Error on a damaged JPEG.
-  void decode(const std::vector<std::uint8_t>& jpeg, io::Image& out);
+  void decode(const std::vector<std::uint8_t>& jpeg, Image& out);
 
   /// Which library decodes, for messages ("FFmpeg's mjpeg decoder", "libjpeg-turbo").
   static std::string backend();

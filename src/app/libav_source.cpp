@@ -6,7 +6,7 @@
 //    copied once from the decoder into the slot; the transforms convert them with libswscale's
 //    own integer arithmetic where libswscale runs its unscaled converter (4:2:0 / 4:2:2 of even
 //    height), so that the RGB encoded is `ffmpeg -i FILE -pix_fmt rgb24`'s, and with the
-//    rounded form of jpeg_math.hpp otherwise.
+//    rounded form (mjpeg::rounded_coefficients) otherwise.
 //  - --rgb-decode swscale, and every other format: the RGB of every frame is what
 //    `ffmpeg -i FILE -pix_fmt rgb24` gives (libswscale with the source's matrix and range,
 //    SWS_BICUBIC, into padded rows: libav_rgb.hpp).
@@ -33,7 +33,6 @@
 
 #include <fmt/format.h>
 
-#include "core/planar_format.hpp"
 #include "decode_turns.hpp"
 #include "libav_rgb.hpp"
 #include "mjpeg/error.hpp"
@@ -200,9 +199,22 @@ void luma_weights(int sws_matrix, double& kr, double& kb) {
   }
 }
 
-/// The planar format the encoder reads frames of pixel format `format` in, once they are
-/// `height` rows tall (after any turn), with libswscale matrix `sws_matrix` and range `full`
-/// (chroma none: not one we take as planes; such frames go through libswscale). 4:2:0 / 4:2:2
+/// What the encoder gets: rgb24 rows, or (a planar `format`) the planes, converted to RGB with
+/// `coefficients`.
+struct FrameLayout {
+  int width = 0, height = 0;
+  FrameFormat format = FrameFormat::rgb24;  ///< rgb24, yuv420p, yuv422p or yuv400p
+  YuvCoefficients coefficients{};
+  bool is_planar() const { return mjpeg::is_planar(format); }
+  bool has_chroma() const { return is_planar() && format != FrameFormat::yuv400p; }
+  /// log2 of the pixels per chroma sample, horizontally / vertically.
+  int shift_x() const { return format == FrameFormat::yuv420p || format == FrameFormat::yuv422p; }
+  int shift_y() const { return format == FrameFormat::yuv420p; }
+};
+
+/// Sets `f.format` and `f.coefficients` to the planar format the encoder reads frames of pixel format `format` in, once they are
+/// `f.height` rows tall (after any turn), with libswscale matrix `sws_matrix` and range `full`
+/// (left rgb24: not one we take as planes; such frames go through libswscale). 4:2:0 / 4:2:2
 /// frames of even height are converted as libswscale's unscaled x86 converter does them
 /// (truncated form, libswscale's own coefficient table), so the RGB is ffmpeg's; gray and odd
 /// heights with the rounded form, which gives ffmpeg's RGB too (tests/cli: every width mod 16,
@@ -210,28 +222,28 @@ void luma_weights(int sws_matrix, double& kr, double& kb) {
 /// libswscale, without SWS_FULL_CHR_H_INT as ffmpeg's command line runs it, first filters the
 /// chroma to half width: planes were 79-82 dB off ffmpeg's RGB) and nv12 (libswscale
 /// interpolates its chroma vertically: planes were 31 dB off); libswscale converts those.
-PlanarFormat planar_format_of(int format, AVColorSpace colorspace, int height, int sws_matrix,
-                              bool full) {
-  PlanarFormat pf;
+void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool full,
+                       FrameLayout& f) {
+  FrameFormat planes = FrameFormat::rgb24;
   switch (static_cast<AVPixelFormat>(format)) {
     case AV_PIX_FMT_YUV420P:
-    case AV_PIX_FMT_YUVJ420P: pf.chroma = PlanarChroma::c420; break;
+    case AV_PIX_FMT_YUVJ420P: planes = FrameFormat::yuv420p; break;
     case AV_PIX_FMT_YUV422P:
-    case AV_PIX_FMT_YUVJ422P: pf.chroma = PlanarChroma::c422; break;
-    case AV_PIX_FMT_GRAY8: pf.chroma = PlanarChroma::mono; break;
-    default: return pf;  // 4:4:4 and nv12 included (see above)
+    case AV_PIX_FMT_YUVJ422P: planes = FrameFormat::yuv422p; break;
+    case AV_PIX_FMT_GRAY8: planes = FrameFormat::yuv400p; break;
+    default: return;  // 4:4:4 and nv12 included (see above)
   }
-  if (colorspace == AVCOL_SPC_RGB) return PlanarFormat{};  // GBR stored as planes: not YCbCr
-  const bool swscale_simd =
-      (pf.chroma == PlanarChroma::c420 || pf.chroma == PlanarChroma::c422) && height % 2 == 0;
+  if (colorspace == AVCOL_SPC_RGB) return;  // GBR stored as planes: not YCbCr
+  const YuvRange range = full ? YuvRange::full : YuvRange::limited;
+  const bool swscale_simd = planes != FrameFormat::yuv400p && f.height % 2 == 0;
   if (swscale_simd) {
-    pf.ycc = math::make_truncated_ycc(sws_getCoefficients(sws_matrix), !full);
+    f.coefficients = swscale_coefficients(sws_getCoefficients(sws_matrix), range);
   } else {
     double kr = 0, kb = 0;
     luma_weights(sws_matrix, kr, kb);
-    pf.ycc = math::make_rounded_ycc(kr, kb, !full);
+    f.coefficients = rounded_coefficients(kr, kb, range);
   }
-  return pf;
+  f.format = planes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -407,26 +419,14 @@ std::string plural(std::int64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-/// What the encoder gets: rgb24 rows, or (planar.planar()) the planes, converted to RGB with
-/// planar.ycc.
-struct FrameLayout {
-  int width = 0, height = 0;
-  PlanarFormat planar{};
-  bool is_planar() const { return planar.planar(); }
-};
-
 /// The library's description of frames of `f`.
 VideoOptions video_format(const FrameLayout& f) {
   VideoOptions o;
   o.width = f.width;
   o.height = f.height;
   if (!f.is_planar()) return o;
-  o.format = f.planar.chroma == PlanarChroma::c420   ? FrameFormat::yuv420p
-             : f.planar.chroma == PlanarChroma::c422 ? FrameFormat::yuv422p
-             : f.planar.chroma == PlanarChroma::c444 ? FrameFormat::yuv444p
-                                                     : FrameFormat::yuv400p;
-  const math::YccToRgb& k = f.planar.ycc;
-  o.coefficients = YuvCoefficients{k.truncated != 0, k.y0, k.cy, k.cr_r, k.cb_g, k.cr_g, k.cb_b};
+  o.format = f.format;
+  o.coefficients = f.coefficients;
   return o;
 }
 
@@ -542,7 +542,9 @@ class LibavSource final : public mjpeg::FrameSource {
                                      path, degrees));
     }
     const bool swap = swaps_axes(turn_);
-    format_ = {swap ? coded_h_ : coded_w_, swap ? coded_w_ : coded_h_, PlanarFormat{}};
+    format_ = FrameLayout{};
+    format_.width = swap ? coded_h_ : coded_w_;
+    format_.height = swap ? coded_w_ : coded_h_;
     if (!options.rgb_swscale && !rgb_source &&
         (turn_ == Turn::none || can_turn_planes(first_->format, turn_))) {
       // Planes to the encoder (turned plane by plane first when the stream says so: the frame
@@ -550,8 +552,7 @@ class LibavSource final : public mjpeg::FrameSource {
       const int matrix =
           matrix_override_ >= 0 ? matrix_override_ : sws_colorspace(first_->colorspace);
       const bool full = range_override_ >= 0 ? range_override_ == 1 : is_full_range(*first_);
-      format_.planar =
-          planar_format_of(first_->format, first_->colorspace, format_.height, matrix, full);
+      set_planar_format(first_->format, first_->colorspace, matrix, full, format_);
     }
     if (interlaced_)
       notices_.push_back(fmt::format(
@@ -891,24 +892,28 @@ class LibavSource final : public mjpeg::FrameSource {
                static_cast<std::ptrdiff_t>(stride), turn_);
   }
 
-  /// The frame's planes into `dst` in planar_layout's layout, turned for display when the
+  /// The frame's planes into `dst` in the library's contiguous layout (FrameView::contiguous:
+  /// Y, Cb, Cr, rows packed), turned for display when the
   /// stream says so (each plane straight into the slot): the one copy between the decoder and
   /// the slot. Exactly the picture's bytes of each row are copied (the decoder's rows are
-  /// linesize apart, padded); chroma rows are planar_layout's chroma_width (rounded up).
+  /// linesize apart, padded); chroma rows are ceil(width / 2) samples at 4:2:0 and 4:2:2.
   void copy_planes(const AVFrame& frame, std::uint8_t* dst) const {
-    const PlanarLayout l = planar_layout(format_.width, format_.height, format_.planar.chroma);
-    const int planes = format_.planar.has_chroma() ? 3 : 1;
-    for (int i = 0; i < planes; ++i) {
-      // The plane as stored (before any turn).
-      const int pw = i == 0 ? coded_w_ : AV_CEIL_RSHIFT(coded_w_, format_.planar.shift_x());
-      const int ph = i == 0 ? coded_h_ : AV_CEIL_RSHIFT(coded_h_, format_.planar.shift_y());
+    const FrameView planes = FrameView::contiguous(dst, video_format(format_));
+    const int count = format_.has_chroma() ? 3 : 1;
+    for (int i = 0; i < count; ++i) {
+      // The plane as stored (before any turn), and as it lies in the slot (after it).
+      const int pw = i == 0 ? coded_w_ : AV_CEIL_RSHIFT(coded_w_, format_.shift_x());
+      const int ph = i == 0 ? coded_h_ : AV_CEIL_RSHIFT(coded_h_, format_.shift_y());
+      const std::size_t pitch = static_cast<std::size_t>(
+          i == 0 ? format_.width : AV_CEIL_RSHIFT(format_.width, format_.shift_x()));
+      std::uint8_t* const plane = dst + (planes.plane[i] - dst);  // the slot is writable
       if (turn_ != Turn::none) {
-        turn_plane(frame.data[i], frame.linesize[i], pw, ph, 1, dst + l.offset[i],
-                   static_cast<std::ptrdiff_t>(l.pitch[i]), turn_);
+        turn_plane(frame.data[i], frame.linesize[i], pw, ph, 1, plane,
+                   static_cast<std::ptrdiff_t>(pitch), turn_);
         continue;
       }
       for (int y = 0; y < ph; ++y)
-        std::memcpy(dst + l.offset[i] + static_cast<std::size_t>(y) * l.pitch[i],
+        std::memcpy(plane + static_cast<std::size_t>(y) * pitch,
                     frame.data[i] + static_cast<std::ptrdiff_t>(y) * frame.linesize[i],
                     static_cast<std::size_t>(pw));
     }

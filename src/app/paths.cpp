@@ -1,21 +1,18 @@
 #include "paths.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <system_error>
 
 #include "mjpeg/error.hpp"
+#include "mjpeg/files.hpp"
 
 namespace fs = std::filesystem;
 
 namespace mjpeg::app {
 
 std::string lower_extension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
+  const std::string ext = file_extension(path);
+  return ext.empty() ? ext : "." + ext;
 }
 
 const char* supported_output_extensions() {

@@ -13,7 +13,7 @@
 
 #include "cli_options.hpp"
 #include "frame_reader.hpp"
-#include "io/atomic_file.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
 #include "paths.hpp"
 #include "quality_pictures.hpp"
@@ -122,7 +122,7 @@ void check_outputs(const QualityArgs& args, const std::vector<std::string>& inpu
   }
   if (wants_pictures && !pictures_available())
     throw Error("this build has no OpenCV, which pictures (--plot, --worst, --sheet) need");
-  for (const std::string& path : seen) io::check_output_allowed(path, args.overwrite);
+  for (const std::string& path : seen) check_output_allowed(path, args.overwrite);
 }
 
 int metric_threads(const QualityArgs& args) {
@@ -203,7 +203,7 @@ int run_compare(const QualityArgs& args) {
   const int threads = metric_threads(args);
   const bool keep_worst = !args.worst.empty();
   std::vector<FrameMetrics> frames;
-  io::Image a, b, worst_a, worst_b;
+  Image a, b, worst_a, worst_b;
   FrameMetrics worst_m;  // of the frame in worst_a/worst_b
   SheetSampler sheet(args.sheet_frames);
   std::vector<Thumbnail> thumbs;
@@ -247,9 +247,9 @@ int run_compare(const QualityArgs& args) {
   std::fflush(stdout);
 
   const std::string title = fmt::format("{} vs {}", enc_path, src_path);
-  if (!args.csv.empty()) io::write_file(args.csv, frames_csv(frames), args.overwrite);
+  if (!args.csv.empty()) write_file(args.csv, frames_csv(frames), args.overwrite);
   if (!args.json.empty())
-    io::write_file(args.json, frames_json(args, source.width(), source.height(), frames, s),
+    write_file(args.json, frames_json(args, source.width(), source.height(), frames, s),
                     args.overwrite);
   if (!args.plot.empty()) write_frames_plot(frames, title, args.plot, args.overwrite);
   if (!args.worst.empty())

@@ -29,7 +29,7 @@ void WrittenQuality::give_back(std::unique_ptr<JpegDecoder> d) {
 void WrittenQuality::add(std::int64_t index, const ImageView& pixels,
                          const std::vector<std::uint8_t>& jpeg) {
   std::unique_ptr<JpegDecoder> decoder = take_decoder();
-  io::Image decoded;
+  Image decoded;
   decoder->decode(jpeg, decoded);
   give_back(std::move(decoder));
   // Decoded frames are rgb24; gray sources compare as R = G = B (as `mjpeg quality` reads them).

@@ -19,7 +19,7 @@ namespace mjpeg::app {
 namespace {
 
 /// A BGR cv::Mat copy of an rgb24 image.
-cv::Mat to_bgr(const io::Image& image) {
+cv::Mat to_bgr(const Image& image) {
   const cv::Mat rgb(image.height, image.width, CV_8UC3,
                     const_cast<std::uint8_t*>(image.pixels.data()), image.stride());
   cv::Mat bgr;
@@ -92,7 +92,7 @@ void write_frames_plot(const std::vector<quality::FrameMetrics>& frames, const s
   plot::write_png(plot::render(chart), path, overwrite);
 }
 
-void write_worst_picture(const io::Image& source, const io::Image& encoded, std::int64_t frame,
+void write_worst_picture(const Image& source, const Image& encoded, std::int64_t frame,
                          const quality::FrameMetrics& m, const std::string& path, bool overwrite) {
   const cv::Mat a = to_bgr(source), b = to_bgr(encoded);
   cv::Mat diff;
@@ -136,11 +136,11 @@ void write_worst_picture(const io::Image& source, const io::Image& encoded, std:
   plot::write_png(out, path, overwrite);
 }
 
-io::Image make_thumbnail(const io::Image& image, int max_width) {
+Image make_thumbnail(const Image& image, int max_width) {
   const cv::Mat small = scaled_to_width(to_bgr(image), std::min(max_width, image.width));
   cv::Mat rgb;
   cv::cvtColor(small, rgb, cv::COLOR_BGR2RGB);
-  io::Image out(rgb.cols, rgb.rows, PixelFormat::rgb24);
+  Image out(rgb.cols, rgb.rows, PixelFormat::rgb24);
   for (int y = 0; y < rgb.rows; ++y)
     std::copy_n(rgb.ptr<std::uint8_t>(y), out.stride(), out.pixels.data() + y * out.stride());
   return out;
@@ -218,9 +218,9 @@ namespace {
 bool pictures_available() { return false; }
 void write_frames_plot(const std::vector<quality::FrameMetrics>&, const std::string&,
                        const std::string&, bool) { no_pictures(); }
-void write_worst_picture(const io::Image&, const io::Image&, std::int64_t,
+void write_worst_picture(const Image&, const Image&, std::int64_t,
                          const quality::FrameMetrics&, const std::string&, bool) { no_pictures(); }
-io::Image make_thumbnail(const io::Image&, int) { no_pictures(); }
+Image make_thumbnail(const Image&, int) { no_pictures(); }
 void write_contact_sheet(const std::vector<Thumbnail>&, const std::string&, const std::string&,
                          bool) { no_pictures(); }
 void write_rd_plot(const std::vector<RdPoint>&,

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/image.hpp"
+#include "mjpeg/options.hpp"
 #include "quality/metrics.hpp"
 
 namespace mjpeg::app {
@@ -26,18 +26,18 @@ void write_frames_plot(const std::vector<quality::FrameMetrics>& frames, const s
 /// channel difference per pixel, multiplied so that its 99.5th percentile is bright (the gain
 /// is written on the picture; brighter pixels saturate) and colour-mapped (inferno: black =
 /// equal). Frames are shown 480..960 pixels wide (small ones magnified).
-void write_worst_picture(const io::Image& source, const io::Image& encoded, std::int64_t frame,
+void write_worst_picture(const Image& source, const Image& encoded, std::int64_t frame,
                          const quality::FrameMetrics& m, const std::string& path, bool overwrite);
 
 /// A frame kept for the contact sheet: a small rgb24 copy and its figures.
 struct Thumbnail {
   std::int64_t frame = 0;  ///< 0-based
-  io::Image image;
+  Image image;
   double psnr_rgb = 0, ssim_y = 0;
 };
 
 /// A small rgb24 copy of `image`, at most `max_width` pixels wide (area-averaged).
-io::Image make_thumbnail(const io::Image& image, int max_width);
+Image make_thumbnail(const Image& image, int max_width);
 
 /// --sheet: the thumbnails in a grid, each captioned with its frame number (1-based) and PSNR.
 void write_contact_sheet(const std::vector<Thumbnail>& thumbs, const std::string& title,

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "frame_reader.hpp"
-#include "io/atomic_file.hpp"
+#include "mjpeg/files.hpp"
 #include "jpeg_decoder.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
@@ -114,11 +114,11 @@ struct Encoded {
 };
 
 /// Sizes and figures of a set of JPEGs of `frames`.
-RdPoint measure(const std::string& encoder, int q, const std::vector<io::Image>& frames,
+RdPoint measure(const std::string& encoder, int q, const std::vector<Image>& frames,
                 const Encoded& enc, JpegDecoder& decoder, int threads) {
   std::uint64_t bytes = 0;
   std::vector<quality::FrameMetrics> metrics;
-  io::Image decoded;
+  Image decoded;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     bytes += enc.jpegs[i].size();
     decoder.decode(enc.jpegs[i], decoded);
@@ -138,7 +138,7 @@ RdPoint measure(const std::string& encoder, int q, const std::vector<io::Image>&
 
 #if MJPEG_HAVE_TURBOJPEG
 /// libjpeg-turbo's JPEG of `image` through TurboJPEG (accurate islow DCT, as our encoder).
-std::vector<std::uint8_t> turbojpeg_encode(tjhandle tj, const io::Image& image, int q,
+std::vector<std::uint8_t> turbojpeg_encode(tjhandle tj, const Image& image, int q,
                                            Subsampling sub) {
   const int tjsamp = sub == Subsampling::s444   ? TJSAMP_444
                      : sub == Subsampling::s422 ? TJSAMP_422
@@ -285,8 +285,8 @@ int run_quality_sweep(const QualityArgs& args) {
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   FrameReader reader(args.sweep, args.frames > 0 ? args.frames : 1);
-  std::vector<io::Image> frames;
-  for (io::Image f; reader.next(f);) frames.push_back(f);
+  std::vector<Image> frames;
+  for (Image f; reader.next(f);) frames.push_back(f);
   if (frames.empty()) throw Error(fmt::format("'{}' has no frames", args.sweep));
   std::printf("sweep of %s: %zu frame%s of %s, subsampling %s, decoded by %s\n",
               args.sweep.c_str(), frames.size(), frames.size() == 1 ? "" : "s",
@@ -325,7 +325,7 @@ int run_quality_sweep(const QualityArgs& args) {
         options.optimize = optimize;
         options.progressive = coding == 2;
         Encoded ours;
-        for (const io::Image& f : frames) ours.jpegs.push_back(encode_jpeg(f.view(), options));
+        for (const Image& f : frames) ours.jpegs.push_back(encode_jpeg(f.view(), options));
         points.push_back(measure(encoder_name(tune, coding), q, frames, ours, decoder, threads));
         identical.push_back(-1);
 #if MJPEG_HAVE_TURBOJPEG
@@ -392,7 +392,7 @@ int run_quality_sweep(const QualityArgs& args) {
 
   if (!args.csv.empty()) {
     const std::string csv = points_csv(points, identical);
-    io::write_file(args.csv, csv, args.overwrite);
+    write_file(args.csv, csv, args.overwrite);
   }
   if (!args.plot.empty()) {
     std::vector<std::pair<std::string, std::string>> labels;

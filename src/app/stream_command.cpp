@@ -151,7 +151,7 @@ class ProgressLine {
 /// One still picture as a one-frame stream.
 class StillSource final : public mjpeg::FrameSource {
  public:
-  explicit StillSource(io::Image image) : image_(std::move(image)) {}
+  explicit StillSource(Image image) : image_(std::move(image)) {}
   bool read(std::int64_t index, std::uint8_t* dst) override {
     if (index > 0) return false;
     const std::size_t row = static_cast<std::size_t>(image_.width) * channels(image_.format);
@@ -163,7 +163,7 @@ class StillSource final : public mjpeg::FrameSource {
   std::int64_t frame_count() const override { return 1; }
 
  private:
-  const io::Image image_;
+  const Image image_;
 };
 
 VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
@@ -182,7 +182,7 @@ VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
     options.map_y4m = mode == Offload::cpu;
     return open_video_input(args.input, kind, options);
   }
-  io::Image still = read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
+  Image still = read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
                                      args.input_options.autorotate);
   VideoInput in;
   in.format.width = still.width;

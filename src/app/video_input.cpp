@@ -21,7 +21,7 @@
 #include "interrupt.hpp"
 #include "wording.hpp"
 #include "decode_turns.hpp"
-#include "io/frame_sink.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/y4m.hpp"
 #if MJPEG_HAVE_LIBAV
 #include "libav_source.hpp"
@@ -58,7 +58,7 @@ InputKind input_kind(const std::string& path) {
   if (path == "-") return InputKind::y4m;
   const std::string ext = lower_extension(path);
   if (ext == ".y4m") return InputKind::y4m;
-  if (path.find('%') != std::string::npos && io::is_sequence_pattern(path))
+  if (path.find('%') != std::string::npos && is_sequence_pattern(path))
     return InputKind::image_sequence;
   for (const char* still : {".ppm", ".pgm", ".pnm", ".png", ".jpg", ".jpeg", ".bmp", ".tif",
                             ".tiff", ".webp"})

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/image.hpp"
+#include "mjpeg/options.hpp"
 #include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
@@ -56,7 +56,7 @@ struct InputOptions {
   /// variable MJPEG_Y4M_MAP=1 / =0 forces either (to compare them).
   bool map_y4m = true;
   /// Reads one file of an image sequence (default: read_input_image, i.e. PPM/PGM or OpenCV).
-  std::function<io::Image(const std::string& path)> read_image;
+  std::function<Image(const std::string& path)> read_image;
 };
 
 /// An opened stream input: the library's source of its frames, their format, and what the

@@ -15,6 +15,7 @@
 
 #include "io/temp_registry.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/files.hpp"
 
 namespace mjpeg::io {
 namespace {
@@ -85,25 +86,6 @@ int rename_no_replace(const char* from, const char* to) {
 }
 
 }  // namespace
-
-void check_output_allowed(const std::string& path, bool overwrite) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    // Absent: its folder must be there (said now, before any input is read), or creation will
-    // say what else is wrong (permissions).
-    const std::size_t slash = path.find_last_of('/');
-    if ((errno != ENOENT && errno != ENOTDIR) || slash == std::string::npos || slash == 0) return;
-    const std::string folder = path.substr(0, slash);
-    if (::stat(folder.c_str(), &st) != 0) {
-      if (errno == ENOENT) throw Error("output folder '" + folder + "' does not exist");
-    } else if (!S_ISDIR(st.st_mode)) {
-      throw Error("output '" + path + "': '" + folder + "' is not a folder");
-    }
-    return;
-  }
-  if (S_ISDIR(st.st_mode)) throw Error("output '" + path + "' is a directory");
-  if (!overwrite && S_ISREG(st.st_mode)) fail_exists(path);
-}
 
 AtomicFile::AtomicFile(const std::string& path, bool replace_existing, std::size_t buffer_size)
     : path_(path),
@@ -251,11 +233,37 @@ void AtomicFile::abandon() noexcept {
   temp_slot_ = -1;
 }
 
+}  // namespace mjpeg::io
+
+namespace mjpeg {
+
+// The public functions of mjpeg/files.hpp that write (the rest: sequence_pattern.cpp,
+// temp_registry.cpp).
+
+void check_output_allowed(const std::string& path, bool overwrite) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    // Absent: its folder must be there (said now, before any input is read), or creation will
+    // say what else is wrong (permissions).
+    const std::size_t slash = path.find_last_of('/');
+    if ((errno != ENOENT && errno != ENOTDIR) || slash == std::string::npos || slash == 0) return;
+    const std::string folder = path.substr(0, slash);
+    if (::stat(folder.c_str(), &st) != 0) {
+      if (errno == ENOENT) throw Error("output folder '" + folder + "' does not exist");
+    } else if (!S_ISDIR(st.st_mode)) {
+      throw Error("output '" + path + "': '" + folder + "' is not a folder");
+    }
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) throw Error("output '" + path + "' is a directory");
+  if (!overwrite && S_ISREG(st.st_mode)) io::fail_exists(path);
+}
+
 void write_file(const std::string& path, const void* data, std::size_t size,
                 bool replace_existing) {
-  AtomicFile out(path, replace_existing);
+  io::AtomicFile out(path, replace_existing);
   out.write(data, size);
   out.commit();
 }
 
-}  // namespace mjpeg::io
+}  // namespace mjpeg

@@ -15,20 +15,12 @@
 #include <memory>
 #include <string>
 
+#include "mjpeg/files.hpp"
+
 namespace mjpeg::io {
 
-/// Throws Error when `path` is a directory, or exists and `overwrite` is false. Lets a command
-/// refuse before doing any work; AtomicFile::commit() checks again without a race.
-void check_output_allowed(const std::string& path, bool overwrite);
-
-/// Writes `size` bytes as the whole content of `path` through an AtomicFile (temporary file,
-/// then rename; an existing file is replaced only when `replace_existing`). Throws Error.
-void write_file(const std::string& path, const void* data, std::size_t size,
-                bool replace_existing = true);
-inline void write_file(const std::string& path, const std::string& text,
-                       bool replace_existing = true) {
-  write_file(path, text.data(), text.size(), replace_existing);
-}
+// check_output_allowed() and write_file(), which write through an AtomicFile, are public:
+// mjpeg/files.hpp.
 
 /// The hidden temporary name ".<base>.tmp-<tag>" beside `path`, with <base> shortened when
 /// needed so that the name fits the directory's name length limit (NAME_MAX).

@@ -15,41 +15,23 @@
 
 #include "io/atomic_file.hpp"
 #include "io/avi_writer.hpp"
-#include "io/sequence_pattern.hpp"
+#include "mjpeg/files.hpp"
 #include "io/temp_registry.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::io {
-namespace {
-
-std::string lower_extension(const std::string& path) {
-  const auto slash = path.rfind('/');
-  const auto dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string ext = path.substr(dot + 1);
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
-}
-
-}  // namespace
-
-bool is_sequence_pattern(const std::string& path) {
-  SequencePattern p;
-  return SequencePattern::parse(path, p);
-}
-
 OutputKind output_kind(const std::string& path) {
   if (path == "-") return OutputKind::mjpeg_stream;
   if (path.find('%') != std::string::npos) {
     if (!is_sequence_pattern(path))
       throw UsageError(path + ": an image-sequence output needs exactly one integer "
                               "conversion such as %05d (use %% for a literal percent sign)");
-    const std::string ext = lower_extension(path);
+    const std::string ext = file_extension(path);
     if (ext != "jpg" && ext != "jpeg")
       throw UsageError(path + ": image-sequence outputs must end in .jpg or .jpeg");
     return OutputKind::image_sequence;
   }
-  const std::string ext = lower_extension(path);
+  const std::string ext = file_extension(path);
   if (ext == "avi") return OutputKind::avi;
   if (ext == "mjpeg" || ext == "mjpg") return OutputKind::mjpeg_stream;
   throw UsageError(path + ": unsupported output type (use .avi, .mjpeg/.mjpg, or a pattern "

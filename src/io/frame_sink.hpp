@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "io/sequence_pattern.hpp"
+#include "mjpeg/files.hpp"
 
 namespace mjpeg::io {
 
@@ -111,8 +111,5 @@ class ImageSequenceWriter final : public FrameSink {
   std::int64_t frames_ = 0;
   std::uint64_t bytes_ = 0;
 };
-
-/// True when `path` contains exactly one printf integer conversion (see ImageSequenceWriter).
-bool is_sequence_pattern(const std::string& path);
 
 }  // namespace mjpeg::io

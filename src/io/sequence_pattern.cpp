@@ -1,8 +1,9 @@
-#include "io/sequence_pattern.hpp"
-
+// SequencePattern, is_sequence_pattern and file_extension (mjpeg/files.hpp).
 #include <cctype>
 
-namespace mjpeg::io {
+#include "mjpeg/files.hpp"
+
+namespace mjpeg {
 
 bool SequencePattern::parse(const std::string& pattern, SequencePattern& out) {
   SequencePattern p;
@@ -73,4 +74,18 @@ std::int64_t SequencePattern::number_of(const std::string& entry) const {
   return name(n) == dir + entry ? n : -1;
 }
 
-}  // namespace mjpeg::io
+bool is_sequence_pattern(const std::string& path) {
+  SequencePattern p;
+  return SequencePattern::parse(path, p);
+}
+
+std::string file_extension(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const auto dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+}  // namespace mjpeg

@@ -7,7 +7,10 @@
 #include <atomic>
 #include <cstring>
 
-namespace mjpeg::io {
+#include "mjpeg/files.hpp"
+
+namespace mjpeg {
+namespace io {
 namespace {
 
 constexpr int kSlots = 32;
@@ -78,4 +81,8 @@ void remove_registered_temps() noexcept {
   }
 }
 
-}  // namespace mjpeg::io
+}  // namespace io
+
+void remove_partial_outputs() noexcept { io::remove_registered_temps(); }
+
+}  // namespace mjpeg

@@ -26,7 +26,7 @@ namespace mjpeg {
 namespace {
 
 // Bands of the AC coefficients (zigzag positions) for luma and chroma; chosen by
-// tools/search_scans.py (docs/tuning/scans.md).
+// src/tools/search_scans.py (docs/tuning/scans.md).
 struct Band {
   int ss, se;
 };

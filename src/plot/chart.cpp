@@ -8,8 +8,8 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "io/atomic_file.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/files.hpp"
 
 namespace mjpeg::plot {
 namespace {
@@ -323,7 +323,7 @@ void write_png(const cv::Mat& image, const std::string& path, bool overwrite) {
   std::vector<std::uint8_t> png;
   if (image.empty() || !cv::imencode(".png", image, png))
     throw Error(fmt::format("cannot encode the picture for '{}' as PNG", path));
-  io::write_file(path, png.data(), png.size(), /*replace_existing=*/overwrite);
+  write_file(path, png.data(), png.size(), /*replace_existing=*/overwrite);
 }
 
 }  // namespace mjpeg::plot

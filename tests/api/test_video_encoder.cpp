@@ -17,6 +17,7 @@
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/devices.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/y4m.hpp"
 #include "api/internal.hpp"
 #include "jpeg/planar.hpp"
@@ -1010,6 +1011,152 @@ TEST(VideoEncoderErrors, OptimizeRefusedWhereItsCountsWouldOverflow) {
   o.jpeg.progressive = false;
   o.jpeg.subsampling = Subsampling::s420;
   EXPECT_NO_THROW(validate(o));
+}
+
+}  // namespace
+}  // namespace mjpeg::apitest
+
+// ---------------------------------------------------------------------------------------------
+// The coefficient builders (video.hpp) and the file helpers (files.hpp)
+// ---------------------------------------------------------------------------------------------
+namespace mjpeg::apitest {
+namespace {
+
+TEST(VideoFormats, RoundedCoefficientsOfAMatrixConvertAsTheMatrixDoes) {
+  struct Weights {
+    YuvMatrix matrix;
+    double kr, kb;
+  };
+  for (const Weights w : {Weights{YuvMatrix::bt601, 0.299, 0.114},
+                          Weights{YuvMatrix::bt709, 0.2126, 0.0722},
+                          Weights{YuvMatrix::bt2020, 0.2627, 0.0593}})
+    for (const YuvRange range : {YuvRange::limited, YuvRange::full}) {
+      VideoOptions by_matrix;
+      by_matrix.width = 29;
+      by_matrix.height = 17;
+      by_matrix.format = FrameFormat::yuv420p;
+      by_matrix.matrix = w.matrix;
+      by_matrix.range = range;
+      VideoOptions by_coefficients = by_matrix;
+      by_coefficients.matrix = YuvMatrix::bt601;  // the coefficients decide, not these
+      by_coefficients.range = YuvRange::full;
+      by_coefficients.coefficients = rounded_coefficients(w.kr, w.kb, range);
+      EXPECT_FALSE(by_coefficients.coefficients->truncated);
+      const auto frames = make_frames(by_matrix, 2);
+      for (const TestFrame& t : frames) {
+        std::vector<std::uint8_t> a(std::size_t(29) * 17 * 3), b(a.size());
+        to_pixels(FrameView::contiguous(t.bytes.data(), by_matrix), by_matrix, a.data(), 29 * 3);
+        to_pixels(FrameView::contiguous(t.bytes.data(), by_coefficients), by_coefficients,
+                  b.data(), 29 * 3);
+        ASSERT_EQ(a, b) << to_string(by_matrix.format) << " matrix " << int(w.matrix)
+                        << (range == YuvRange::full ? " full" : " limited");
+      }
+    }
+  EXPECT_THROW(rounded_coefficients(0.6, 0.5, YuvRange::full), UsageError);
+  EXPECT_THROW(rounded_coefficients(0, 0.1, YuvRange::full), UsageError);
+}
+
+TEST(VideoFormats, SwscaleCoefficientsFollowLibswscalesDerivation) {
+  // libswscale's table for BT.601 (Cr->R, Cb->B, Cb->G, Cr->G in 16 fractional bits).
+  const int bt601[4] = {117489, 138438, 13975, 34925};
+  const YuvCoefficients k = swscale_coefficients(bt601, YuvRange::limited);
+  EXPECT_TRUE(k.truncated);
+  // y0 = 16 * 8; cy = (65536 * 255 / 219) * 8192 / 65536 and each chroma entry * 8192 / 65536,
+  // rounded half up, G's negated.
+  EXPECT_EQ(k.y0, 128);
+  EXPECT_EQ(k.cy, 9539);
+  EXPECT_EQ(k.cr_r, 14686);
+  EXPECT_EQ(k.cb_g, -1747);
+  EXPECT_EQ(k.cr_g, -4366);
+  EXPECT_EQ(k.cb_b, 17305);
+  const YuvCoefficients f = swscale_coefficients(bt601, YuvRange::full);
+  EXPECT_EQ(f.y0, 0);
+  EXPECT_EQ(f.cy, 8192);
+  EXPECT_EQ(f.cr_r, 12901);  // the chroma entries first scaled by 224 / 255
+  EXPECT_EQ(f.cb_b, 15201);
+  // Black, white and grey stay neutral through the truncated form.
+  VideoOptions o;
+  o.width = 2;
+  o.height = 2;
+  o.format = FrameFormat::yuv444p;
+  o.coefficients = k;
+  for (const int y : {16, 235}) {
+    const std::vector<std::uint8_t> frame = {std::uint8_t(y), std::uint8_t(y), std::uint8_t(y),
+                                             std::uint8_t(y), 128, 128, 128, 128,
+                                             128, 128, 128, 128};
+    std::vector<std::uint8_t> rgb(12);
+    to_pixels(FrameView::contiguous(frame.data(), o), o, rgb.data(), 6);
+    for (const std::uint8_t v : rgb) EXPECT_EQ(v, y == 16 ? 0 : 255) << "Y " << y;
+  }
+  EXPECT_THROW(swscale_coefficients(nullptr, YuvRange::full), UsageError);
+}
+
+TEST(Files, SequencePatternsAndExtensions) {
+  SequencePattern p;
+  ASSERT_TRUE(SequencePattern::parse("out/%05d.jpg", p));
+  EXPECT_EQ(p.name(7), "out/00007.jpg");
+  EXPECT_EQ(p.directory(), "out");
+  EXPECT_TRUE(p.number_in_file_name());
+  EXPECT_EQ(p.number_of("00012.jpg"), 12);
+  EXPECT_EQ(p.number_of("12.png"), -1);
+  ASSERT_TRUE(SequencePattern::parse("100%%/f%d", p));
+  EXPECT_EQ(p.name(3), "100%/f3");
+  EXPECT_FALSE(SequencePattern::parse("%d_%d.jpg", p));
+  EXPECT_FALSE(SequencePattern::parse("plain.jpg", p));
+  EXPECT_FALSE(SequencePattern::parse("%s.jpg", p));
+  EXPECT_TRUE(is_sequence_pattern("f%3d.jpg"));
+  EXPECT_FALSE(is_sequence_pattern("f%.jpg"));
+  EXPECT_EQ(file_extension("clip.AVI"), "avi");
+  EXPECT_EQ(file_extension("a.b/c"), "");
+  EXPECT_EQ(file_extension("none"), "");
+  EXPECT_EQ(file_extension("dir/x.tar.JPEG"), "jpeg");
+}
+
+std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Files, WriteFileAndCheckOutputAllowed) {
+  const std::string dir = temp_dir();
+  write_file(dir + "/a.txt", std::string("first"));
+  EXPECT_EQ(slurp(dir + "/a.txt").size(), 5u);
+  write_file(dir + "/a.txt", std::string("second!"));  // replaced
+  EXPECT_EQ(slurp(dir + "/a.txt").size(), 7u);
+  EXPECT_NE(message_of<Error>([&] { write_file(dir + "/a.txt", std::string("x"), false); }),
+            "no exception");
+  EXPECT_EQ(slurp(dir + "/a.txt").size(), 7u);
+  EXPECT_EQ(entries_of(dir), std::vector<std::string>{"a.txt"}) << "a temporary file stayed";
+  EXPECT_NO_THROW(check_output_allowed(dir + "/a.txt", true));
+  EXPECT_NO_THROW(check_output_allowed(dir + "/new.txt", false));
+  EXPECT_TRUE(contains(message_of<Error>([&] { check_output_allowed(dir + "/a.txt", false); }),
+                       "a.txt"));
+  EXPECT_TRUE(contains(message_of<Error>([&] { check_output_allowed(dir, true); }),
+                       "is a directory"));
+  EXPECT_TRUE(contains(message_of<Error>([&] { check_output_allowed(dir + "/no/x.txt", true); }),
+                       "does not exist"));
+  EXPECT_TRUE(contains(message_of<Error>([&] { write_file(dir + "/no/x.txt", std::string("x")); }),
+                       "x.txt"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Files, RemovePartialOutputsRemovesWhatIsBeingWritten) {
+  const std::string dir = temp_dir();
+  const std::vector<std::uint8_t> pixels(8 * 8 * 3, 77);
+  const std::vector<std::uint8_t> j =
+      encode_jpeg(ImageView{pixels.data(), 8, 8, PixelFormat::rgb24, 24}, EncodeOptions{});
+  // What a signal handler sees: an AVI and an image sequence half-written.
+  FileSink avi(dir + "/part.avi", 8, 8);
+  FileSink frames(dir + "/f%03d.jpg", 8, 8);
+  avi.write(EncodedFrame{0, j.data(), j.size()});
+  frames.write(EncodedFrame{0, j.data(), j.size()});
+  ASSERT_FALSE(entries_of(dir).empty());
+  remove_partial_outputs();
+  EXPECT_EQ(entries_of(dir), std::vector<std::string>{}) << "something half-written stayed";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

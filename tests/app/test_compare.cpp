@@ -23,8 +23,8 @@
 namespace mjpeg::app {
 namespace {
 
-io::Image gradient(int w, int h) {
-  io::Image img(w, h, PixelFormat::rgb24);
+mjpeg::Image gradient(int w, int h) {
+  mjpeg::Image img(w, h, PixelFormat::rgb24);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
       for (int c = 0; c < 3; ++c)
@@ -49,10 +49,10 @@ class NullSink final : public io::FrameSink {
 };
 
 TEST(FrameStore, PanningFramesHaveTheSizeAndDifferAndWrap) {
-  const io::Image picture = gradient(50, 30);
+  const mjpeg::Image picture = gradient(50, 30);
   const FrameStore store = panning_frames(picture, 80, 70, 5);  // larger than the picture
   ASSERT_EQ(store.frames.size(), 5u);
-  for (const io::Image& f : store.frames) {
+  for (const mjpeg::Image& f : store.frames) {
     EXPECT_EQ(f.width, 80);
     EXPECT_EQ(f.height, 70);
   }

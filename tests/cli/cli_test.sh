@@ -1023,7 +1023,7 @@ case_qtables_usage_errors_exit_2() {
   [[ ! -e o.jpg ]] || die "a failed encode left o.jpg"
 }
 
-# The tuning tool (tools/qtune.cpp, built beside mjpeg): its model gives coarser tables for a
+# The tuning tool (src/tools/qtune.cpp, built beside mjpeg): its model gives coarser tables for a
 # larger multiplier, and its eval measures what `mjpeg encode` writes and `mjpeg quality` says.
 case_qtune_tool_models_and_measures() {
   local tool

@@ -16,6 +16,7 @@
 #include "mjpeg/error.hpp"
 
 using namespace mjpeg::io;
+using mjpeg::write_file;
 using io_test::ScratchDir;
 using Bytes = std::vector<std::uint8_t>;
 

@@ -23,7 +23,7 @@
 #include "common/deadline.hpp"
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
-#include "io/image.hpp"
+#include "mjpeg/options.hpp"
 #include "io/y4m.hpp"
 #include "jpeg/planar.hpp"
 #include "mjpeg/encoder.hpp"
@@ -35,8 +35,8 @@
 namespace mjpeg::pipetest {
 
 /// Deterministic frames: gradients, hard edges and noise, different for every `seed`.
-inline io::Image synthetic(int w, int h, PixelFormat f, std::uint32_t seed) {
-  io::Image img(w, h, f);
+inline mjpeg::Image synthetic(int w, int h, PixelFormat f, std::uint32_t seed) {
+  mjpeg::Image img(w, h, f);
   const int ch = channels(f);
   std::uint32_t s = seed * 2654435761u + 777u;
   for (int y = 0; y < h; ++y)
@@ -54,13 +54,13 @@ inline io::Image synthetic(int w, int h, PixelFormat f, std::uint32_t seed) {
   return img;
 }
 
-inline std::vector<io::Image> make_frames(int n, int w, int h, PixelFormat f) {
-  std::vector<io::Image> frames;
+inline std::vector<mjpeg::Image> make_frames(int n, int w, int h, PixelFormat f) {
+  std::vector<mjpeg::Image> frames;
   for (int i = 0; i < n; ++i) frames.push_back(synthetic(w, h, f, static_cast<std::uint32_t>(i + 1)));
   return frames;
 }
 
-inline std::vector<ImageView> views(const std::vector<io::Image>& frames) {
+inline std::vector<ImageView> views(const std::vector<mjpeg::Image>& frames) {
   std::vector<ImageView> v;
   for (const auto& f : frames) v.push_back(f.view());
   return v;
@@ -110,7 +110,7 @@ class ScriptedSource final : public pipeline::FrameSource {
 
 using test::within;
 
-inline std::vector<std::vector<std::uint8_t>> reference(const std::vector<io::Image>& frames,
+inline std::vector<std::vector<std::uint8_t>> reference(const std::vector<mjpeg::Image>& frames,
                                                         const EncodeOptions& o) {
   std::vector<std::vector<std::uint8_t>> ref;
   for (const auto& f : frames) ref.push_back(encode_jpeg(f.view(), o));
@@ -503,7 +503,7 @@ inline std::vector<std::vector<std::uint8_t>> planar_reference(
     const std::vector<std::vector<std::uint8_t>>& frames, int w, int h, const PlanarFormat& f,
     const EncodeOptions& o) {
   std::vector<std::vector<std::uint8_t>> ref;
-  io::Image rgb(w, h, PixelFormat::rgb24);
+  mjpeg::Image rgb(w, h, PixelFormat::rgb24);
   for (const auto& frame : frames) {
     planar_to_rgb(planar_view(frame.data(), w, h, f), rgb.pixels.data(), rgb.stride());
     ref.push_back(encode_jpeg(rgb.view(), o));
@@ -628,7 +628,7 @@ inline std::vector<std::vector<std::uint8_t>> y4m_reference(const std::string& p
   std::vector<std::vector<std::uint8_t>> ref;
   io::Y4mReader reader(path);
   io::Y4mFrame frame;
-  io::Image rgb(reader.info().width, reader.info().height, PixelFormat::rgb24);
+  mjpeg::Image rgb(reader.info().width, reader.info().height, PixelFormat::rgb24);
   while (reader.read_frame(frame)) {
     io::yuv_to_rgb24(frame.planes(reader.info()), reader.info(), rgb.pixels.data(), rgb.stride());
     ref.push_back(encode_jpeg(rgb.view(), o));

@@ -108,7 +108,7 @@ TEST(CpuPipeline, FrameObserverSeesEveryFrameWithItsPixelsAndBytes) {
                    const std::vector<std::uint8_t>& jpeg) {
     ASSERT_GE(index, 0);
     ASSERT_LT(index, 9);
-    const io::Image& want = frames[static_cast<std::size_t>(index)];
+    const mjpeg::Image& want = frames[static_cast<std::size_t>(index)];
     ASSERT_EQ(pixels.width, want.width);
     ASSERT_EQ(pixels.height, want.height);
     for (int y = 0; y < pixels.height; ++y)
@@ -352,7 +352,7 @@ TEST(Y4mSource, ParallelConversionMatchesSerial) {
   {
     io::Y4mReader reader(path);
     io::Y4mFrame frame;
-    io::Image rgb(w, h, PixelFormat::rgb24);
+    mjpeg::Image rgb(w, h, PixelFormat::rgb24);
     while (reader.read_frame(frame)) {
       io::yuv_to_rgb24(frame.planes(reader.info()), reader.info(), rgb.pixels.data(), rgb.stride());
       ref.push_back(encode_jpeg(rgb.view(), o));
@@ -515,7 +515,7 @@ TEST(PlanarTransform, CpuPlanarEqualsCpuOfTheRgb) {
           const PlanarFormat f = planar_format_of(c);
           const auto frames = make_planar_frames(1, w, h, chroma);
           const PlanarView v = planar_view(frames[0].data(), w, h, f);
-          io::Image rgb(w, h, PixelFormat::rgb24);
+          mjpeg::Image rgb(w, h, PixelFormat::rgb24);
           planar_to_rgb(v, rgb.pixels.data(), rgb.stride());
           const FrameGeometry g = make_geometry(w, h, s);
           const QuantTables t = make_quant_tables(60, g.num_components == 1 ? 1 : 2);

@@ -105,10 +105,10 @@ TEST(GpuPipeline, ProgressiveTakesCoefficientsUnlessTokensAreAsked) {
 // the download is the header plus the coefficients.
 TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
   MJPEG_NEED_GPU();
-  std::vector<io::Image> frames;
+  std::vector<mjpeg::Image> frames;
   std::uint32_t state = 99;
   for (int i = 0; i < 6; ++i) {
-    io::Image f(48, 32, PixelFormat::rgb24);
+    mjpeg::Image f(48, 32, PixelFormat::rgb24);
     for (auto& b : f.pixels) {
       state ^= state << 13;
       state ^= state >> 17;
@@ -263,7 +263,7 @@ TEST_P(GpuErrors, InjectedCudaErrorMidStreamStopsCleanly) {
 // More slots than device memory holds: a clear error from the allocation, nothing written.
 TEST(GpuPipeline, DeviceOutOfMemoryIsAClearError) {
   MJPEG_NEED_GPU();
-  io::Image big(16384, 16384, PixelFormat::gray8);  // 268 MB of pixels, 537 MB of coefficients
+  mjpeg::Image big(16384, 16384, PixelFormat::gray8);  // 268 MB of pixels, 537 MB of coefficients
   const ImageView view = big.view();
   pipeline::MemoryFrameSource source({view});
   MemorySink sink;
@@ -284,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, GpuErrors, ::testing::ValuesIn(kModes),
 // Env: MJPEG_PIPE_BENCH_FRAMES (default 300), _PRODUCERS (4), _WORKERS (12), _SLOTS (24).
 class CyclingSource final : public pipeline::FrameSource {
  public:
-  CyclingSource(const std::vector<io::Image>& frames, std::int64_t count)
+  CyclingSource(const std::vector<mjpeg::Image>& frames, std::int64_t count)
       : frames_(frames), count_(count) {}
   pipeline::SourceFormat format() const override {
     return {frames_[0].width, frames_[0].height, frames_[0].format};
@@ -292,14 +292,14 @@ class CyclingSource final : public pipeline::FrameSource {
   bool read_into(int, std::uint8_t* dst, std::size_t stride, std::int64_t& index) override {
     index = next_.fetch_add(1);
     if (index >= count_) return false;
-    const io::Image& f = frames_[static_cast<std::size_t>(index) % frames_.size()];
+    const mjpeg::Image& f = frames_[static_cast<std::size_t>(index) % frames_.size()];
     for (int y = 0; y < f.height; ++y)
       std::memcpy(dst + y * stride, f.pixels.data() + y * f.stride(), f.stride());
     return true;
   }
 
  private:
-  const std::vector<io::Image>& frames_;
+  const std::vector<mjpeg::Image>& frames_;
   std::int64_t count_;
   std::atomic<std::int64_t> next_{0};
 };

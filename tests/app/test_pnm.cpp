@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "io/pnm.hpp"
+#include "pnm.hpp"
 #include "mjpeg/error.hpp"
 
-namespace mjpeg::io {
+namespace mjpeg::app {
 namespace {
 
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
@@ -196,4 +196,4 @@ TEST(Pnm, FileErrorsNameThePath) {
 }
 
 }  // namespace
-}  // namespace mjpeg::io
+}  // namespace mjpeg::app

@@ -1,4 +1,4 @@
-// mjpeg_qtune: the numeric half of the quantization-table tuning (tools/tune_tables.py drives
+// mjpeg_qtune: the numeric half of the quantization-table tuning (src/tools/tune_tables.py drives
 // it; docs/tuning/README.md explains the method).
 //
 //   mjpeg_qtune model --metric psnr|ssim --lambdas L1,L2,... [options] INPUT...
@@ -54,17 +54,17 @@ using namespace mjpeg;
 constexpr int kBias = 16384;  // histogram index of coefficient 0 (islow output is 8x the DCT)
 constexpr int kBins = 2 * kBias + 1;
 
-std::vector<io::Image> read_frames(const std::string& path) {
+std::vector<mjpeg::Image> read_frames(const std::string& path) {
   app::FrameReader reader(path, -1);
-  std::vector<io::Image> frames;
-  for (io::Image f; reader.next(f);) frames.push_back(f);
+  std::vector<mjpeg::Image> frames;
+  for (mjpeg::Image f; reader.next(f);) frames.push_back(f);
   if (frames.empty()) throw Error(path + ": no frames");
   return frames;
 }
 
 /// Unquantized coefficients (islow FDCT output, 8x the orthonormal DCT) of one frame, in the
 /// encoder's layout: the production transform (scalar reference) with divisors that divide by one.
-std::vector<std::int16_t> raw_coefficients(const io::Image& f, const FrameGeometry& g) {
+std::vector<std::int16_t> raw_coefficients(const mjpeg::Image& f, const FrameGeometry& g) {
   QuantTables t;
   t.components = 3;
   t.slot[0] = 0;
@@ -96,7 +96,7 @@ struct Stats {
   double luma_pixels = 0;
 };
 
-void gather(const io::Image& f, Stats& s, bool ssim, Subsampling sub, double gamma) {
+void gather(const mjpeg::Image& f, Stats& s, bool ssim, Subsampling sub, double gamma) {
   const FrameGeometry g = make_geometry(f.width, f.height, sub);
   const std::vector<std::int16_t> c = raw_coefficients(f, g);
   s.luma_pixels += static_cast<double>(f.width) * f.height;
@@ -237,7 +237,7 @@ int run_model(int argc, char** argv) {
   if (ssim)
     for (auto& h : s->weight) h.assign(kBins, 0.0);
   for (const std::string& in : inputs)
-    for (const io::Image& f : read_frames(in)) gather(f, *s, ssim, sub, gamma);
+    for (const mjpeg::Image& f : read_frames(in)) gather(f, *s, ssim, sub, gamma);
 
   // Weight of each component's squared error (per coefficient, pixel units) in the metric.
   // RGB PSNR: R = Y + 1.402 Cr, G = Y - 0.344136 Cb - 0.714136 Cr, B = Y + 1.772 Cb, so with
@@ -298,7 +298,7 @@ int run_eval(int argc, char** argv) {
   const nlohmann::json jobs = nlohmann::json::parse(jf);
   app::JpegDecoder decoder;
   for (int i = 3; i < argc; ++i) {
-    const std::vector<io::Image> frames = read_frames(argv[i]);
+    const std::vector<mjpeg::Image> frames = read_frames(argv[i]);
     for (const nlohmann::json& job : jobs) {
       EncodeOptions o;
       o.quality = job.value("quality", 90);
@@ -315,8 +315,8 @@ int run_eval(int argc, char** argv) {
       if (job.contains("qslots")) o.qslots = job["qslots"].get<std::vector<int>>();
       std::uint64_t bytes = 0;
       std::vector<quality::FrameMetrics> m;
-      io::Image decoded;
-      for (const io::Image& f : frames) {
+      mjpeg::Image decoded;
+      for (const mjpeg::Image& f : frames) {
         const std::vector<std::uint8_t> jpeg = encode_jpeg(f.view(), o);
         bytes += jpeg.size();
         decoder.decode(jpeg, decoded);
@@ -343,7 +343,7 @@ int main(int argc, char** argv) {
     const std::string cmd = argc > 1 ? argv[1] : "";
     if (cmd == "model") return run_model(argc, argv);
     if (cmd == "eval") return run_eval(argc, argv);
-    std::fprintf(stderr, "usage: mjpeg_qtune model|eval ... (see tools/qtune.cpp)\n");
+    std::fprintf(stderr, "usage: mjpeg_qtune model|eval ... (see src/tools/qtune.cpp)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mjpeg_qtune: error: %s\n", e.what());

@@ -1,4 +1,4 @@
-#include "io/pnm.hpp"
+#include "pnm.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 #include "mjpeg/error.hpp"
 
-namespace mjpeg::io {
+namespace mjpeg::app {
 namespace {
 
 constexpr unsigned kMaxMaxval = 65535;
@@ -250,4 +250,4 @@ void write_pnm(const std::string& path, const ImageView& image) {
   if (!f) fail(path, "write failed");
 }
 
-}  // namespace mjpeg::io
+}  // namespace mjpeg::app

@@ -13,10 +13,9 @@
 #include <cstdint>
 #include <string>
 
-#include "io/image.hpp"
 #include "mjpeg/options.hpp"
 
-namespace mjpeg::io {
+namespace mjpeg::app {
 
 /// Scales a sample of 0..maxval to 0..255 with cjpeg's rounding (see above).
 /// Requires 1 <= maxval <= 65535 and value <= maxval.
@@ -41,4 +40,4 @@ std::string encode_pnm(const ImageView& image);
 /// Writes encode_pnm(image) to `path` (replacing it). Throws mjpeg::Error on failure.
 void write_pnm(const std::string& path, const ImageView& image);
 
-}  // namespace mjpeg::io
+}  // namespace mjpeg::app
