@@ -5,11 +5,11 @@
 #                     src/core  <- cuda
 #   src/pipeline (io, jpeg, cuda, core) <- src/api
 #   src/quality (core) <- src/app (include/mjpeg, src/quality, src/plot only), src/tools
+#   inside src/app: common <- input <- trace, quality <- compare, encode <- cli.cpp
 # The CLI reaches the library only through include/mjpeg; one exception, compare's nvJPEG row
 # (cuda/nvjpeg_peer.hpp: a peer of the GPU side that compare measures, not part of the library).
 # A bare name ("gpu_transform.hpp") is a header of the including file's folder, else of cuda/
-# (its headers are included by bare name; src/tools also src/app); a name found nowhere is
-# reported.
+# (its headers are included by bare name); a name found nowhere is reported.
 # Usage: layering_test.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
@@ -26,8 +26,14 @@ declare -A allowed=(
   [src/quality]="src/core include/mjpeg"
   [src/plot]="include/mjpeg"
   [src]="include/mjpeg"
-  [src/app]="src/quality src/plot include/mjpeg"
-  [src/tools]="src/app src/api src/pipeline cuda src/io src/jpeg src/core src/quality src/plot include/mjpeg"
+  [src/app]="src/app/encode src/app/compare src/app/quality src/app/trace src/app/input src/app/common src/quality src/plot include/mjpeg"
+  [src/app/encode]="src/app/quality src/app/input src/app/common include/mjpeg"
+  [src/app/compare]="src/app/trace src/app/input src/app/common src/quality src/plot include/mjpeg"
+  [src/app/quality]="src/app/input src/app/common src/quality src/plot include/mjpeg"
+  [src/app/trace]="src/app/common src/plot include/mjpeg"
+  [src/app/input]="src/app/common include/mjpeg"
+  [src/app/common]="include/mjpeg"
+  [src/tools]="src/app/compare src/app/quality src/app/input src/app/common src/api src/pipeline cuda src/io src/jpeg src/core src/quality src/plot include/mjpeg"
 )
 
 # Sets `to` to the folder that a quoted include $1 of a file in folder $2 points at ("" when
@@ -41,8 +47,6 @@ target_of() {
     *)
       if [[ -e $from/$inc ]]; then to=$from
       elif [[ -e cuda/$inc ]]; then to=cuda
-      # src/tools builds on the CLI's library and includes its headers by bare name too
-      elif [[ $from == src/tools && -e src/app/$inc ]]; then to=src/app
       fi ;;
   esac
 }
@@ -56,7 +60,7 @@ for folder in "${!allowed[@]}"; do
     while IFS= read -r inc; do
       checked=$((checked + 1))
       target_of "$inc" "$folder"
-      [[ $file == src/app/compare_command.cpp && $inc == nvjpeg_peer.hpp ]] && continue
+      [[ $file == src/app/compare/compare_command.cpp && $inc == nvjpeg_peer.hpp ]] && continue
       if [[ -z $to ]]; then
         echo "layering: $file includes \"$inc\", which is no header of this tree" >&2
         bad=1

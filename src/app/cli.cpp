@@ -11,17 +11,17 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "bench_command.hpp"
-#include "cli_options.hpp"
-#include "compare_command.hpp"
-#include "encode_command.hpp"
-#include "gantt_command.hpp"
-#include "image_input.hpp"
+#include "app/compare/bench_command.hpp"
+#include "app/common/cli_options.hpp"
+#include "app/compare/compare_command.hpp"
+#include "app/encode/encode_command.hpp"
+#include "app/trace/gantt_command.hpp"
+#include "app/input/image_input.hpp"
 #include "info_command.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
-#include "paths.hpp"
-#include "quality_command.hpp"
+#include "app/common/paths.hpp"
+#include "app/quality/quality_command.hpp"
 
 namespace mjpeg::app {
 namespace {

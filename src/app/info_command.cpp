@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "image_input.hpp"
+#include "app/input/image_input.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/encoder.hpp"
 

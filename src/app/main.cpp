@@ -1,6 +1,6 @@
 // mjpeg command-line tool. Everything lives in cli.cpp and the command modules.
 #include "cli.hpp"
-#include "interrupt.hpp"
+#include "app/common/interrupt.hpp"
 
 int main(int argc, char** argv) {
   // First of all: from here on Ctrl-C and SIGTERM are handled as documented (exit 130, one

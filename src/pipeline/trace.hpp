@@ -1,7 +1,7 @@
 // A timeline of one encode_stream run: spans on named tracks (one per host thread, one per
 // CUDA stream), in seconds since the run started. Host spans come from steady_clock, GPU spans
 // from CUDA events mapped onto the same clock (stream_buffer.hpp). The pipeline records into a
-// Trace when PipelineOptions::trace is set; src/app/trace_json.hpp turns runs into Chrome
+// Trace when PipelineOptions::trace is set; src/app/compare/trace_json.hpp turns runs into Chrome
 // trace-event JSON (Perfetto, chrome://tracing), one process per run.
 //
 // Every stage span is also an NVTX range (RunObserver::Scope, observer.hpp), so Nsight Systems

@@ -37,11 +37,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "frame_reader.hpp"
+#include "app/input/frame_reader.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
-#include "jpeg_decoder.hpp"
+#include "app/input/jpeg_decoder.hpp"
 #include "core/jpeg_math.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"

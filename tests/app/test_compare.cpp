@@ -7,18 +7,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench_rows.hpp"
-#include "cli_options.hpp"
-#include "frame_store.hpp"
+#include "app/compare/bench_rows.hpp"
+#include "app/common/cli_options.hpp"
+#include "app/compare/frame_store.hpp"
 #include "io/frame_sink.hpp"
-#include "mode_runner.hpp"
+#include "app/compare/mode_runner.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "mjpeg/video.hpp"
-#include "peer_turbojpeg.hpp"
+#include "app/compare/peer_turbojpeg.hpp"
 #include "pipeline/analysis.hpp"
 #include "pipeline/pipeline.hpp"
-#include "trace_json.hpp"
+#include "app/compare/trace_json.hpp"
 
 namespace mjpeg::app {
 namespace {

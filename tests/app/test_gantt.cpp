@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mjpeg/error.hpp"
-#include "trace_model.hpp"
+#include "app/trace/trace_model.hpp"
 
 #if MJPEG_HAVE_OPENCV
 #include <unistd.h>
@@ -22,7 +22,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "gantt.hpp"
+#include "app/trace/gantt.hpp"
 #endif
 
 namespace mjpeg::app {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pnm.hpp"
+#include "app/input/pnm.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::app {

@@ -10,7 +10,7 @@
 
 #include "common/test_media.hpp"
 #include "jpeg/planar.hpp"
-#include "video_input.hpp"
+#include "app/input/video_input.hpp"
 
 #if MJPEG_TEST_LIBAV
 extern "C" {

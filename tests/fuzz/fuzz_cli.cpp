@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "app/cli.hpp"
 
 namespace {
 constexpr std::size_t kMaxArgs = 24;

@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "frame_reader.hpp"
+#include "app/input/frame_reader.hpp"
 #include "mjpeg/files.hpp"
-#include "jpeg_decoder.hpp"
+#include "app/input/jpeg_decoder.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 #include "quality_pictures.hpp"

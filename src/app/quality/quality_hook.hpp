@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "jpeg_decoder.hpp"
+#include "app/input/jpeg_decoder.hpp"
 #include "mjpeg/options.hpp"
 #include "quality/metrics.hpp"
 

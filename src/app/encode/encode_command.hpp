@@ -5,7 +5,7 @@
 #include <string>
 
 #include "mjpeg/options.hpp"
-#include "video_input.hpp"
+#include "app/input/video_input.hpp"
 
 namespace mjpeg::app {
 

@@ -11,17 +11,17 @@
 
 #include <fmt/format.h>
 
-#include "cli_options.hpp"
-#include "image_input.hpp"
-#include "input_dump.hpp"
-#include "interrupt.hpp"
+#include "app/common/cli_options.hpp"
+#include "app/input/image_input.hpp"
+#include "app/input/input_dump.hpp"
+#include "app/common/interrupt.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 #include "mjpeg/video.hpp"
-#include "paths.hpp"
-#include "quality_hook.hpp"
-#include "video_input.hpp"
-#include "wording.hpp"
+#include "app/common/paths.hpp"
+#include "app/quality/quality_hook.hpp"
+#include "app/input/video_input.hpp"
+#include "app/common/wording.hpp"
 
 namespace mjpeg::app {
 namespace {

@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli_options.hpp"
-#include "frame_reader.hpp"
+#include "app/common/cli_options.hpp"
+#include "app/input/frame_reader.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
-#include "paths.hpp"
+#include "app/common/paths.hpp"
 #include "quality_pictures.hpp"
 #include "quality_sweep.hpp"
 

@@ -7,10 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli_options.hpp"
+#include "app/common/cli_options.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
-#include "paths.hpp"
+#include "app/common/paths.hpp"
 #include "trace_model.hpp"
 
 #if MJPEG_HAVE_OPENCV

@@ -13,20 +13,20 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli_options.hpp"
+#include "app/common/cli_options.hpp"
 #include "frame_store.hpp"
 #if MJPEG_HAVE_OPENCV
-#include "gantt.hpp"
+#include "app/trace/gantt.hpp"
 #endif
 #include "mjpeg/files.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
-#include "wording.hpp"
+#include "app/common/wording.hpp"
 #include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
 #include "trace_json.hpp"
-#include "trace_model.hpp"
-#include "video_input.hpp"
+#include "app/trace/trace_model.hpp"
+#include "app/input/video_input.hpp"
 
 namespace mjpeg::app {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "frame_reader.hpp"
+#include "app/input/frame_reader.hpp"
 #include "quality_command.hpp"
 
 namespace mjpeg::app {

@@ -18,8 +18,8 @@
 
 #include "image_sequence.hpp"
 #include "input_relay.hpp"
-#include "interrupt.hpp"
-#include "wording.hpp"
+#include "app/common/interrupt.hpp"
+#include "app/common/wording.hpp"
 #include "decode_turns.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/y4m.hpp"
@@ -27,7 +27,7 @@
 #include "libav_source.hpp"
 #endif
 #include "mjpeg/error.hpp"
-#include "paths.hpp"
+#include "app/common/paths.hpp"
 
 
 #if MJPEG_HAVE_OPENCV

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "mjpeg/error.hpp"
-#include "video_input.hpp"
-#include "wording.hpp"
+#include "app/input/video_input.hpp"
+#include "app/common/wording.hpp"
 
 namespace mjpeg::app {
 

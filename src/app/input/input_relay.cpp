@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "interrupt.hpp"
+#include "app/common/interrupt.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::app {

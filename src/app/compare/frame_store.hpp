@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "image_input.hpp"
+#include "app/input/image_input.hpp"
 #include "mjpeg/options.hpp"
 #include "mjpeg/video.hpp"
 

@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "image_input.hpp"
-#include "input_dump.hpp"
+#include "app/input/image_input.hpp"
+#include "app/input/input_dump.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
-#include "paths.hpp"
-#include "quality_hook.hpp"
+#include "app/common/paths.hpp"
+#include "app/quality/quality_hook.hpp"
 #include "stream_command.hpp"
 
 namespace mjpeg::app {

@@ -13,14 +13,14 @@
 
 #include "bench_plots.hpp"
 #include "bench_rows.hpp"
-#include "cli_options.hpp"
+#include "app/common/cli_options.hpp"
 #include "frame_store.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
 #include "mode_runner.hpp"
 #include "peer_turbojpeg.hpp"
 #include "mjpeg/video.hpp"
-#include "video_input.hpp"
+#include "app/input/video_input.hpp"
 
 namespace mjpeg::app {
 namespace {

@@ -13,7 +13,7 @@
 #include "image_input.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/error.hpp"
-#include "wording.hpp"
+#include "app/common/wording.hpp"
 
 namespace mjpeg::app {
 namespace {
