@@ -386,7 +386,7 @@ psnr_vs_ffmpeg() {
 # colour_clip_matches MATRIX: a lossless 4:2:0 clip tagged with MATRIX, encoded at q100 4:4:4,
 # must be at least 40 dB against ffmpeg's own RGB of the clip. Measured: 52.77 dB for bt709 and
 # 56.36 dB for bt601 (JPEG rounding at q100). Reading this BT.709 clip as BT.601 (what OpenCV's
-# VideoCapture does; the issue measured 37.5 dB on its clip) gives 28.4 dB here, and reading it as
+# VideoCapture does; a user's report measured 37.5 dB on its clip) gives 28.4 dB here, and reading it as
 # full range 24.9 dB (both measured with ffmpeg's scale filter against its own RGB).
 colour_clip_matches() {
   local matrix=$1 tag=$1

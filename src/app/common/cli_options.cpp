@@ -202,10 +202,12 @@ std::string device_list_text(const std::vector<int>& devices) {
   return s;
 }
 
-std::vector<int> resolve_devices(const std::string& devices, int device) {
+std::vector<int> resolve_devices(const std::string& devices, int device, int present) {
   if (devices.empty()) return {device};
   std::string reason;
-  const int count = devices == "all" ? static_cast<int>(gpu_devices(&reason).size()) : 0;
+  const int count = devices != "all"  ? 0
+                    : present >= 0    ? present
+                                      : static_cast<int>(gpu_devices(&reason).size());
   if (devices == "all" && count == 0)
     throw Error("--devices all: " + (reason.empty() ? std::string("no CUDA device found") : reason));
   return parse_device_list(devices, count);

@@ -45,9 +45,10 @@ std::vector<int> parse_device_list(const std::string& text, int device_count);
 /// "0", "0,1", "0,0".
 std::string device_list_text(const std::vector<int>& devices);
 
-/// The stream buffers' devices: `devices` parsed ("all": every device present, which asks the
-/// CUDA runtime; Error when there is none), or {device} when `devices` is empty.
-std::vector<int> resolve_devices(const std::string& devices, int device);
+/// The stream buffers' devices: `devices` parsed ("all": every device present; Error when there
+/// is none), or {device} when `devices` is empty. `present`: how many devices there are, when
+/// the caller has listed them already (-1: the CUDA runtime is asked here, for "all" only).
+std::vector<int> resolve_devices(const std::string& devices, int device, int present = -1);
 
 /// --gpu-output auto|tokens|coefficients (what a GPU offload hands back), in the group `group`.
 void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_output);

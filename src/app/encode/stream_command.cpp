@@ -38,7 +38,7 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
   const std::vector<GpuDevice> gpus = gpu_devices(&reason);
   const int count = static_cast<int>(gpus.size());
   const bool all_of_none = args.devices == "all" && count == 0;
-  if (!all_of_none) devices = resolve_devices(args.devices, args.device);
+  if (!all_of_none) devices = resolve_devices(args.devices, args.device, count);
   // The first listed device that does not exist, and what to say about it.
   int missing = -1;
   for (int d : devices)
