@@ -118,8 +118,8 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
 /// Measures and collects rows; prints one line per row as it goes.
 class Sweeper {
  public:
-  Sweeper(const BenchArgs& args, std::vector<ModeSpec> modes, int cores, std::vector<int> devices)
-      : args_(args), modes_(std::move(modes)), cores_(cores), devices_(std::move(devices)) {}
+  Sweeper(const BenchArgs& args, std::vector<ModeSpec> modes, std::vector<int> devices)
+      : args_(args), modes_(std::move(modes)), devices_(std::move(devices)) {}
 
   /// Returns the row's frames/s. The GPU modes use every device of --devices unless the spec
   /// names its own (the devices sweep).
@@ -186,7 +186,6 @@ class Sweeper {
 
   const BenchArgs& args_;
   std::vector<ModeSpec> modes_;
-  int cores_;
   std::vector<int> devices_;
   std::vector<BenchRow> rows_;
 };
@@ -232,7 +231,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   }
 
   const Image picture = read_input_image(args.input, notice);
-  Sweeper sweeper(args, modes, cores, devices);
+  Sweeper sweeper(args, modes, devices);
   for (std::size_t si = 0; si < sizes.size(); ++si) {
     const FrameSize z = sizes[si];
     const bool first = si == 0;
