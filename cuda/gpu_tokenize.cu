@@ -4,7 +4,8 @@
 // Three steps on one stream, all over the blocks in *scan order* (s = 0 .. n-1: MCU by MCU, and
 // inside an MCU the blocks in the order the scan codes them):
 //   1. count_slots: how many slots each block takes -> counts[s] (counts[n] = 0);
-//   2. an exclusive prefix sum (CUB) -> offsets[s], the block's first slot; offsets[n] = total;
+//   2. an exclusive prefix sum -> offsets[s], the block's first slot; offsets[n] = total (two
+//      small kernels: the sum of each tile of counts, then each tile scanned from its base);
 //   3. emit_slots: every block writes its slots at offsets[s]; the header, the MCU-row starts
 //      and (with --optimize) the symbol histogram are written beside them. When the total does
 //      not fit the output, only the header is written (overflow = 1).
@@ -24,8 +25,6 @@
 #include "gpu_tokenize.hpp"
 
 #include <cuda_runtime_api.h>
-
-#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -273,6 +272,89 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_slots(const ScanParams p)
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The exclusive prefix sum of the slot counts: counts[0..len) -> offsets[0..len), len = n + 1.
+// The counts are cut into tiles of kScanTile; thread t of a tile's CTA owns kScanItems
+// consecutive counts. scan_tile_sums writes each tile's sum; scan_tiles adds up the sums of
+// the tiles before its own (fewer than 8000: len < 2^31 / kMaxSlotsPerBlock) and scans
+// its tile from there. Every total fits 32 bits (TokenizePlan checks n).
+// ---------------------------------------------------------------------------------------------
+constexpr int kScanThreads = 256;
+constexpr int kScanItems = 8;
+constexpr int kScanTile = kScanThreads * kScanItems;
+constexpr int kScanWarps = kScanThreads / 32;
+
+/// Sum of `v` over the CTA (every thread gets it); `shared` holds kScanWarps words.
+__device__ __forceinline__ std::uint32_t cta_sum(std::uint32_t v, std::uint32_t* shared) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = __reduce_add_sync(0xFFFFFFFFu, v);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  std::uint32_t total = 0;
+#pragma unroll
+  for (int w = 0; w < kScanWarps; ++w) total += shared[w];
+  __syncthreads();  // `shared` may be reused
+  return total;
+}
+
+/// Exclusive prefix sum of `v` over the CTA's threads in order; `shared` holds kScanWarps words.
+__device__ __forceinline__ std::uint32_t cta_exclusive_sum(std::uint32_t v,
+                                                           std::uint32_t* shared) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  std::uint32_t incl = v;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const std::uint32_t t = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+    if (lane >= d) incl += t;
+  }
+  if (lane == 31) shared[warp] = incl;
+  __syncthreads();
+  std::uint32_t before = 0;
+#pragma unroll
+  for (int w = 0; w < kScanWarps; ++w) before += w < warp ? shared[w] : 0u;
+  __syncthreads();
+  return before + incl - v;
+}
+
+__global__ void __launch_bounds__(kScanThreads)
+    scan_tile_sums(const std::uint32_t* counts, long long len, std::uint32_t* tile_sums) {
+  __shared__ std::uint32_t shared[kScanWarps];
+  const long long first = static_cast<long long>(blockIdx.x) * kScanTile + threadIdx.x;
+  std::uint32_t sum = 0;
+#pragma unroll
+  for (int i = 0; i < kScanItems; ++i) {  // coalesced: the tile's order does not matter here
+    const long long k = first + i * kScanThreads;
+    if (k < len) sum += counts[k];
+  }
+  sum = cta_sum(sum, shared);
+  if (threadIdx.x == 0) tile_sums[blockIdx.x] = sum;
+}
+
+__global__ void __launch_bounds__(kScanThreads)
+    scan_tiles(const std::uint32_t* counts, long long len, const std::uint32_t* tile_sums,
+               std::uint32_t* offsets) {
+  __shared__ std::uint32_t shared[kScanWarps];
+  std::uint32_t base = 0;  // the tiles before this one
+  for (int t = threadIdx.x; t < static_cast<int>(blockIdx.x); t += kScanThreads)
+    base += tile_sums[t];
+  base = cta_sum(base, shared);
+  const long long first =
+      static_cast<long long>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
+  std::uint32_t v[kScanItems];
+  std::uint32_t sum = 0;
+#pragma unroll
+  for (int i = 0; i < kScanItems; ++i) {
+    v[i] = first + i < len ? counts[first + i] : 0u;
+    sum += v[i];
+  }
+  std::uint32_t run = base + cta_exclusive_sum(sum, shared);
+#pragma unroll
+  for (int i = 0; i < kScanItems; ++i) {
+    if (first + i < len) offsets[first + i] = run;
+    run += v[i];
+  }
+}
+
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
 }  // namespace
@@ -283,8 +365,8 @@ struct TokenizePlan::Impl {
   std::size_t capacity = 0;
   std::size_t histogram_offset = 0;  // bytes from the start of d_out
   int grid = 1;
-  DeviceBuffer counts, offsets, temp;
-  std::size_t temp_bytes = 0;
+  int scan_tiles = 1;  // tiles of the prefix sum
+  DeviceBuffer counts, offsets, tile_sums;
 };
 
 TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool histogram,
@@ -321,9 +403,8 @@ TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool hi
   m.offsets = DeviceBuffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n + 1));
   p.counts = m.counts.as<std::uint32_t>();
   p.offsets = m.offsets.as<std::uint32_t>();
-  MJPEG_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, m.temp_bytes, p.counts, p.offsets,
-                                                 static_cast<int>(n + 1)));
-  m.temp = DeviceBuffer(std::max<std::size_t>(m.temp_bytes, 16));
+  m.scan_tiles = ceil_div(n + 1, kScanTile);
+  m.tile_sums = DeviceBuffer(sizeof(std::uint32_t) * static_cast<std::size_t>(m.scan_tiles));
   int dev = 0, sms = 0;
   MJPEG_CUDA_CHECK(cudaGetDevice(&dev));
   MJPEG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -357,9 +438,14 @@ void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, voi
                                      kHistogramWords * sizeof(std::uint32_t), s));
   count_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
   MJPEG_CUDA_CHECK_LAUNCH();
-  std::size_t temp_bytes = m.temp_bytes;
-  MJPEG_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(m.temp.get(), temp_bytes, p.counts, p.offsets,
-                                                 p.n + 1, s));
+  const long long len = static_cast<long long>(p.n) + 1;
+  std::uint32_t* const tile_sums = m.tile_sums.as<std::uint32_t>();
+  if (m.scan_tiles > 1) {  // one tile needs no sums (its base is 0)
+    scan_tile_sums<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums);
+    MJPEG_CUDA_CHECK_LAUNCH();
+  }
+  scan_tiles<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums, p.offsets);
+  MJPEG_CUDA_CHECK_LAUNCH();
   emit_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
   MJPEG_CUDA_CHECK_LAUNCH();
 }

@@ -33,7 +33,7 @@ GpuOutput parse_gpu_output(const std::string& text);
 
 class TokenizePlan {
  public:
-  /// Allocates the plan's device scratch (block slot counts, offsets, scan temporary storage).
+  /// Allocates the plan's device scratch (block slot counts, offsets, tile sums of the prefix sum).
   /// Throws mjpeg::Error for CUDA failures, UsageError for bad arguments.
   TokenizePlan(const FrameGeometry& geometry, int restart_interval, bool histogram,
                std::size_t capacity_slots);

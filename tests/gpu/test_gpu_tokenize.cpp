@@ -171,6 +171,20 @@ TEST_F(GpuTokenize, EdgeCaseCoefficientsMatchTheCpuTokenizer) {
     }
 }
 
+// The prefix sum of the slot counts works on tiles of 2048 counts (n blocks have n + 1 counts):
+// gray frames of one block row with n + 1 just below, at and just above one and two tiles.
+TEST_F(GpuTokenize, PrefixSumTileEdgesMatchTheCpuTokenizer) {
+  for (int blocks : {2046, 2047, 2048, 4095, 4096}) {
+    const FrameGeometry g = make_geometry(8 * blocks, 8, Subsampling::gray);
+    const std::vector<std::int16_t> c = edge_coefficients(g, static_cast<std::uint32_t>(blocks));
+    for (int restart : {0, 7})
+      for (bool histogram : {false, true}) {
+        expect_same_stream(g, c, restart, histogram, std::to_string(blocks) + " gray blocks");
+        if (HasFatalFailure()) return;
+      }
+  }
+}
+
 TEST_F(GpuTokenize, PictureCoefficientsMatchTheCpuTokenizer) {
   for (Subsampling s : kTokenizeSamplings)
     for (const TokenizeSize& z : sizes()) {
