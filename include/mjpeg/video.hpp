@@ -225,7 +225,8 @@ struct FrameView {
   static FrameView planar(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr,
                           int width, int height, std::size_t y_stride = 0,
                           std::size_t c_stride = 0);
-  /// A frame of `options` stored in the contiguous layout of frame_bytes() at `data`.
+  /// A frame of `options` stored in the contiguous layout of frame_bytes() at `data`; for a
+  /// planar format stride[] holds that layout's row pitches (the plane widths).
   static FrameView contiguous(const std::uint8_t* data, const VideoOptions& options);
 };
 

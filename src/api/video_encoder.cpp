@@ -662,9 +662,8 @@ FrameView FrameView::contiguous(const std::uint8_t* data, const VideoOptions& o)
   if (!is_planar(o.format)) return packed(data, o.width, o.height);
   const PlanarLayout l = planar_layout(o.width, o.height, planar_chroma(o.format));
   if (data == nullptr) return planar(nullptr, nullptr, nullptr, o.width, o.height);
-  FrameView v = planar(data + l.offset[0], data + l.offset[1], data + l.offset[2], o.width,
-                       o.height, l.pitch[0], l.pitch[1]);
-  return v;
+  return planar(data + l.offset[0], data + l.offset[1], data + l.offset[2], o.width, o.height,
+                l.pitch[0], l.pitch[1]);
 }
 
 // ---------------------------------------------------------------------------------------------

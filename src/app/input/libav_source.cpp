@@ -2,7 +2,7 @@
 //
 // What it promises, each a test in tests/cli (or tests/app/test_video_input.cpp):
 //  - Frames of the common planar 8-bit YCbCr formats (4:2:0, 4:2:2, gray; not 4:4:4 or nv12,
-//    whose chroma libswscale filters for rgb24) go to the encoder as planes (planar_format_of),
+//    whose chroma libswscale filters for rgb24) go to the encoder as planes (set_planar_format),
 //    copied once from the decoder into the slot; the transforms convert them with libswscale's
 //    own integer arithmetic where libswscale runs its unscaled converter (4:2:0 / 4:2:2 of even
 //    height), so that the RGB encoded is `ffmpeg -i FILE -pix_fmt rgb24`'s, and with the
@@ -904,9 +904,9 @@ class LibavSource final : public mjpeg::FrameSource {
       // The plane as stored (before any turn), and as it lies in the slot (after it).
       const int pw = i == 0 ? coded_w_ : AV_CEIL_RSHIFT(coded_w_, format_.shift_x());
       const int ph = i == 0 ? coded_h_ : AV_CEIL_RSHIFT(coded_h_, format_.shift_y());
-      const std::size_t pitch = static_cast<std::size_t>(
-          i == 0 ? format_.width : AV_CEIL_RSHIFT(format_.width, format_.shift_x()));
-      std::uint8_t* const plane = dst + (planes.plane[i] - dst);  // the slot is writable
+      const std::size_t pitch = planes.stride[i];
+      // The view is read-only; its plane lies in `dst`, which is ours to write.
+      std::uint8_t* const plane = dst + (planes.plane[i] - dst);
       if (turn_ != Turn::none) {
         turn_plane(frame.data[i], frame.linesize[i], pw, ph, 1, plane,
                    static_cast<std::ptrdiff_t>(pitch), turn_);
