@@ -93,7 +93,7 @@ struct KernelTable {
 constexpr int kTransformUnits = 1;  ///< transform_tu0.cu
 
 /// Fills `t` with the kernels of (layout, input) when translation unit Tu instantiates that
-/// configuration; false otherwise (transform_instances.cuh).
+/// configuration; false otherwise (transform_kernels.cuh).
 template <int Tu>
 bool kernel_table_in_unit(int layout, int input, KernelTable& t);
 
