@@ -550,6 +550,28 @@ converted_with_notice() {
   echo "$1: $db dB; $(grep "note: $2" err.txt)"
 }
 case_video_10bit_converted_with_notice() { converted_with_notice yuv420p10le ".*10-bit samples"; }
+# 10- and 12-bit 4:2:0 video is reduced to 8-bit planes as libswscale reduces it (what ffmpeg's own
+# `-pix_fmt yuv420p` gives: its ordered dither), then encoded as 8-bit planes are: the AVI equals
+# that of the 8-bit clip ffmpeg makes from it, at an odd size, limited and full range. (The GPU
+# decoder reduces NVDEC's 10-bit output so too: tests/gpu/test_nvdec.cpp.)
+case_video_10bit_reduced_as_libswscale() {
+  need_ffmpeg
+  local fmt range
+  for fmt in yuv420p10le yuv420p12le; do
+    for range in tv pc; do
+      ffmpeg -v error -f lavfi -i "nullsrc=size=161x91:rate=25" -frames:v 4 \
+        -vf "format=$fmt,geq=lum='mod(X*37+Y*101+N*7,4096)':cb='mod(X*53+Y*19,4096)':cr='mod(X*11+Y*71+N,4096)'" \
+        -color_range "$range" -c:v ffv1 deep.mkv -y || skip "ffmpeg cannot make an FFV1 $fmt clip"
+      ffmpeg -v error -i deep.mkv -pix_fmt yuv420p -color_range "$range" -c:v ffv1 eight.mkv -y
+      need_libav deep.mkv
+      expect_ok encode deep.mkv -o deep.avi --mode cpu -y
+      grep -q "reduced to 8 bits" err.txt || die "$fmt: no notice of the reduction: $(cat err.txt)"
+      expect_ok encode eight.mkv -o eight.avi --mode cpu -y
+      cmp -s deep.avi eight.avi || die "$fmt $range: not the AVI of ffmpeg's own yuv420p reduction"
+      echo "$fmt $range: $(stat -c %s deep.avi) bytes, identical"
+    done
+  done
+}
 case_video_16bit_converted_with_notice() { converted_with_notice rgb48le ".*16-bit samples"; }
 case_video_alpha_ignored_with_notice() { converted_with_notice yuva420p ".*alpha channel.*ignored"; }
 case_stream_output_is_input_refused() {
