@@ -164,10 +164,14 @@ unsigned read_ue(const std::uint8_t* b, std::size_t size, std::size_t& pos) {
 }
 
 /// Where the packet lets a decoder start, and the parameter sets it carries (appended to
-/// `params` with their start codes).
-Entry classify(NvdecCodec codec, const NvdecPacket& pkt, std::vector<std::vector<std::uint8_t>>& params) {
+/// `params` with their start codes). `rasl`: an HEVC picture that refers to frames before the
+/// CRA it follows (RASL_N, RASL_R); `radl`: a leading HEVC picture that does not (RADL_N,
+/// RADL_R).
+Entry classify(NvdecCodec codec, const NvdecPacket& pkt, std::vector<std::vector<std::uint8_t>>& params,
+               bool& rasl, bool& radl) {
   const std::vector<std::uint8_t>& p = pkt.data;
   Entry entry = Entry::none;
+  rasl = radl = false;
   auto keep = [&](std::size_t s, std::size_t e) {
     std::vector<std::uint8_t> nal = {0, 0, 0, 1};
     nal.insert(nal.end(), p.begin() + static_cast<std::ptrdiff_t>(s),
@@ -209,6 +213,8 @@ Entry classify(NvdecCodec codec, const NvdecPacket& pkt, std::vector<std::vector
           // BLA and IDR: closed (the leading frames of a BLA are never output); CRA: open.
           if (type >= 16 && type <= 20) entry = Entry::closed;
           else if (type == 21) entry = Entry::open;
+          rasl = type == 8 || type == 9;
+          radl = type == 6 || type == 7;
         }
         return true;
       });
@@ -249,12 +255,16 @@ Entry classify(NvdecCodec codec, const NvdecPacket& pkt, std::vector<std::vector
 // Chunks and the frame pool
 // ---------------------------------------------------------------------------------------------
 
+/// A run of packets one decoder decodes from a keyframe on. It owns (delivers) the frames of
+/// the packets marked so: not those of a lead-in (decoded only as references for the owned
+/// ones), nor of the keyframe that ends it where that is an HEVC CRA whose RASL frames it
+/// decodes and owns (they refer to its frames; the next chunk starts at the CRA without them).
+/// The parser's timestamp of a packet is its position here.
 struct Chunk {
   std::int64_t number = 0;
   std::vector<std::vector<std::uint8_t>> params;  // parameter sets to feed first
-  std::vector<NvdecPacket> packets;               // lead-in, then the owned packets
-  std::int64_t first = 0;      // stream index of packets[0]
-  std::int64_t own_begin = 0;  // stream index of the first owned packet
+  std::vector<NvdecPacket> packets;
+  std::vector<char> owned;  // per packet
   // Decoded frames in display order (pool buffer indices), the ones not delivered yet.
   std::deque<int> frames;
   bool decoded = false;
@@ -309,8 +319,10 @@ struct NvdecDecoder::Impl {
     try {
       std::vector<std::vector<std::uint8_t>> params;
       auto chunk = std::make_unique<Chunk>();
+      // An HEVC chunk that goes on through the RASL frames after the CRA that began the next.
+      std::unique_ptr<Chunk> ending;
       std::size_t last_key = 0;  // index in chunk->packets of its latest keyframe
-      std::int64_t index = 0, owned = 0;
+      std::int64_t owned = 0;
       NvdecPacket pkt;
       for (;;) {
         {
@@ -321,29 +333,46 @@ struct NvdecDecoder::Impl {
         }
         pkt = NvdecPacket{};
         if (!next(pkt)) break;
-        const Entry entry = classify(video.codec, pkt, params);
+        bool rasl = false, radl = false;
+        const Entry entry = classify(video.codec, pkt, params, rasl, radl);
+        if (ending) {
+          if (rasl) {  // the chunk before decodes and delivers it; the new one leaves it out
+            ending->packets.push_back(std::move(pkt));
+            ending->owned.push_back(1);
+            continue;
+          }
+          // Leading frames end at the first trailing one (RADL ones, which may come between
+          // RASL ones, decode from the CRA: the new chunk's).
+          if (!radl) publish(std::move(ending));
+        }
         if (entry != Entry::none && owned >= min_chunk) {
           auto fresh = std::make_unique<Chunk>();
           fresh->number = chunk->number + 1;
-          fresh->own_begin = index;
           fresh->params = params;
-          if (entry == Entry::open) {
+          if (entry == Entry::open && video.codec == NvdecCodec::hevc) {
+            // The CRA's RASL frames need the frames before it: this chunk decodes the CRA
+            // too (not delivering it) and then them, while the next starts at the CRA.
+            chunk->packets.push_back(pkt);
+            chunk->owned.push_back(0);
+            ending = std::move(chunk);
+          } else if (entry == Entry::open) {
             // Decode from the keyframe before: the leading frames refer to its frames.
-            fresh->first = chunk->first + static_cast<std::int64_t>(last_key);
             fresh->packets.assign(chunk->packets.begin() + static_cast<std::ptrdiff_t>(last_key),
                                   chunk->packets.end());
+            fresh->owned.assign(fresh->packets.size(), 0);
+            publish(std::move(chunk));
           } else {
-            fresh->first = index;
+            publish(std::move(chunk));
           }
-          publish(std::move(chunk));
           chunk = std::move(fresh);
           owned = 0;
         }
         if (entry != Entry::none) last_key = chunk->packets.size();
         chunk->packets.push_back(std::move(pkt));
-        ++index;
+        chunk->owned.push_back(1);
         ++owned;
       }
+      if (ending) publish(std::move(ending));
       if (!chunk->packets.empty()) publish(std::move(chunk));
     } catch (...) {
       fail(std::current_exception());
@@ -455,9 +484,11 @@ struct NvdecDecoder::Impl {
   void display(Worker& w, const CUVIDPARSERDISPINFO& d) {
     Chunk& c = *w.chunk;
     const std::int64_t at = d.timestamp;
-    if (at < c.own_begin) return;  // a lead-in frame: the chunk before delivers it
-    const std::size_t local = static_cast<std::size_t>(at - c.first);
-    if (local < c.packets.size() && c.packets[local].discard) return;
+    // Not owned (a lead-in frame, or the CRA that begins the next chunk: another chunk
+    // delivers it) or to be discarded: decoded, not delivered.
+    const auto local = static_cast<std::size_t>(at);
+    if (at < 0 || local >= c.packets.size() || !c.owned[local] || c.packets[local].discard)
+      return;
     const int buffer = take_buffer(c);
     if (buffer < 0) return;  // stopping
     CUVIDPROCPARAMS pp{};
@@ -478,7 +509,8 @@ struct NvdecDecoder::Impl {
               CUDA_SUCCESS &&
           (status.decodeStatus == cuvidDecodeStatus_Error ||
            status.decodeStatus == cuvidDecodeStatus_Error_Concealed))
-        throw Error("NVDEC: damaged video data in the frame of packet " + std::to_string(at + 1));
+        throw Error("NVDEC: damaged video data in a frame of part " + std::to_string(c.number + 1) +
+                    " of the stream");
       const CUVIDEOFORMAT& f = w.format;
       const std::size_t bps = video.bit_depth > 8 ? 2 : 1;
       const std::size_t chroma_row0 = static_cast<std::size_t>((f.coded_height + 1) & ~1u);
@@ -574,8 +606,8 @@ struct NvdecDecoder::Impl {
         decode_chunk(w, *c);
         std::lock_guard<std::mutex> lock(mutex);
         c->decoded = true;
-        c->packets.clear();
-        c->packets.shrink_to_fit();
+        c->packets = {};
+        c->owned = {};
         cv.notify_all();
       }
     } catch (...) {
@@ -624,8 +656,7 @@ struct NvdecDecoder::Impl {
       }
       const NvdecPacket& p = c.packets[i];
       if (p.data.empty()) continue;
-      feed(p.data.data(), p.data.size(), CUVID_PKT_TIMESTAMP,
-           c.first + static_cast<std::int64_t>(i));
+      feed(p.data.data(), p.data.size(), CUVID_PKT_TIMESTAMP, static_cast<std::int64_t>(i));
     }
     feed(nullptr, 0, CUVID_PKT_ENDOFSTREAM, 0);
   }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app/common/wording.hpp"
 #include "libav_source.hpp"
 #include "mjpeg/error.hpp"
 #include "mjpeg/nvdec.hpp"
@@ -24,14 +25,10 @@ extern "C" {
 namespace mjpeg::app {
 namespace {
 
-std::string av_text(int err) {
+std::string nvdec_av_text(int err) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {};
   av_strerror(err, buf, sizeof buf);
   return buf;
-}
-
-std::string plural(std::int64_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
 /// The container, the chosen stream and the bitstream filter that turns its packets into what
@@ -42,11 +39,11 @@ class Demuxer {
     AVFormatContext* raw = nullptr;
     int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
     if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_text(err)));
+      throw Error(fmt::format("cannot read '{}' as a video: {}", path, nvdec_av_text(err)));
     fmt_ = raw;
     err = avformat_find_stream_info(raw, nullptr);
     if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_text(err)));
+      throw Error(fmt::format("cannot read '{}' as a video: {}", path, nvdec_av_text(err)));
     packet_ = av_packet_alloc();
     if (packet_ == nullptr) throw std::bad_alloc();
   }
@@ -98,7 +95,7 @@ class Demuxer {
       bsf_->time_base_in = stream()->time_base;
       err = av_bsf_init(bsf_);
     }
-    if (err < 0) throw Error(fmt::format("'{}': {} failed: {}", name_, name, av_text(err)));
+    if (err < 0) throw Error(fmt::format("'{}': {} failed: {}", name_, name, nvdec_av_text(err)));
   }
 
   /// The next packet of the stream; false at its end. Throws on a read error or a file that
@@ -114,7 +111,7 @@ class Demuxer {
         if (r == AVERROR_EOF) return false;
         if (r != AVERROR(EAGAIN))
           throw Error(fmt::format("'{}': damaged video data after packet {}: {}", name_,
-                                  packets_, av_text(r)));
+                                  packets_, nvdec_av_text(r)));
         if (eof_) return false;
       } else if (eof_) {
         return false;
@@ -129,7 +126,7 @@ class Demuxer {
       if (r < 0)
         throw Error(fmt::format("{}: reading failed after packet {}: {} (--keep-going with "
                                 "--decoder cpu encodes the frames before it)",
-                                name_, packets_, av_text(r)));
+                                name_, packets_, nvdec_av_text(r)));
       if (packet_->stream_index != stream_) {
         av_packet_unref(packet_);
         continue;
@@ -143,7 +140,7 @@ class Demuxer {
       if (s < 0) {
         av_packet_unref(packet_);
         throw Error(fmt::format("'{}': damaged video data in packet {}: {}", name_, packets_,
-                                av_text(s)));
+                                nvdec_av_text(s)));
       }
     }
   }
@@ -184,7 +181,7 @@ bool nvdec_codec(AVCodecID id, VideoCodec& codec) {
   }
 }
 
-bool is_full_range(const AVCodecParameters& c) {
+bool full_range_of(const AVCodecParameters& c) {
   const auto f = static_cast<AVPixelFormat>(c.format);
   return c.color_range == AVCOL_RANGE_JPEG || f == AV_PIX_FMT_YUVJ420P;
 }
@@ -237,7 +234,7 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
   video.height = c.height;
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(c.format));
   video.bit_depth = d ? d->comp[0].depth : 8;
-  video.full_range = options.range.empty() ? is_full_range(c) : options.range == "full";
+  video.full_range = options.range.empty() ? full_range_of(c) : options.range == "full";
   const int device = std::max(0, options.gpu_device);
   if (reason.empty()) reason = nvdec_problem(video, device);
   if (!reason.empty()) {
@@ -248,7 +245,7 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
 
   bool reduced = false;
   VideoInput in;
-  in.format = libav_frame_format(c.format, c.color_space, is_full_range(c), c.width, c.height,
+  in.format = libav_frame_format(c.format, c.color_space, full_range_of(c), c.width, c.height,
                                  options, reduced);
   if (codec == VideoCodec::h264) demux->filter("h264_mp4toannexb");
   if (codec == VideoCodec::hevc) demux->filter("hevc_mp4toannexb");
@@ -269,10 +266,10 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
       "{}x{} {}/{} fps, {}, {} {} ({}), decoded by NVDEC ({} at once) into device memory, "
       "planes to the encoder",
       c.width, c.height, in.fps_num, in.fps_den,
-      in.frame_count >= 0 ? plural(in.frame_count, "frame", "frames") : "? frames",
+      in.frame_count >= 0 ? count_of(in.frame_count, "frame", "frames") : "? frames",
       avcodec_get_name(c.codec_id), pix ? pix : "?",
-      libav_colour_words(c.color_space, is_full_range(c), options),
-      plural(source->decoders(), "decoder", "decoders"));
+      libav_colour_words(c.color_space, full_range_of(c), options),
+      count_of(source->decoders(), "decoder", "decoders"));
   if (demux->video_streams() > 1)
     in.notices.push_back(fmt::format("'{}' has {} video streams: one is encoded, the others are "
                                      "left out (--stream N picks another)",
