@@ -255,11 +255,14 @@ Entry classify(NvdecCodec codec, const NvdecPacket& pkt, std::vector<std::vector
 // Chunks and the frame pool
 // ---------------------------------------------------------------------------------------------
 
-/// A run of packets one decoder decodes from a keyframe on. It owns (delivers) the frames of
-/// the packets marked so: not those of a lead-in (decoded only as references for the owned
-/// ones), nor of the keyframe that ends it where that is an HEVC CRA whose RASL frames it
-/// decodes and owns (they refer to its frames; the next chunk starts at the CRA without them).
-/// The parser's timestamp of a packet is its position here.
+/// A run of packets one decoder decodes from a keyframe on. It delivers its frames in display
+/// order except the first ones of a lead-in (decoded only as references for the owned ones)
+/// and, where it ends at an HEVC CRA whose RASL frames it decodes and delivers (they refer to
+/// its frames; the next chunk starts at the CRA without them), the CRA itself, which it shows
+/// last. NVDEC's parser hands the timestamps it was given to the displayed frames in the
+/// order it got them (measured: the n-th frame shown carries the n-th packet's timestamp,
+/// whatever the frame's own packet), so `owned` is indexed by display rank: the parser's
+/// timestamp of the n-th packet is n.
 struct Chunk {
   std::int64_t number = 0;
   std::vector<std::vector<std::uint8_t>> params;  // parameter sets to feed first
@@ -282,6 +285,8 @@ struct NvdecDecoder::Impl {
     // Chunks small enough that every decoder gets several, large enough that the per-chunk
     // start (a new parser; at open keyframes a lead-in) stays small.
     min_chunk = hint > 0 ? std::clamp<std::int64_t>(hint / (3 * decoders), 24, 300) : 120;
+    // One decoder gains nothing from cutting the stream: it decodes it in one pass.
+    if (decoders == 1) min_chunk = INT64_MAX;
     // The pool: decoded frames waiting for their turn. Bounded by memory (a quarter of the
     // free device memory) and to 512 frames; the chunk being delivered may always take one.
     const std::size_t free_mem = free_device_memory(device);
@@ -342,8 +347,13 @@ struct NvdecDecoder::Impl {
             continue;
           }
           // Leading frames end at the first trailing one (RADL ones, which may come between
-          // RASL ones, decode from the CRA: the new chunk's).
-          if (!radl) publish(std::move(ending));
+          // RASL ones, decode from the CRA: the new chunk's). The CRA, last in display order,
+          // is the frame this chunk leaves out.
+          if (!radl) {
+            ending->owned.assign(ending->packets.size(), 1);
+            ending->owned.back() = 0;
+            publish(std::move(ending));
+          }
         }
         if (entry != Entry::none && owned >= min_chunk) {
           auto fresh = std::make_unique<Chunk>();
@@ -372,7 +382,11 @@ struct NvdecDecoder::Impl {
         chunk->owned.push_back(1);
         ++owned;
       }
-      if (ending) publish(std::move(ending));
+      if (ending) {
+        ending->owned.assign(ending->packets.size(), 1);
+        ending->owned.back() = 0;
+        publish(std::move(ending));
+      }
       if (!chunk->packets.empty()) publish(std::move(chunk));
     } catch (...) {
       fail(std::current_exception());
@@ -467,12 +481,15 @@ struct NvdecDecoder::Impl {
                                                   : cudaVideoSurfaceFormat_NV12;
     ci.DeinterlaceMode = cudaVideoDeinterlaceMode_Weave;  // both fields as one frame, as libavcodec
     // The whole coded picture, unscaled: the display area is cut out when the frame is copied.
+    // Odd coded sizes (VP9) are rounded up to even on both sides, so that the output surface
+    // (whose size NVDEC wants even) takes the picture 1:1.
+    const unsigned out_w = (f.coded_width + 1) & ~1u, out_h = (f.coded_height + 1) & ~1u;
     ci.display_area.left = 0;
     ci.display_area.top = 0;
-    ci.display_area.right = static_cast<short>(f.coded_width);
-    ci.display_area.bottom = static_cast<short>(f.coded_height);
-    ci.ulTargetWidth = f.coded_width;
-    ci.ulTargetHeight = f.coded_height;
+    ci.display_area.right = static_cast<short>(out_w);
+    ci.display_area.bottom = static_cast<short>(out_h);
+    ci.ulTargetWidth = out_w;
+    ci.ulTargetHeight = out_h;
     ci.ulNumOutputSurfaces = 2;
     ci.vidLock = w.lock;
     check(driver().cuvid->cuvidCreateDecoder(&w.decoder, &ci), "cuvidCreateDecoder");
@@ -485,7 +502,8 @@ struct NvdecDecoder::Impl {
     Chunk& c = *w.chunk;
     const std::int64_t at = d.timestamp;
     // Not owned (a lead-in frame, or the CRA that begins the next chunk: another chunk
-    // delivers it) or to be discarded: decoded, not delivered.
+    // delivers it) or to be discarded: decoded, not delivered. `at` is the frame's display
+    // rank in the chunk (see Chunk).
     const auto local = static_cast<std::size_t>(at);
     if (at < 0 || local >= c.packets.size() || !c.owned[local] || c.packets[local].discard)
       return;

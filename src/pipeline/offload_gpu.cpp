@@ -32,8 +32,9 @@ class GpuOffloader : public Offloader {
     // The pageable-SOK baseline copies into its own buffers, as a plain program would.
     lend_ = source_.lends_frames() && source_.lent_frames_pinned() && mode != Offload::sok;
     // Frames in device memory go straight into the device pixels (aok); sok reads them to
-    // the host like any frame (its blocking copy in is the mode).
-    device_ = source_.device_frames() && mode == Offload::aok;
+    // the host like any frame (its blocking copy in is the mode), and so does aok when the
+    // frames' pixels are wanted on the host (on_frame: --psnr, --dump-input).
+    device_ = source_.device_frames() && mode == Offload::aok && !options_.on_frame;
     const std::vector<int> devices = device_list(options_);
     int k = options_.slots;
     if (options_.slots_auto) k = fitting_slots(k, devices);

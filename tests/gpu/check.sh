@@ -117,7 +117,7 @@ if want nvdec; then
   rc=$?; tail -3 "$logs/nvdec_tests.log"
   note "NVDEC tests (--decoder gpu == cpu on every clip of $MJPEG_NVDEC_CLIPS): rc=$rc"
   if [[ -f $MJPEG_NVDEC_CLIPS/h264_1080p.mp4 ]]; then
-    timeout 400 bash "$here/tests/gpu/e2e_nvdec.sh" "$bin/mjpeg" "$MJPEG_NVDEC_CLIPS" "$picture" \
+    timeout 400 bash "$here/tests/gpu/e2e_nvdec.sh" "$bin/mjpeg" "$MJPEG_NVDEC_CLIPS" \
       >"$logs/e2e_nvdec.txt" 2>&1
     note "compressed video end to end (NVDEC / libavcodec, encode, compare): rc=$? (table below)"
   fi

@@ -137,5 +137,5 @@ printf '%s\n' "${rows[@]}"
 # Compressed video (H.264, HEVC: NVDEC and libavcodec, decode-only and encode), when its clips
 # are there (make_nvdec_clips.sh bench): tests/gpu/e2e_nvdec.sh's rows.
 if [[ -n ${MJPEG_E2E_NVDEC_CLIPS:-} ]]; then
-  bash "$here/e2e_nvdec.sh" "$mjpeg" "$MJPEG_E2E_NVDEC_CLIPS" "$src" || exit 1
+  bash "$here/e2e_nvdec.sh" "$mjpeg" "$MJPEG_E2E_NVDEC_CLIPS" || exit 1
 fi

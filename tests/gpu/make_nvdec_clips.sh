@@ -12,6 +12,7 @@
 #     hevc_10bit.mkv     640x480 yuv420p10le, B-frames
 #     vp9_odd.webm       479x271 (odd width and height), key frames every 20
 #     mpeg2.ts           720x406 MPEG-2 in a transport stream, open GOPs of 15 with B-frames
+#                        (decoded on the CPU: MPEG-2 decoders may round their IDCT differently)
 #   and counts.txt: each clip's frames as ffprobe -count_frames counts them.
 # bench: a window panning across the Kodak 4K mosaic (put twice side by side):
 #   h264_1080p.mp4 and hevc_1080p.mp4 (600 frames), h264_4k.mp4 (150), GOPs of 60 frames

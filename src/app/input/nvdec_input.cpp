@@ -190,6 +190,9 @@ bool full_range_of(const AVCodecParameters& c) {
 /// reader does with them that the GPU path does not.
 std::string why_not(const AVStream& st, const InputOptions& options, VideoCodec& codec) {
   const AVCodecParameters& c = *st.codecpar;
+  if (c.codec_id == AV_CODEC_ID_MPEG2VIDEO)
+    return "MPEG-2 decoders may round their inverse DCT differently (the standard allows it), "
+           "so NVDEC's frames would not be libavcodec's";
   if (!nvdec_codec(c.codec_id, codec))
     return fmt::format("NVDEC does not decode {} here", avcodec_get_name(c.codec_id));
   const auto pix = static_cast<AVPixelFormat>(c.format);
