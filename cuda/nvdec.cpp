@@ -310,8 +310,7 @@ struct NvdecDecoder::Impl {
     for (std::thread& t : threads) t.join();
     try {
       Push push(ctx.get());
-      for (CUdeviceptr b : buffers)
-        if (b) driver().cu->cuMemFree(b);
+      for (CUdeviceptr b : slabs) driver().cu->cuMemFree(b);
       for (CUevent e : reuse)
         if (e) driver().cu->cuEventDestroy(e);
     } catch (...) {
@@ -585,11 +584,27 @@ struct NvdecDecoder::Impl {
     }
     ++in_use;
     lock.unlock();
-    if (buffers[b] == 0) {
-      check(driver().cu->cuMemAlloc(&buffers[b], layout.bytes), "cuMemAlloc (frame pool)");
-      check(driver().cu->cuEventCreate(&reuse[b], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-    }
+    allocate(b);
     return b;
+  }
+
+  /// Buffer `b`'s memory, allocated with the others of its slab at its first use (one
+  /// cuMemAlloc per kSlab frames: the driver serialises allocations, which a call per frame
+  /// would make a cost of every frame of the first pass).
+  void allocate(int b) {
+    std::lock_guard<std::mutex> lock(alloc_mutex);
+    if (buffers[b] != 0) return;
+    const std::size_t stride = (layout.bytes + 255) & ~std::size_t(255);
+    const int first = b / kSlab * kSlab, count = std::min(kSlab, pool_size - first);
+    CUdeviceptr base = 0;
+    check(driver().cu->cuMemAlloc(&base, stride * static_cast<std::size_t>(count)),
+          "cuMemAlloc (frame pool)");
+    slabs.push_back(base);
+    for (int i = 0; i < count; ++i) {
+      buffers[first + i] = base + stride * static_cast<std::size_t>(i);
+      check(driver().cu->cuEventCreate(&reuse[first + i], CU_EVENT_DISABLE_TIMING),
+            "cuEventCreate");
+    }
   }
 
   void give_back(int b) {
@@ -733,7 +748,10 @@ struct NvdecDecoder::Impl {
   std::int64_t delivered = 0;
 
   int pool_size = 0, reserve = 2, in_use = 0, allocated = 0;
-  std::vector<CUdeviceptr> buffers;
+  static constexpr int kSlab = 32;
+  std::mutex alloc_mutex;
+  std::vector<CUdeviceptr> slabs;
+  std::vector<CUdeviceptr> buffers;  // buffers[b]: inside a slab; 0 until allocated
   std::vector<CUevent> reuse;  // recorded after a buffer's frame was copied out
   std::vector<int> free_list;
 
