@@ -5,11 +5,13 @@
 // One file on several decoders at once: the caller's packets (demuxed on the host: H.264 and
 // HEVC as Annex B, VP9 frames, MPEG-2 elementary stream) are cut into chunks at keyframes, each
 // chunk goes to whichever of `decoders` decoder threads is free (each with its own cuvid parser
-// and decoder), and the frames come out in stream order. A chunk owns the frames of its
-// packets; one that starts at an open keyframe (H.264 I without IDR, HEVC CRA, MPEG-2 open GOP)
-// is decoded from the keyframe before it, whose frames it drops, so that the leading frames
-// that refer across the cut decode as in one pass. Frames of packets the container marks to be
-// discarded (edit lists) are decoded but not delivered, as libavcodec does.
+// and decoder), and the frames come out in stream order. A chunk that starts at an open
+// keyframe (H.264 I without IDR, MPEG-2 open GOP) is decoded from the keyframe before it, whose
+// frames it drops; one that ends at an HEVC CRA decodes on through the CRA's RASL frames and
+// delivers them (the next starts at the CRA without them): the leading frames that refer
+// across the cut decode as in one pass. Frames of packets the container marks to be discarded
+// (edit lists) are decoded but not delivered, as libavcodec does. One decoder decodes the
+// stream in one pass.
 // A decoded surface (NV12, or P016 above 8 bits) is converted at once, on the GPU, into 8-bit
 // planes in the slot layout (device_frames.hpp) in a buffer of a bounded pool, then unmapped;
 // next_frame copies it (device to device) where the caller wants it.

@@ -9,8 +9,10 @@
 // The frames are 8-bit planar 4:2:0 (VideoOptions::format yuv420p): NVDEC's NV12 surfaces as
 // planes, its 10- and 12-bit (P016) surfaces reduced to 8 bits as libswscale reduces yuv420p10
 // and yuv420p12 to yuv420p (ordered dither), so that a CPU decoder followed by that libswscale
-// conversion gives the same planes. Decoding itself is exact (H.264, HEVC, VP9 and MPEG-2
-// specify every output sample), so the JPEGs are those of the same frames decoded on the CPU.
+// conversion gives the same planes. H.264, HEVC and VP9 specify every output sample, so their
+// JPEGs are those of the same frames decoded on the CPU; MPEG-2's inverse DCT is not specified
+// to the bit (NVDEC's frames were measured up to 5 levels off libavcodec's), so MPEG-2 frames may
+// differ slightly from another decoder's (the CLI decodes MPEG-2 on the CPU).
 //
 // Needs a CUDA build and, at run time, the NVIDIA driver's libcuda.so.1 and libnvcuvid.so.1
 // (loaded when first needed; nothing is linked against them).

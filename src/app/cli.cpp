@@ -101,7 +101,7 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->group(input);
 
   cmd->add_option("--decoder", in.decoder,
-                  "Compressed video (H.264, HEVC, VP9, MPEG-2): auto (default: the GPU's NVDEC "
+                  "Compressed video (H.264, HEVC, VP9): auto (default: the GPU's NVDEC "
                   "decoders into device memory when the encode runs on a GPU and they can, else "
                   "FFmpeg's libraries on the CPU), gpu or cpu; every frame is the same")
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}).description(""))
