@@ -187,6 +187,11 @@ struct VideoOptions {
   /// Optional, lighter than on_frame (no pixels are prepared): sees each encoded frame, called
   /// like on_frame (worker threads, concurrently, any order). E.g. a check of the bytes.
   std::function<void(const EncodedFrame& jpeg)> on_jpeg;
+  /// VideoEncoder: frames come to encode(const DeviceFrame&) in CUDA device memory of
+  /// `device` (a planar `format`; nv12 frames as yuv420p) instead of encode(const FrameView&).
+  /// aok copies each one device to device into its slot (no host copy, no upload); sok and
+  /// cpu copy it to the host first. Needs a CUDA build.
+  bool device_frames = false;
   /// Optional: when set, the encode times its GPU work with CUDA events, records a timeline
   /// and fills *profile (profile.hpp) when encode_all returns (VideoEncoder: after finish()).
   /// Costs a little; must outlive the encode.
@@ -228,6 +233,26 @@ struct FrameView {
   /// A frame of `options` stored in the contiguous layout of frame_bytes() at `data`; for a
   /// planar format stride[] holds that layout's row pitches (the plane widths).
   static FrameView contiguous(const std::uint8_t* data, const VideoOptions& options);
+};
+
+/// One input frame in CUDA device memory, for VideoEncoder::encode(const DeviceFrame&) (an
+/// encoder made with VideoOptions::device_frames): the output of a renderer, an inference
+/// pipeline or a hardware decoder, encoded without a trip through host memory. The view does
+/// not own the memory.
+struct DeviceFrame {
+  enum class Layout {
+    planar,  ///< plane[0..2]: Y, Cb, Cr of VideoOptions::format (yuv400p: Y only)
+    nv12,    ///< plane[0]: Y, plane[1]: interleaved Cb, Cr pairs (4:2:0; format yuv420p)
+  };
+  Layout layout = Layout::planar;
+  int width = 0;
+  int height = 0;
+  const void* plane[3] = {nullptr, nullptr, nullptr};  ///< device pointers
+  std::size_t pitch[3] = {0, 0, 0};  ///< bytes from one row to the next, at least a row's bytes
+  /// The cudaStream_t (as void*) whose work writes the frame; null: the legacy default stream.
+  /// The encoder's copy runs after the work issued on it before encode(), and work issued on
+  /// it after encode() returns runs after the copy.
+  void* stream = nullptr;
 };
 
 /// One encoded frame, seen by a FrameSink: a complete JFIF file (SOI..EOI). `data` is valid
@@ -433,6 +458,15 @@ class VideoEncoder {
   /// is null, a stride is smaller than a row, or finish() was called (the encoder stays usable
   /// after a rejected frame). Throws the encoder's error (see the class comment).
   std::vector<JpegFrame> encode(const FrameView& frame);
+
+  /// Hands one frame in device memory to an encoder made with VideoOptions::device_frames.
+  /// Returns (with the frames finished, as above) once the frame's copy into the encoder's own
+  /// memory is enqueued behind the work on `frame.stream`; that stream then waits for the
+  /// copy. So the caller may rewrite the buffer with work on `frame.stream` at once, and
+  /// from the host or another stream once `frame.stream` has been synchronized after the
+  /// call. Throws UsageError as encode(const FrameView&) does, and when the encoder was not
+  /// made for device frames or the layout does not fit the format.
+  std::vector<JpegFrame> encode(const DeviceFrame& frame);
 
   /// Ends the stream: waits until every frame is encoded and delivered, stops the threads.
   /// Returns: the frames not returned yet, in order (empty with a sink). A second call

@@ -129,7 +129,10 @@ namespace api {
 
 pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o) {
   auto* y4m = dynamic_cast<Y4mSource*>(&source);
-  if (y4m == nullptr) return lent_memory_source(source, o);
+  if (y4m == nullptr) {
+    if (pipeline::FrameSource* nv = nvdec_source(source, o)) return nv;
+    return lent_memory_source(source, o);
+  }
   Y4mSource::Impl& impl = impl_of(*y4m);
   const Y4mStream& s = impl.stream;
   if (o.width != s.width || o.height != s.height || o.format != s.format ||

@@ -100,6 +100,20 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->type_name("planar|swscale")
       ->group(input);
 
+  cmd->add_option("--decoder", in.decoder,
+                  "Compressed video (H.264, HEVC, VP9): auto (default: the GPU's NVDEC "
+                  "decoders into device memory when the encode runs on a GPU and they can, else "
+                  "FFmpeg's libraries on the CPU), gpu or cpu; every frame is the same")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}).description(""))
+      ->type_name("auto|gpu|cpu")
+      ->group(input);
+  cmd->add_option("--decoders", in.decoders,
+                  "GPU decoding: NVDEC decoders working at once on parts of one file (default 7)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 64).description(""))
+      ->type_name("N")
+      ->group(input);
+
   const char* stream = "Video (stream) options";
   cmd->add_option("--mode", args.mode,
                   "cpu, sok (synchronous GPU offload) or aok (asynchronous); default: aok when "
@@ -131,6 +145,10 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->group(stream);
   cmd->add_flag("--stats", args.stats,
                 "After the summary, each stage's busy time and the cores it kept busy")
+      ->group(stream);
+  cmd->add_flag("--decode-only", args.decode_only,
+                "Read and decode every frame of the input, encode nothing and write nothing "
+                "(-o is still checked): the decoder's own rate, for comparisons")
       ->group(stream);
   return cmd;
 }

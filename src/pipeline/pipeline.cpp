@@ -386,7 +386,10 @@ void Run::producer(int id) {
       FrameSlot& slot = offload_->slot(job.slot);
       {
         auto scope = observer_.scope(SpanKind::read, id);
-        if (lend_) {
+        if (offload_->reads_device()) {
+          got = offload_->read_device(thread, job.slot, job.index);
+          slot.frame = nullptr;
+        } else if (lend_) {
           got = source_.lend(id, slot.frame, job.index);
         } else {
           got = source_.read_into(id, slot.pixels, format_.row_bytes(), job.index);

@@ -533,9 +533,10 @@ case_y4m_10bit_rejected_exit_1() {
   grep -q "more than 8 bits" err.txt || die "unclear error: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
 }
-# converted_with_notice PIX_FMT NOTICE_REGEX: a lossless (FFV1) clip in PIX_FMT is encoded at
-# q100 4:4:4 with one notice matching NOTICE_REGEX, and its pictures are ffmpeg's own 8-bit RGB
-# of the clip (PSNR >= 40 dB; q100 JPEG rounding alone gives ~50 dB).
+# converted_with_notice PIX_FMT NOTICE_REGEX [PIX_FMT2]: a lossless (FFV1) clip in PIX_FMT is
+# encoded at q100 4:4:4 with one notice matching NOTICE_REGEX, and its pictures are ffmpeg's own
+# 8-bit RGB of the clip (of the clip converted to PIX_FMT2 first, when given) (PSNR >= 40 dB;
+# q100 JPEG rounding alone gives ~50 dB).
 converted_with_notice() {
   need_ffmpeg
   ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 5 -pix_fmt "$1" \
@@ -544,12 +545,42 @@ converted_with_notice() {
   expect_ok encode clip.mkv -o out.avi -q 100 -s 444 --mode cpu
   [[ $(grep -c "^mjpeg: note: $2" err.txt) -eq 1 ]] || die "expected one notice '$2': $(cat err.txt)"
   [[ $(probe_counts out.avi) == "mjpeg 160 90 25/1 5 5" ]] || die "ffprobe: $(probe_counts out.avi)"
-  local db
-  db=$(psnr_vs_ffmpeg out.avi clip.mkv)
+  local db reference=clip.mkv
+  if [[ -n ${3:-} ]]; then
+    ffmpeg -v error -i clip.mkv -pix_fmt "$3" -c:v ffv1 reference.mkv
+    reference=reference.mkv
+  fi
+  db=$(psnr_vs_ffmpeg out.avi "$reference")
   awk -v d="$db" 'BEGIN { exit !(d == "inf" || d >= 40) }' || die "$1: PSNR $db dB, expected >= 40"
   echo "$1: $db dB; $(grep "note: $2" err.txt)"
 }
-case_video_10bit_converted_with_notice() { converted_with_notice yuv420p10le ".*10-bit samples"; }
+# 10-bit 4:2:0: reduced to yuv420p as libswscale reduces it (below), then the 8-bit RGB of that.
+case_video_10bit_converted_with_notice() {
+  converted_with_notice yuv420p10le ".*10-bit samples.*reduced to 8 bits" yuv420p
+}
+# 10- and 12-bit 4:2:0 video is reduced to 8-bit planes as libswscale reduces it (what ffmpeg's own
+# `-pix_fmt yuv420p` gives: its ordered dither), then encoded as 8-bit planes are: the AVI equals
+# that of the 8-bit clip ffmpeg makes from it, at an odd size, limited and full range. (The GPU
+# decoder reduces NVDEC's 10-bit output so too: tests/gpu/test_nvdec.cpp.)
+case_video_10bit_reduced_as_libswscale() {
+  need_ffmpeg
+  local fmt range
+  for fmt in yuv420p10le yuv420p12le; do
+    for range in tv pc; do
+      ffmpeg -v error -f lavfi -i "nullsrc=size=161x91:rate=25" -frames:v 4 \
+        -vf "format=$fmt,geq=lum='mod(X*37+Y*101+N*7,4096)':cb='mod(X*53+Y*19,4096)':cr='mod(X*11+Y*71+N,4096)'" \
+        -color_range "$range" -c:v ffv1 deep.mkv -y || skip "ffmpeg cannot make an FFV1 $fmt clip"
+      ffmpeg -v error -i deep.mkv -vf "scale=in_range=$range:out_range=$range,format=yuv420p" \
+        -color_range "$range" -c:v ffv1 eight.mkv -y
+      need_libav deep.mkv
+      expect_ok encode deep.mkv -o deep.avi --mode cpu -y
+      grep -q "reduced to 8 bits" err.txt || die "$fmt: no notice of the reduction: $(cat err.txt)"
+      expect_ok encode eight.mkv -o eight.avi --mode cpu -y
+      cmp -s deep.avi eight.avi || die "$fmt $range: not the AVI of ffmpeg's own yuv420p reduction"
+      echo "$fmt $range: $(stat -c %s deep.avi) bytes, identical"
+    done
+  done
+}
 case_video_16bit_converted_with_notice() { converted_with_notice rgb48le ".*16-bit samples"; }
 case_video_alpha_ignored_with_notice() { converted_with_notice yuva420p ".*alpha channel.*ignored"; }
 case_stream_output_is_input_refused() {

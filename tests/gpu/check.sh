@@ -8,6 +8,10 @@
 # Parts (env MJPEG_CHECK_PARTS, a comma list; default all, in this order):
 #   tests     GPU tests (kernels, the sok/aok pipeline, the library's VideoEncoder) with
 #             MJPEG_REQUIRE_GPU=1
+#   nvdec     NVDEC input: the GpuNvdec tests (every clip of MJPEG_NVDEC_CLIPS, default
+#             BIN_DIR/nvdec, made by tests/gpu/make_nvdec_clips.sh, encodes to the same AVI
+#             decoded by NVDEC as by libavcodec), then, where its bench clips are there,
+#             tests/gpu/e2e_nvdec.sh (decode-only and encode rates against compare)
 #   sanitize  compute-sanitizer memcheck, racecheck and initcheck over the kernel tests in
 #             small-frame mode; synccheck over the kernels without a block-scoped pipeline
 #             (direct, primitives) plus one try of the block-scoped ones (synccheck reports
@@ -46,7 +50,8 @@
 #   big       pictures beyond the old 16384 limit (20000x3000, 65535x64, 64x65535; random
 #             pixels, 4:2:0 and 4:4:4) as one-frame AVIs in sok and aok: byte-identical to cpu
 #             mode, and a frame too big for device memory refused with one clear line
-# The tables of the parts that ran are printed last. Logs go to $LOG_DIR (default: $OUT or
+# The tables of the parts that ran are printed last; the script exits 1 when a part noted a
+# non-zero rc. Logs go to $LOG_DIR (default: $OUT or
 # ./gpu-check-logs).
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,8 +67,14 @@ fi
 tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
 summary=()
-note() { summary+=("$1"); echo "== $1"; }
-parts=",${MJPEG_CHECK_PARTS:-tests,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,big},"
+red=0  # the exit status: 1 once any part noted a non-zero rc
+note() {
+  summary+=("$1")
+  echo "== $1"
+  [[ $1 =~ rc=[1-9] ]] && red=1
+  return 0
+}
+parts=",${MJPEG_CHECK_PARTS:-tests,nvdec,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,big},"
 want() { [[ $parts == *",$1,"* ]]; }
 picture=${MJPEG_BENCH_PICTURE:-$bin/k4k.ppm}
 
@@ -72,6 +83,8 @@ lscpu | grep -E "^(Model name|Thread|Core|Socket|CPU\(s\)|Flags)" | cut -c1-200 
 cat "$logs/gpu.txt"
 
 export MJPEG_REQUIRE_GPU=1
+# The NVDEC tests' clips (make_nvdec_clips.sh) and the CLI they run.
+export MJPEG_NVDEC_CLIPS=${MJPEG_NVDEC_CLIPS:-$bin/nvdec} MJPEG_CLI=$bin/mjpeg
 if want tests; then
   timeout 420 "$tests" --gtest_brief=1 >"$logs/tests.log" 2>&1
   rc=$?; tail -5 "$logs/tests.log"
@@ -93,6 +106,20 @@ if want tests; then
     note "library (VideoEncoder) gpu tests, sok/aok (MJPEG_REQUIRE_GPU=1): rc=$rc"
   else
     note "library gpu tests: $bin/mjpeg_api_tests is missing (not run)"
+  fi
+fi
+
+# NVDEC: every test clip decoded on the GPU gives the AVI the CPU's libavcodec gives
+# (tests/gpu/test_nvdec.cpp); then, where the bench clips are there, e2e_nvdec.sh's rows.
+if want nvdec; then
+  timeout 400 "$tests" --gtest_brief=1 --gtest_filter='GpuNvdec*:*/GpuNvdec*' \
+    >"$logs/nvdec_tests.log" 2>&1
+  rc=$?; tail -3 "$logs/nvdec_tests.log"
+  note "NVDEC tests (--decoder gpu == cpu on every clip of $MJPEG_NVDEC_CLIPS): rc=$rc"
+  if [[ -f $MJPEG_NVDEC_CLIPS/h264_1080p.mp4 ]]; then
+    timeout 400 bash "$here/tests/gpu/e2e_nvdec.sh" "$bin/mjpeg" "$MJPEG_NVDEC_CLIPS" \
+      >"$logs/e2e_nvdec.txt" 2>&1
+    note "compressed video end to end (NVDEC / libavcodec, encode, compare): rc=$? (table below)"
   fi
 fi
 
@@ -343,6 +370,10 @@ if want e2e; then
   echo
   sed -n '/^==== end to end/,$p' "$logs/e2e.txt"
 fi
+if want nvdec && [[ -f $logs/e2e_nvdec.txt ]]; then
+  echo
+  sed -n '/^compressed video/,$p' "$logs/e2e_nvdec.txt"
+fi
 if want devices; then
   echo
   echo "==== fps per device count (stream buffers), 1920x1080 q90 4:2:0, Kodak mosaic"
@@ -377,3 +408,4 @@ if want entropy && [[ -f $logs/entropy.txt ]]; then
   echo; echo "==== entropy benchmark (this CPU)"
   sed -n '/^Summary/,$p' "$logs/entropy.txt"
 fi
+exit $red

@@ -9,7 +9,8 @@
 # ended with, the bytes uploaded per frame, and encode / compare. "stages fps" leaves out the
 # one-off setup (CUDA context, slot allocation), as compare's fps does; "wall fps" is what the
 # summary line says. Every encode's AVI is checked against the cpu mode's (byte-identical).
-# Env: MJPEG_E2E_SIZES (default "1920x1080 3840x2160"), MJPEG_E2E_FRAMES_4K (default FRAMES/2),
+# Env: MJPEG_E2E_NVDEC_CLIPS (make_nvdec_clips.sh bench clips: then e2e_nvdec.sh's rows too),
+# MJPEG_E2E_SIZES (default "1920x1080 3840x2160"), MJPEG_E2E_FRAMES_4K (default FRAMES/2),
 # MJPEG_PYTHON (a python3 with numpy, default python3),
 # MJPEG_E2E_MODES (default "cpu sok sok-pinned aok"), MJPEG_E2E_SWEEP=1: also aok with fixed
 # splits (--producers 1 2 3 4 6 8) from file, stdin and memory, to compare the default with the
@@ -132,3 +133,9 @@ echo "==== end to end: encode (file, stdin) vs compare (memory), q90 4:2:0, $cor
 printf '%-9s %-7s %-11s %9s %9s  %-18s %6s %10s %9s  %s\n' size mode source "wall fps" \
   "stages fps" "bound by" "N+M" "H2D B/fr" "/compare" "output"
 printf '%s\n' "${rows[@]}"
+
+# Compressed video (H.264, HEVC: NVDEC and libavcodec, decode-only and encode), when its clips
+# are there (make_nvdec_clips.sh bench): tests/gpu/e2e_nvdec.sh's rows.
+if [[ -n ${MJPEG_E2E_NVDEC_CLIPS:-} ]]; then
+  bash "$here/e2e_nvdec.sh" "$mjpeg" "$MJPEG_E2E_NVDEC_CLIPS" || exit 1
+fi

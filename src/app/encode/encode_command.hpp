@@ -33,6 +33,7 @@ struct EncodeArgs {
   int stages = 2;
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary
+  bool decode_only = false;        ///< --decode-only: decode the input, encode nothing
   std::string rgb_decode = "planar";  ///< --rgb-decode: planar or swscale (video_input.hpp)
   bool progress = false;           ///< --progress: progress lines also off a terminal
   bool first_frame_of_gif = false; ///< set by the stream path: a GIF's first frame to a .jpg

@@ -17,6 +17,7 @@
 #include "app/common/interrupt.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/nvdec.hpp"
 #include "mjpeg/video.hpp"
 #include "app/common/paths.hpp"
 #include "app/quality/quality_hook.hpp"
@@ -166,7 +167,8 @@ class StillSource final : public mjpeg::FrameSource {
   const Image image_;
 };
 
-VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
+VideoInput open_input(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
+                      InputKind kind) {
   if (args.input_options.stream > 0 && kind != InputKind::video)
     throw Error(fmt::format("--stream {}: '{}' has one video stream (0)",
                             args.input_options.stream, args.input));
@@ -180,6 +182,8 @@ VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
     // them into their pinned slots (measured on the H200 at 1080p: 1.4x the frame rate of
     // uploading from the page-locked mapping, whose locking stalls the other CUDA calls).
     options.map_y4m = mode == Offload::cpu;
+    // Compressed video: the encode's (first) GPU decodes it where it can (--decoder auto).
+    options.gpu_device = mode == Offload::cpu ? -1 : (devices.empty() ? args.device : devices[0]);
     return open_video_input(args.input, kind, options);
   }
   Image still = read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
@@ -240,6 +244,26 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
 }
 
 int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0);
+
+/// --decode-only: every frame read as the encoder would read it (into host memory; frames
+/// NVDEC decodes stay on the GPU, converted into its pool and dropped), nothing encoded.
+int decode_only(const EncodeArgs& args, VideoInput& in) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  std::vector<std::uint8_t> frame(frame_bytes(in.format));
+  auto* gpu = dynamic_cast<NvdecSource*>(in.source.get());
+  std::int64_t n = 0;
+  while (!interrupted() && (gpu ? gpu->skip() : in.source->read(n, frame.data()))) ++n;
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::fprintf(stderr, "%s\n",
+               fmt::format("mjpeg: decoded {} in {:.3f} s: {:.1f} fps ({}), nothing encoded",
+                           count_of(n, "frame", "frames"), s, s > 0 ? n / s : 0.0,
+                           gpu ? fmt::format("NVDEC, {} decoders", gpu->decoders())
+                               : std::string("CPU"))
+                   .c_str());
+  if (n == 0) throw Error(fmt::format("'{}' has no frames to decode", args.input));
+  return interrupted() ? 130 : 0;
+}
 
 }  // namespace
 
@@ -332,7 +356,7 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   }
 
   const InputKind kind = input_kind(args.input);
-  VideoInput in = open_input(args, mode, kind);
+  VideoInput in = open_input(args, mode, devices, kind);
   if (!mode_notice.empty()) notice(args, mode_notice);
   if (one_picture_of_gif)
     notice(args, fmt::format("'{}' holds one picture: the first frame of '{}' is encoded (a "
@@ -346,6 +370,8 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                       args.options.optimize && !args.options.progressive);
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
+
+  if (args.decode_only) return decode_only(args, in);
 
   VideoOptions o = video_options(args, mode, devices, in.format);
   o.offload = fit_device_memory(args, o, in.frame_count);

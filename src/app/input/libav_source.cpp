@@ -205,6 +205,9 @@ struct FrameLayout {
   int width = 0, height = 0;
   FrameFormat format = FrameFormat::rgb24;  ///< rgb24, yuv420p, yuv422p or yuv400p
   YuvCoefficients coefficients{};
+  /// 10- or 12-bit 4:2:0 frames: reduced to 8-bit planes as libswscale reduces them
+  /// (yuv420p10 -> yuv420p, its ordered dither), then converted as 8-bit 4:2:0 planes.
+  bool reduce = false;
   bool is_planar() const { return mjpeg::is_planar(format); }
   bool has_chroma() const { return is_planar() && format != FrameFormat::yuv400p; }
   /// log2 of the pixels per chroma sample, horizontally / vertically.
@@ -225,7 +228,15 @@ struct FrameLayout {
 void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool full,
                        FrameLayout& f) {
   FrameFormat planes = FrameFormat::rgb24;
+  f.reduce = false;
   switch (static_cast<AVPixelFormat>(format)) {
+    case AV_PIX_FMT_YUV420P10LE:
+    case AV_PIX_FMT_YUV420P12LE:
+      // Reduced to yuv420p first (reduce_planes), so that a GPU decoder's 10-bit output,
+      // reduced the same way on the GPU (mjpeg::NvdecSource), gives the same frames.
+      f.reduce = true;
+      planes = FrameFormat::yuv420p;
+      break;
     case AV_PIX_FMT_YUV420P:
     case AV_PIX_FMT_YUVJ420P: planes = FrameFormat::yuv420p; break;
     case AV_PIX_FMT_YUV422P:
@@ -233,7 +244,10 @@ void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool
     case AV_PIX_FMT_GRAY8: planes = FrameFormat::yuv400p; break;
     default: return;  // 4:4:4 and nv12 included (see above)
   }
-  if (colorspace == AVCOL_SPC_RGB) return;  // GBR stored as planes: not YCbCr
+  if (colorspace == AVCOL_SPC_RGB) {  // GBR stored as planes: not YCbCr
+    f.reduce = false;
+    return;
+  }
   const YuvRange range = full ? YuvRange::full : YuvRange::limited;
   const bool swscale_simd = planes != FrameFormat::yuv400p && f.height % 2 == 0;
   if (swscale_simd) {
@@ -567,7 +581,7 @@ class LibavSource final : public mjpeg::FrameSource {
   /// turn of a display matrix, run outside the lock on any number of producers.
   bool concurrent_reads() const override { return true; }
   int max_concurrent_reads() const override {
-    return format_.is_planar() && turn_ == Turn::none ? 2 : 0;
+    return format_.is_planar() && !format_.reduce && turn_ == Turn::none ? 2 : 0;
   }
   int fps_num() const { return fps_num_; }
   int fps_den() const { return fps_den_; }
@@ -584,7 +598,11 @@ class LibavSource final : public mjpeg::FrameSource {
     std::vector<std::string> notices;
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pix_format_));
     if (!d) return notices;
-    if (d->comp[0].depth > 8)
+    if (d->comp[0].depth > 8 && format_.reduce)
+      notices.push_back(fmt::format("the source has {}-bit samples ({}); they are reduced to "
+                                    "8 bits as libswscale reduces them to yuv420p",
+                                    d->comp[0].depth, pix_name_));
+    else if (d->comp[0].depth > 8)
       notices.push_back(fmt::format("the source has {}-bit samples ({}); they are converted "
                                     "to 8-bit RGB",
                                     d->comp[0].depth, pix_name_));
@@ -653,7 +671,9 @@ class LibavSource final : public mjpeg::FrameSource {
       }
       section.taken();
     }
-    if (format_.is_planar())
+    if (format_.reduce)
+      reduce_planes(*p, frame, dst);
+    else if (format_.is_planar())
       copy_planes(frame, dst);
     else
       convert(*p, frame, dst, static_cast<std::size_t>(format_.width) * 3);
@@ -892,6 +912,44 @@ class LibavSource final : public mjpeg::FrameSource {
                static_cast<std::ptrdiff_t>(stride), turn_);
   }
 
+  /// A 10- or 12-bit 4:2:0 frame into `dst` as 8-bit planes in the contiguous layout, turned
+  /// for display first when the stream says so: libswscale's unscaled conversion to yuv420p
+  /// (its planar copy with the ordered dither; the source's range kept, which picks the
+  /// rounding of luma), outside the lock, one SwsContext per producer.
+  void reduce_planes(Producer& p, const AVFrame& frame, std::uint8_t* dst) {
+    const AVFrame* src = &frame;
+    if (turn_ != Turn::none) {
+      turn_frame(frame, *p.turned, turn_);
+      src = p.turned.get();
+    }
+    const int full = range_override_ >= 0 ? range_override_ : (is_full_range(frame) ? 1 : 0);
+    if (!p.sws || p.pix != frame.format || p.full != full || p.src_w != src->width) {
+      p.sws.reset(sws_getContext(src->width, src->height, static_cast<AVPixelFormat>(src->format),
+                                 src->width, src->height, AV_PIX_FMT_YUV420P, SWS_BICUBIC,
+                                 nullptr, nullptr, nullptr));
+      if (!p.sws)
+        throw Error(fmt::format("{}: cannot reduce its {} frames to 8 bits", name_, pix_name_));
+      int* inv = nullptr;
+      int* tab = nullptr;
+      int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
+      sws_getColorspaceDetails(p.sws.get(), &inv, &src_range, &tab, &dst_range, &brightness,
+                               &contrast, &saturation);
+      sws_setColorspaceDetails(p.sws.get(), inv, full, tab, full, brightness, contrast,
+                               saturation);
+      p.pix = frame.format;
+      p.full = full;
+      p.src_w = src->width;
+    }
+    const FrameView planes = FrameView::contiguous(dst, video_format(format_));
+    std::uint8_t* out[4] = {};
+    int pitch[4] = {};
+    for (int i = 0; i < 3; ++i) {
+      out[i] = dst + (planes.plane[i] - dst);  // the view is read-only; `dst` is ours
+      pitch[i] = static_cast<int>(planes.stride[i]);
+    }
+    sws_scale(p.sws.get(), src->data, src->linesize, 0, src->height, out, pitch);
+  }
+
   /// The frame's planes into `dst` in the library's contiguous layout (FrameView::contiguous:
   /// Y, Cb, Cr, rows packed), turned for display when the
   /// stream says so (each plane straight into the slot): the one copy between the decoder and
@@ -968,6 +1026,32 @@ void check_video_file(const std::string& path) {
 }
 
 }  // namespace
+
+VideoOptions libav_frame_format(int pix_fmt, int colorspace, bool full_range, int width,
+                                int height, const InputOptions& options, bool& reduced) {
+  const int matrix_override = sws_colorspace_option(options.colorspace);
+  const int range_override = options.range.empty() ? -1 : (options.range == "full" ? 1 : 0);
+  const auto spc = static_cast<AVColorSpace>(colorspace);
+  FrameLayout f;
+  f.width = width;
+  f.height = height;
+  const int matrix = matrix_override >= 0 ? matrix_override : sws_colorspace(spc);
+  const bool full = range_override >= 0 ? range_override == 1 : full_range;
+  if (!options.rgb_swscale && !is_rgb_format(pix_fmt))
+    set_planar_format(pix_fmt, spc, matrix, full, f);
+  reduced = f.reduce;
+  return video_format(f);
+}
+
+std::string libav_colour_words(int colorspace, bool full_range, const InputOptions& options) {
+  const int matrix_override = sws_colorspace_option(options.colorspace);
+  const bool full = options.range.empty() ? full_range : options.range == "full";
+  return fmt::format("{} {} range{}",
+                     matrix_override >= 0 ? sws_colorspace_name(matrix_override)
+                                          : matrix_name(static_cast<AVColorSpace>(colorspace)),
+                     full ? "full" : "limited",
+                     matrix_override >= 0 || !options.range.empty() ? " as stated" : "");
+}
 
 VideoInput open_libav(const std::string& path, const InputOptions& options) {
   check_video_file(path);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,6 +26,7 @@
 #include "mjpeg/y4m.hpp"
 #if MJPEG_HAVE_LIBAV
 #include "libav_source.hpp"
+#include "nvdec_input.hpp"
 #endif
 #include "mjpeg/error.hpp"
 #include "app/common/paths.hpp"
@@ -390,6 +392,9 @@ class SkipSource final : public mjpeg::FrameSource {
   bool skipped_ = false, ended_ = false;
 };
 
+VideoInput open_video_input_cpu(const std::string& path, InputKind kind,
+                                const InputOptions& options);
+
 VideoInput open_frames(const std::string& path, InputKind kind, const InputOptions& options) {
   if (kind == InputKind::image_sequence) return open_image_sequence(path, options);
 #if MJPEG_HAVE_LIBAV
@@ -409,6 +414,25 @@ VideoInput open_frames(const std::string& path, InputKind kind, const InputOptio
 
 VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options) {
   if (kind == InputKind::y4m) return open_y4m(path, options);  // reads the range itself
+#if MJPEG_HAVE_LIBAV
+  // Compressed video on the GPU's decoders where they can (it applies --start itself).
+  std::string cpu_notice;
+  if (kind == InputKind::video)
+    if (std::optional<VideoInput> gpu = open_nvdec(path, options, cpu_notice))
+      return std::move(*gpu);
+  if (!cpu_notice.empty()) {
+    VideoInput in = open_video_input_cpu(path, kind, options);
+    in.notices.insert(in.notices.begin(), cpu_notice);
+    return in;
+  }
+#endif
+  return open_video_input_cpu(path, kind, options);
+}
+
+namespace {
+
+VideoInput open_video_input_cpu(const std::string& path, InputKind kind,
+                                const InputOptions& options) {
   if (options.start <= 0) return open_frames(path, kind, options);
   InputOptions whole = options;  // frames up to the end of the range
   whole.start = 0;
@@ -418,5 +442,7 @@ VideoInput open_video_input(const std::string& path, InputKind kind, const Input
   if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - options.start);
   return in;
 }
+
+}  // namespace
 
 }  // namespace mjpeg::app

@@ -49,6 +49,14 @@ struct InputOptions {
   /// true (swscale): libswscale converts every frame to rgb24 on the CPU (exactly
   /// `ffmpeg -pix_fmt rgb24`). Y4M input is always planar.
   bool rgb_swscale = false;
+  /// --decoder: who decodes compressed video (H.264, HEVC, VP9; MPEG-2 stays on the CPU):
+  /// "gpu" (NVDEC, into device memory; an error where it cannot), "cpu" (FFmpeg's libavcodec)
+  /// or "auto" (the GPU where the encode runs on one and NVDEC can decode the stream, else the
+  /// CPU, with one notice when a GPU encode gets CPU-decoded frames).
+  std::string decoder = "auto";
+  /// The CUDA device the encode runs on (its NVDEC decodes); -1: the encode runs on the CPU.
+  int gpu_device = -1;
+  int decoders = 0;  ///< --decoders: NVDEC decoders at once on one file (0: 7)
   /// A regular Y4M file: true maps it and lends its frames where they lie (the cpu mode
   /// transforms them there, no copy); false reads each frame into its slot (pread), which the
   /// GPU modes use: page-locking a mapping for the GPU's copies (cudaHostRegister) holds the
