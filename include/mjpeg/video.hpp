@@ -351,15 +351,30 @@ class FileSink final : public FrameSink {
   /// bad arguments, Error when the file cannot be created.
   FileSink(const std::string& path, int width, int height, int fps_num = 25, int fps_den = 1,
            bool overwrite = true);
+  /// The rest of what a FileSink can be given.
+  struct Options {
+    bool overwrite = true;  ///< as above
+    /// Numbered JPEG outputs: the number of the first frame's file (default 1, as ffmpeg's).
+    int first_number = 1;
+    /// Text kept with an AVI or .mjpeg output where players ignore it, written by close(): an
+    /// AVI's 'JUNK' chunk after its last index, after a .mjpeg stream's last frame (what a
+    /// cat of such streams gives plays, but is no longer only JPEGs); StoredFrames
+    /// (stored_frames.hpp) reads it back. "" (default): none, and the file is the same as
+    /// without it. Other outputs ignore it. `mjpeg encode --part` keeps its part record there.
+    std::string note;
+  };
+  FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
+           const Options& options);
   ~FileSink() override;
   FileSink(const FileSink&) = delete;
 
   /// The constructor's checks of `path`, without creating anything (so that a program can
   /// refuse a bad output before it reads any input): check_name throws UsageError for a name
   /// of no output kind above; check_target throws Error when the folder the file (a pattern:
-  /// its first file) would go to is missing, or, with `overwrite` false, the file exists.
+  /// its file numbered `first_number`) would go to is missing, or, with `overwrite` false, the
+  /// file exists.
   static void check_name(const std::string& path);
-  static void check_target(const std::string& path, bool overwrite);
+  static void check_target(const std::string& path, bool overwrite, int first_number = 1);
   FileSink& operator=(const FileSink&) = delete;
 
   /// Appends one frame. Throws Error on an I/O failure (disk full: with the system's message).

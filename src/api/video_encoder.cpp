@@ -768,17 +768,29 @@ void FileSink::check_name(const std::string& path) {
   if (!is_one_picture(path)) (void)io::output_kind(path);
 }
 
-void FileSink::check_target(const std::string& path, bool overwrite) {
+void FileSink::check_target(const std::string& path, bool overwrite, int first_number) {
   if (path == "-") return;
   if (!is_one_picture(path) && io::output_kind(path) == io::OutputKind::image_sequence)
-    check_output_allowed(io::ImageSequenceWriter(path).file_name(1), overwrite);
+    check_output_allowed(io::ImageSequenceWriter(path).file_name(first_number), overwrite);
   else
     check_output_allowed(path, overwrite);
 }
 
 FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
                    bool overwrite)
+    : FileSink(path, width, height, fps_num, fps_den, [overwrite] {
+        Options o;
+        o.overwrite = overwrite;
+        return o;
+      }()) {}
+
+FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
+                   const Options& options)
     : impl_(std::make_unique<Impl>()) {
+  const bool overwrite = options.overwrite;
+  if (options.first_number < 0)
+    throw UsageError("FileSink: first number " + std::to_string(options.first_number) +
+                     " is negative");
   if (width < 1 || width > kMaxDimension || height < 1 || height > kMaxDimension)
     throw UsageError("FileSink: size " + std::to_string(width) + "x" + std::to_string(height) +
                      " is outside 1.." + std::to_string(kMaxDimension));
@@ -794,7 +806,9 @@ FileSink::FileSink(const std::string& path, int width, int height, int fps_num, 
   const io::OutputKind kind = io::output_kind(path);  // UsageError for an unknown extension
   if (kind != io::OutputKind::image_sequence && path != "-")
     check_output_allowed(path, overwrite);
-  impl_->sink = io::make_frame_sink(path, width, height, fps_num, fps_den, 1, overwrite);
+  impl_->sink = io::make_frame_sink(path, width, height, fps_num, fps_den, options.first_number,
+                                    overwrite);
+  if (!options.note.empty()) impl_->sink->set_note(options.note);
 }
 
 FileSink::~FileSink() = default;

@@ -186,6 +186,8 @@ void AviWriter::begin_segment(bool first) {
 std::uint64_t AviWriter::trailing_index_bytes(std::size_t frames) const {
   std::uint64_t n = 8 + kIndexHeaderSize + kStdEntrySize * frames;
   if (first_segment_) n += 8 + kIdx1EntrySize * frames;
+  // Any segment may turn out to be the last, which ends with the note.
+  if (!note_.empty()) n += 8 + kNoteSignatureBytes + note_.size() + 1;
   return n;
 }
 
@@ -258,6 +260,16 @@ void AviWriter::close() {
   if (closed_) return;
   closed_ = true;  // a failed close is not retried; the destructor removes the temporary file
   end_segment();
+  if (!note_.empty()) {  // a JUNK chunk at the end of the last RIFF: every reader skips it
+    const std::size_t size = kNoteSignatureBytes + note_.size();
+    Bytes junk;
+    junk.fourcc("JUNK"); junk.u32(std::uint32_t(size));
+    file_->write(junk.data(), junk.size());
+    file_->write(kNoteSignature, kNoteSignatureBytes);
+    file_->write(note_.data(), note_.size());
+    if (size & 1) file_->write_zeros(1);
+    patch32(riff_pos_ + 4, std::uint32_t(file_->position() - riff_pos_ - 8));
+  }
 
   const std::uint32_t total = clamp32(std::uint64_t(total_frames_));
   const std::uint32_t suggested = max_frame_size_ + 8;

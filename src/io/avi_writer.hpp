@@ -21,6 +21,7 @@
 //       '00dc' ...
 //       'ix00'
 //   ...
+//     'JUNK'  a note (set_note), if any: after the last segment's index, where players skip it
 #pragma once
 
 #include <cstddef>
@@ -55,6 +56,7 @@ class AviWriter final : public FrameSink {
   std::uint64_t bytes_written() const override;
   /// RIFF segments started so far (1 + the number of 'AVIX' segments).
   int segments() const { return segments_; }
+  void set_note(const std::string& text) override { note_ = text; }
 
  private:
   struct IndexEntry {   // one frame of the current segment
@@ -77,6 +79,7 @@ class AviWriter final : public FrameSink {
   int width_, height_, fps_num_, fps_den_;
   std::uint64_t riff_limit_;
   bool closed_ = false;
+  std::string note_;
 
   // Current segment.
   bool first_segment_ = true;

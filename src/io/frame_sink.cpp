@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -42,8 +43,12 @@ std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, i
                                            int fps_num, int fps_den, int first_number,
                                            bool replace_existing) {
   switch (output_kind(path)) {
-    case OutputKind::avi:
-      return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den);
+    case OutputKind::avi: {
+      std::uint64_t riff_limit = AviWriter::kDefaultRiffLimit;
+      if (const char* bytes = std::getenv("MJPEG_AVI_SEGMENT_BYTES"); bytes && *bytes)
+        riff_limit = std::strtoull(bytes, nullptr, 10);  // AviWriter refuses a bad size
+      return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den, riff_limit);
+    }
     case OutputKind::mjpeg_stream:
       return std::make_unique<MjpegStreamWriter>(path);
     case OutputKind::image_sequence:
@@ -53,12 +58,13 @@ std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, i
 }
 
 // ---------------------------------------------------------------------------------------------
-// MjpegStreamWriter: the frames back to back, nothing in between.
+// MjpegStreamWriter: the frames back to back, nothing in between (a note follows the last).
 // ---------------------------------------------------------------------------------------------
 
 struct MjpegStreamWriter::Impl {
   explicit Impl(const std::string& path) : file(path) {}
   AtomicFile file;
+  std::string note;
   bool closed = false;
 };
 
@@ -74,9 +80,16 @@ void MjpegStreamWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) 
   bytes_ += size;
 }
 
+void MjpegStreamWriter::set_note(const std::string& text) { impl_->note = text; }
+
 void MjpegStreamWriter::close() {
   if (impl_->closed) return;
   impl_->closed = true;
+  if (!impl_->note.empty()) {
+    // After the last frame's EOI: decoders and ffmpeg's mjpeg demuxer skip what follows it.
+    impl_->file.write(kNoteSignature, kNoteSignatureBytes);
+    impl_->file.write(impl_->note.data(), impl_->note.size());
+  }
   impl_->file.commit();
 }
 

@@ -23,7 +23,15 @@ class FrameSink {
   virtual std::int64_t frames_written() const = 0;
   /// Bytes of output so far (container overhead included).
   virtual std::uint64_t bytes_written() const = 0;
+  /// Text kept with the output where players ignore it, written by close() (before it): an AVI
+  /// stores it in a 'JUNK' chunk after its last index, a .mjpeg stream after its last frame
+  /// (see mjpeg/stored_frames.hpp, which reads it back). Other outputs have no place for it.
+  virtual void set_note(const std::string& text) { static_cast<void>(text); }
 };
+
+/// What a note starts with in the file, so that a reader tells it from padding or other data.
+inline constexpr char kNoteSignature[] = "MJPEG-NOTE\n";
+inline constexpr std::size_t kNoteSignatureBytes = sizeof(kNoteSignature) - 1;
 
 enum class OutputKind {
   avi,             ///< "*.avi": RIFF AVI, MJPG, idx1 + OpenDML (see avi_writer.hpp)
@@ -38,7 +46,9 @@ OutputKind output_kind(const std::string& path);
 /// rational (used by AVI only). Image sequences number files from `first_number` (1, like
 /// ffmpeg's image2 muxer) and, unless `replace_existing`, refuse to replace a file that exists
 /// (Error "already exists (use -y to overwrite)"). AVI and .mjpeg outputs are checked by the
-/// caller (io::check_output_allowed) before they are opened.
+/// caller (io::check_output_allowed) before they are opened. An AVI's RIFF segments are 1 GiB
+/// (AviWriter::kDefaultRiffLimit) unless the environment variable MJPEG_AVI_SEGMENT_BYTES
+/// names another size (64 KiB .. 1 GiB): tests cross the OpenDML segment boundaries cheaply so.
 std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, int height,
                                            int fps_num, int fps_den, int first_number = 1,
                                            bool replace_existing = true);
@@ -52,6 +62,7 @@ class MjpegStreamWriter final : public FrameSink {
   void close() override;
   std::int64_t frames_written() const override { return frames_; }
   std::uint64_t bytes_written() const override { return bytes_; }
+  void set_note(const std::string& text) override;
 
  private:
   struct Impl;

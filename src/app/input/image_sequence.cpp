@@ -125,15 +125,18 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                             "(--start-number {}); its files begin at '{}'",
                             p.name(start), pattern, start, p.name(present.front())));
 
-  // The files to encode: with --frames N the first N numbers; a gap among them is an error
-  // (nothing is written), or skipped with --keep-going.
+  // The files to encode: with --start S and --frames N the numbers S + 1 .. S + N (a split,
+  // --part, counts them all); a gap among them is an error (nothing is written), or skipped
+  // with --keep-going. Frame i is the i-th file present, so a range goes straight to its file.
   std::vector<std::int64_t> numbers;
   std::vector<std::string> notices;
   std::int64_t missing = 0;
   std::int64_t first_missing = -1;
+  const std::int64_t limit = options.part.given() || options.max_frames < 0
+                                 ? -1
+                                 : options.start + options.max_frames;
   for (std::size_t i = 0; i < present.size(); ++i) {
-    if (options.max_frames >= 0 && static_cast<std::int64_t>(numbers.size()) >= options.max_frames)
-      break;
+    if (limit >= 0 && static_cast<std::int64_t>(numbers.size()) >= limit) break;
     const std::int64_t expected = start + static_cast<std::int64_t>(numbers.size()) + missing;
     if (present[i] != expected) {
       if (!options.keep_going)
@@ -153,8 +156,21 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                                   missing, missing == 1 ? "" : "s", pattern,
                                   missing == 1 ? "is" : "are", p.name(first_missing)));
 
-  Image first = options.read_image(p.name(numbers.front()));
   VideoInput in;
+  std::int64_t skip = options.start;
+  if (options.part.given()) {
+    in.plan = plan_part(options.part, static_cast<std::int64_t>(numbers.size()), options.start,
+                        options.max_frames, pattern);
+    in.plan->counted = "its files";
+    in.plan->identity_file = p.name(numbers.front());
+    skip = in.plan->range.first;
+    numbers.resize(static_cast<std::size_t>(in.plan->range.end()));
+  }
+  if (skip >= static_cast<std::int64_t>(numbers.size()))
+    throw Error(fmt::format("'{}' has no frames after the first {} (--start)", pattern, skip));
+  numbers.erase(numbers.begin(), numbers.begin() + skip);
+
+  Image first = options.read_image(p.name(numbers.front()));
   in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
   in.fps_den = 1;
   in.frame_count = static_cast<std::int64_t>(numbers.size());

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -35,6 +36,7 @@
 
 #include "decode_turns.hpp"
 #include "libav_rgb.hpp"
+#include "video_index.hpp"
 #include "mjpeg/error.hpp"
 
 extern "C" {
@@ -453,7 +455,10 @@ class LibavSource final : public mjpeg::FrameSource {
  public:
   /// Opens `path`, decodes its first frame (so that size, pixel format and colour tags are the
   /// decoder's, not the container's guess). Throws Error naming the file.
-  LibavSource(const std::string& path, const InputOptions& options)
+  /// A frame range (options.start, options.part): its first frame is found by seeking to the
+  /// keyframe before it when `may_seek` and the packets' timestamps name the frames (else by
+  /// decoding from the start); a seek that does not land on it throws SeekMissed.
+  LibavSource(const std::string& path, const InputOptions& options, bool may_seek = true)
       : name_(path), options_(options) {
     AVFormatContext* raw = nullptr;
     install_log_callback();
@@ -573,7 +578,18 @@ class LibavSource final : public mjpeg::FrameSource {
           "'{}' is interlaced video ({} field first): the two fields of each frame are encoded "
           "together as one progressive picture (deinterlace it first where that shows)",
           path, tff_ ? "top" : "bottom"));
+    if (options.part.given() || options.start > 0) position(may_seek);
   }
+
+  /// Thrown by the constructor when a seek did not land on the range's first frame.
+  struct SeekMissed {
+    std::int64_t decoded;  ///< frames the attempt decoded
+  };
+
+  /// The frame range and how it was planned (null without --start or --part).
+  const PartPlan* plan() const { return planned_ ? &plan_ : nullptr; }
+  /// Pictures the decoder has delivered so far (the frames before a range included).
+  std::int64_t frames_decoded() const { return decoded_; }
 
   const FrameLayout& layout() const { return format_; }
   /// Decoding is sequential (FFmpeg's own frame threads decode ahead); a producer only copies
@@ -642,15 +658,31 @@ class LibavSource final : public mjpeg::FrameSource {
       std::unique_lock<std::mutex> lock(mutex_);
       if (!turns_.wait(lock, index)) return false;
       DecodeTurns::Section section(turns_);
-      if (ended_ || (options_.max_frames >= 0 && next_ >= options_.max_frames)) return false;
+      if (ended_ || (options_.max_frames >= 0 && next_ >= options_.max_frames)) {
+        check_end();
+        return false;
+      }
       av_frame_unref(&frame);
       if (first_) {
         av_frame_move_ref(&frame, first_.get());
         first_.reset();
       } else if (!decode(frame)) {
         ended_ = true;
+        if (planned_ && !options_.keep_going)
+          throw Error(fmt::format("'{}' ends early: {} of the {} frames {}..{} decoded, which its "
+                                  "packets promised; nothing written",
+                                  name_, next_, plan_.range.count, plan_.range.first,
+                                  plan_.range.end() - 1));
         check_complete();  // throws when the file ends early (without --keep-going)
         return false;
+      }
+      if (verify_pts_ &&
+          frame.pts != index_.pts[static_cast<std::size_t>(plan_.range.first + next_)]) {
+        ended_ = true;
+        throw Error(fmt::format("'{}': frame {} has the timestamp of another frame of its "
+                                "packets, so its frames cannot be numbered exactly as one pass "
+                                "numbers them (--start, --part)",
+                                name_, plan_.range.first + next_ + 1));
       }
       ++next_;
       note_time(frame);
@@ -796,7 +828,12 @@ class LibavSource final : public mjpeg::FrameSource {
     for (;;) {
       int err = avcodec_receive_frame(dec_.get(), &out);
       if (err == 0) {
+        ++decoded_;
         if (out.decode_error_flags != 0 || (out.flags & AV_FRAME_FLAG_CORRUPT) != 0) {
+          if (seeking_) {  // before the range: dropped, or the seek is given up
+            seek_damaged_ = true;
+            return true;
+          }
           if (!options_.keep_going)
             throw Error(fmt::format("{}: damaged video data in frame {}{} (the decoder could "
                                     "only conceal it; --keep-going encodes it so)",
@@ -807,6 +844,11 @@ class LibavSource final : public mjpeg::FrameSource {
       }
       if (err == AVERROR_EOF) return false;
       if (err != AVERROR(EAGAIN)) {
+        if (seeking_) {
+          seek_damaged_ = true;
+          if (draining_) return false;
+          continue;
+        }
         if (!options_.keep_going) fail_decode(err);
         ++bad_packets_;
         if (draining_) return false;
@@ -837,6 +879,10 @@ class LibavSource final : public mjpeg::FrameSource {
         // would lack frames (or show decoder guesses) without the user knowing.
         if (err < 0 && err != AVERROR(EAGAIN)) {
           av_packet_unref(packet_.get());
+          if (seeking_) {
+            seek_damaged_ = true;
+            continue;
+          }
           if (!options_.keep_going) fail_decode(err);
           ++bad_packets_;
           continue;
@@ -844,6 +890,83 @@ class LibavSource final : public mjpeg::FrameSource {
       }
       av_packet_unref(packet_.get());
     }
+  }
+
+  /// Plans the frame range from the packets' index (constructor; first_ holds frame 0) and
+  /// leaves its first frame in first_: after a seek to the keyframe at or before it (frames
+  /// before it decoded and dropped), or by decoding from the start.
+  void position(bool may_seek) {
+    index_ = index_video(name_, stream_);
+    plan_ = plan_part(options_.part.given() ? options_.part : PartSpec{1, 1}, index_.frames,
+                      options_.start, options_.max_frames, name_);
+    plan_.counted = "counted from its packets without decoding";
+    planned_ = true;
+    options_.max_frames = plan_.range.count;
+    check_end_ = options_.part.given() && plan_.range.end() == plan_.total;
+    // The packets' timestamps name the frames when the first picture bears the first of them.
+    verify_pts_ = !options_.keep_going && !index_.pts.empty() &&
+                  first_->pts == index_.pts.front();
+    const std::int64_t first = plan_.range.first;
+    if (first == 0) return;
+    if (may_seek && verify_pts_ && seek_to(first)) {
+      frame_count_ = -1;  // the packets before the seek were not read: no count to check
+      return;
+    }
+    for (std::int64_t i = 0; i < first; ++i) {
+      av_frame_unref(first_.get());
+      if (!decode(*first_))
+        throw Error(fmt::format("'{}' ends after {} frames, before frame {} (--start, --part)",
+                                name_, i + 1, first + 1));
+    }
+    if (verify_pts_ && first_->pts != index_.pts[static_cast<std::size_t>(first)])
+      throw Error(fmt::format("'{}': frame {} has the timestamp of another frame of its packets, "
+                              "so its frames cannot be numbered exactly (--start, --part)",
+                              name_, first + 1));
+  }
+
+  /// Seeks to the keyframe at or before frame `first` (the last one in file order whose pts
+  /// is not after it) and decodes up to that frame. False when no seek is needed (the frame
+  /// lies in the first GOP: the caller decodes on from frame 0); throws SeekMissed when the
+  /// pictures do not reach it exactly (a damaged one, a timestamp skipped).
+  bool seek_to(std::int64_t first) {
+    const std::int64_t target = index_.pts[static_cast<std::size_t>(first)];
+    const VideoIndex::Key* key = nullptr;
+    for (const VideoIndex::Key& k : index_.keys)
+      if (k.pts != AV_NOPTS_VALUE && k.pts <= target) key = &k;
+    if (key == nullptr || key == &index_.keys.front()) return false;
+    // The key's own pts: demuxers index keyframes by their dts (often shifted so that the
+    // first is 0) or by their pts, and a keyframe's dts never exceeds its pts, so the seek
+    // lands on it (or, by an index's rounding, on a keyframe before it: more to decode and
+    // drop, the same frames).
+    if (av_seek_frame(fmtctx_.get(), stream_, key->pts, AVSEEK_FLAG_BACKWARD) < 0)
+      throw SeekMissed{decoded_};
+    avcodec_flush_buffers(dec_.get());
+    draining_ = false;
+    seeking_ = true;
+    for (;;) {
+      av_frame_unref(first_.get());
+      seek_damaged_ = false;
+      if (!decode(*first_)) break;
+      if (first_->pts == AV_NOPTS_VALUE || first_->pts > target) break;
+      if (first_->pts < target) continue;
+      if (seek_damaged_) break;
+      seeking_ = false;
+      return true;
+    }
+    seeking_ = false;
+    throw SeekMissed{decoded_};
+  }
+
+  /// The last part of a --part split: the input must end with its range (the count read from
+  /// the packets would otherwise have been short of the frames a decoder gives).
+  void check_end() {
+    if (!check_end_ || end_checked_) return;
+    end_checked_ = true;
+    FramePtr extra = new_frame();
+    if (decode(*extra))
+      throw Error(fmt::format("'{}' has more frames than the {} its packets counted: its parts "
+                              "cannot be planned exactly; give --frames N",
+                              name_, plan_.total));
   }
 
   /// Records frame times for the variable-frame-rate notice (under the lock).
@@ -1000,6 +1123,15 @@ class LibavSource final : public mjpeg::FrameSource {
   FramePtr first_;  ///< decoded at open, handed out as frame 0
   std::mutex mutex_;
   std::int64_t next_ = 0;
+  // A frame range (--start, --part): the plan, the packets' index, whether each frame's pts is
+  // checked against it, whether the last part checks that no frame follows its range.
+  PartPlan plan_;
+  bool planned_ = false;
+  VideoIndex index_;
+  bool verify_pts_ = false;
+  bool check_end_ = false, end_checked_ = false;
+  bool seeking_ = false, seek_damaged_ = false;
+  std::atomic<std::int64_t> decoded_{0};
   std::int64_t video_packets_ = 0;
   std::int64_t bad_packets_ = 0, concealed_ = 0;
   std::string lost_;  ///< --keep-going: what the end of the stream lacked
@@ -1055,13 +1187,29 @@ std::string libav_colour_words(int colorspace, bool full_range, const InputOptio
 
 VideoInput open_libav(const std::string& path, const InputOptions& options) {
   check_video_file(path);
-  auto src = std::make_unique<LibavSource>(path, options);
+  std::unique_ptr<LibavSource> src;
+  std::string missed;
+  std::int64_t missed_decoded = 0;
+  try {
+    src = std::make_unique<LibavSource>(path, options);
+  } catch (const LibavSource::SeekMissed& m) {
+    missed_decoded = m.decoded;
+    missed = fmt::format("'{}': a seek to the keyframe before the first frame did not reach it "
+                         "exactly; its frames were decoded from the start",
+                         path);
+    src = std::make_unique<LibavSource>(path, options, false);
+  }
   VideoInput in;
   in.fps_num = src->fps_num();
   in.fps_den = src->fps_den();
   in.frame_count = src->announced_frames();
   if (options.max_frames >= 0 && (in.frame_count < 0 || options.max_frames < in.frame_count))
     in.frame_count = options.max_frames;
+  if (const PartPlan* plan = src->plan()) {
+    in.plan = *plan;
+    in.frame_count = plan->range.count;
+  }
+  if (!missed.empty()) in.notices.push_back(missed);
   const FrameLayout& f = src->layout();
   in.format = video_format(f);
   in.description = fmt::format(
@@ -1075,6 +1223,7 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   const LibavSource* raw = src.get();
   in.final_notices = [raw] { return raw->final_notices(); };
+  in.frames_decoded = [raw, missed_decoded] { return missed_decoded + raw->frames_decoded(); };
   in.source = std::move(src);
   return in;
 }

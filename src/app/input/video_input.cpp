@@ -177,6 +177,25 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   read.first_frame = options.start;
   read.max_frames = options.max_frames;
   y4m_colour(options, read);
+  std::optional<PartPlan> plan;
+  if (options.part.given()) {
+    // The frames of a Y4M file of plain frame headers are counted from its size.
+    if (in.owned->relay || path == "-")
+      throw UsageError(fmt::format("--part splits a file whose frames can be counted, not {} "
+                                   "(write it to a file first)",
+                                   path == "-" ? "standard input" : "a pipe"));
+    const std::int64_t total = Y4mSource(path).frame_count();
+    if (total < 0 && options.max_frames < 0)
+      throw Error(fmt::format("--part: the frames of '{}' cannot be counted from its size (frame "
+                              "headers with parameters, or a last frame cut short): give "
+                              "--frames N",
+                              path));
+    plan = plan_part(options.part, total < 0 ? options.start + options.max_frames : total,
+                     options.start, options.max_frames, path);
+    plan->counted = total < 0 ? "as --start and --frames say" : "from its file size";
+    read.first_frame = plan->range.first;
+    read.max_frames = plan->range.count;
+  }
   // A regular file is mapped when options.map_y4m says so (MJPEG_Y4M_MAP=1 / =0 overrides).
   const char* map_env = std::getenv("MJPEG_Y4M_MAP");
   read.map = !in.owned->relay &&
@@ -204,6 +223,7 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   in.frame_count = info.frames;
   in.description = info.description;  // "... fps Y4M 420jpeg, ..."
   in.format = y4m->video_options();
+  in.plan = plan;
   in.source = std::move(y4m);
   if (in.owned->relay)
     in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
@@ -433,7 +453,17 @@ namespace {
 
 VideoInput open_video_input_cpu(const std::string& path, InputKind kind,
                                 const InputOptions& options) {
-  if (options.start <= 0) return open_frames(path, kind, options);
+  // Image sequences and FFmpeg's libraries find a range's first frame themselves.
+  const bool finds_range = kind == InputKind::image_sequence ||
+                           (MJPEG_HAVE_LIBAV && kind == InputKind::video);
+  if (finds_range || (options.start <= 0 && !options.part.given()))
+    return open_frames(path, kind, options);
+  if (options.part.given())
+    throw Error(fmt::format("--part needs the exact frame count of '{}', which this build cannot "
+                            "read (it has no FFmpeg libraries; OpenCV only estimates a video's "
+                            "frames): convert it to Y4M or an image sequence, or use --start "
+                            "and --frames",
+                            path));
   InputOptions whole = options;  // frames up to the end of the range
   whole.start = 0;
   if (options.max_frames >= 0) whole.max_frames = options.start + options.max_frames;
