@@ -13,6 +13,7 @@
 
 #include "app/compare/bench_command.hpp"
 #include "app/common/cli_options.hpp"
+#include "app/common/part_range.hpp"
 #include "app/compare/compare_command.hpp"
 #include "app/encode/encode_command.hpp"
 #include "app/trace/gantt_command.hpp"
@@ -249,6 +250,7 @@ int cli_main(int argc, char** argv, bool run_command) {
   commands.push_back({encode, [&] {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         encode_args.device_given = encode->count("--device") > 0;
+                        if (encode->count("--part") > 0) parse_part(encode_args.part);
                         return run_encode(encode_args);
                       }});
   CompareArgs compare_args;

@@ -118,7 +118,7 @@ PartRecord PartRecord::parse(const std::string& text) {
 }
 
 const std::vector<std::string>& shared_part_keys() {
-  static const std::vector<std::string> keys = {"source id", "of", "size", "rate", "jpeg", "input"};
+  static const std::vector<std::string> keys = {"size", "rate", "source id", "of", "jpeg", "input"};
   return keys;
 }
 
