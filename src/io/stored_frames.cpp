@@ -227,7 +227,8 @@ StoredLayout parse_stored_frames(const std::uint8_t* data, std::size_t size,
   if (size == 0) stored_detail::fail(name, "empty file");
   if (size >= 12 && stored_detail::is_id(data, "RIFF"))
     return stored_detail::parse_avi(data, size, name);
-  if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8)
+  if ((size >= 2 && data[0] == 0xFF && data[1] == 0xD8) ||
+      stored_detail::starts_with_note(data, size))  // a stream of no frame has its note only
     return stored_detail::parse_stream(data, size, name);
   stored_detail::fail(name, "neither an AVI file nor an M-JPEG stream");
 }

@@ -9,6 +9,10 @@
 #
 #   slurm_test.sh MJPEG SOURCE_DIR MEDIA_DIR [K]
 #
+# MEDIA_DIR is the shared test media (the environment variable MJPEG_MEDIA_DIR overrides it);
+# the clip is video/flower.mp4. The whole test ends itself after MJPEG_SLURM_TEST_SECONDS
+# (default 780), before CTest's timeout, so that its clean-up always runs.
+#
 # Exit 0 = pass, 77 = skipped (not root, or Slurm / munge not installed or not startable: the
 # reason is printed), anything else = fail.
 set -uo pipefail
@@ -19,7 +23,7 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 [[ $# -ge 3 ]] || { echo "usage: $0 MJPEG SOURCE_DIR MEDIA_DIR [K]" >&2; exit 2; }
 MJPEG=$(realpath "$1")
 SOURCE_DIR=$(realpath "$2")
-MEDIA_DIR=$(realpath "$3")
+MEDIA_DIR=$(realpath "${MJPEG_MEDIA_DIR:-$3}")
 K=${4:-4}
 CLIP=$MEDIA_DIR/video/flower.mp4
 [[ -f $CLIP ]] || die "test clip $CLIP not found (MJPEG_MEDIA_DIR)"
@@ -32,6 +36,7 @@ done
 dir=$(mktemp -d /tmp/mjpeg-slurm.XXXXXX) || die "cannot make a temporary folder"
 chmod 700 "$dir"
 pids=()
+watchdog=
 stop_daemons() {
   local pid n
   # Newest first: slurmd, slurmctld, then munged, which the other two need to shut down.
@@ -54,13 +59,40 @@ show_logs() {
 }
 finish() {
   local rc=$?
+  if [[ -n $watchdog ]]; then
+    kill "$watchdog" 2>/dev/null
+    wait "$watchdog" 2>/dev/null
+  fi
   [[ $rc -ne 0 && $rc -ne 77 ]] && show_logs
+  cancel_jobs
   stop_daemons
   rm -rf "$dir"
   exit "$rc"
 }
 trap finish EXIT
-trap 'exit 130' INT TERM
+trap 'echo "FAIL: stopped by a signal (or the watchdog)" >&2; exit 130' INT TERM
+# The watchdog: a subshell that ends the test after the time given; stopped by finish(), it
+# stops its own sleep too (nothing of the test outlives it, nor holds CTest's output open).
+watch() {
+  local sleeper
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  sleep "$1" &
+  sleeper=$!
+  wait "$sleeper" && kill -TERM $$
+}
+watch "${MJPEG_SLURM_TEST_SECONDS:-780}" >/dev/null 2>&1 &
+watchdog=$!
+# Jobs still queued or running when the test ends are cancelled (their steps end with them)
+# before the daemons stop.
+jobs_submitted=
+cancel_jobs() {
+  [[ -n $jobs_submitted ]] || return 0
+  scancel $jobs_submitted 2>/dev/null
+  for _ in $(seq 50); do
+    [[ -z $(squeue -h 2>/dev/null) ]] && break
+    sleep 0.2
+  done
+}
 
 # Free TCP ports for the controller and the node daemon, chosen by the kernel.
 read -r ctld_port node_port < <(python3 -c '
@@ -143,6 +175,7 @@ export MJPEG MJPEG_MODE=cpu
 read -r array join < <("$SOURCE_DIR/examples/slurm/submit.sh" "$CLIP" "$dir/work/joined.avi" "$K") ||
   die "submit.sh failed"
 [[ -n ${join:-} ]] || die "submit.sh printed no job ids"
+jobs_submitted="$array $join"
 echo "submitted: array $array ($K tasks), join $join"
 
 state_of() { scontrol show job "$1" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | head -1 | cut -d= -f2; }
