@@ -10,7 +10,9 @@
 #   slurm_test.sh MJPEG SOURCE_DIR MEDIA_DIR [K]
 #
 # MEDIA_DIR is the shared test media (the environment variable MJPEG_MEDIA_DIR overrides it);
-# the clip is video/flower.mp4. The whole test ends itself after MJPEG_SLURM_TEST_SECONDS
+# the clip is video/flower.mp4 (MJPEG_SLURM_CLIP names another). It prints the wall time of
+# the one-pass encode and of the array with its join, from submission to the join's end (a
+# figure, not a check). The whole test ends itself after MJPEG_SLURM_TEST_SECONDS
 # (default 780), before CTest's timeout, so that its clean-up always runs.
 #
 # Exit 0 = pass, 77 = skipped (not root, or Slurm / munge not installed or not startable: the
@@ -25,7 +27,7 @@ MJPEG=$(realpath "$1")
 SOURCE_DIR=$(realpath "$2")
 MEDIA_DIR=$(realpath "${MJPEG_MEDIA_DIR:-$3}")
 K=${4:-4}
-CLIP=$MEDIA_DIR/video/flower.mp4
+CLIP=${MJPEG_SLURM_CLIP:-$MEDIA_DIR/video/flower.mp4}
 [[ -f $CLIP ]] || die "test clip $CLIP not found (MJPEG_MEDIA_DIR)"
 [[ $(id -u) -eq 0 ]] || skip "not root: a private cluster's munged and slurmd are started as root"
 for tool in munged mungekey slurmctld slurmd sbatch squeue scontrol sinfo python3; do
@@ -169,9 +171,12 @@ wait_for 30 slurmd node_idle ||
 echo "cluster up: $(sinfo -h -o '%P %N %T %c CPUs')"
 
 cd "$dir/work" || die "no work folder"
+start=$(date +%s.%N)
 "$MJPEG" encode "$CLIP" -o one-pass.avi --mode cpu --quiet || die "the one-pass encode failed"
+one_pass_s=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
 
 export MJPEG MJPEG_MODE=cpu
+start=$(date +%s.%N)
 read -r array join < <("$SOURCE_DIR/examples/slurm/submit.sh" "$CLIP" "$dir/work/joined.avi" "$K") ||
   die "submit.sh failed"
 [[ -n ${join:-} ]] || die "submit.sh printed no job ids"
@@ -185,7 +190,8 @@ join_done() {
   esac
   return 1
 }
-wait_for 240 jobs join_done || die "the join did not finish within 240 s: $(squeue -h 2>&1 | head -5)"
+wait_for 600 jobs join_done || die "the join did not finish within 600 s: $(squeue -h 2>&1 | head -5)"
+array_s=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
 [[ $(state_of "$join") == COMPLETED ]] || die "the join ended $(state_of "$join")"
 for ((i = 1; i <= K; i++)); do
   s=$(scontrol show job "${array}_$i" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | head -1)
@@ -193,4 +199,6 @@ for ((i = 1; i <= K; i++)); do
 done
 [[ $(ls joined.avi.parts | wc -l) -eq $K ]] || die "$(ls joined.avi.parts | wc -l) parts written, expected $K"
 cmp -s joined.avi one-pass.avi || die "joined.avi ($(stat -c %s joined.avi) bytes) differs from one-pass.avi ($(stat -c %s one-pass.avi) bytes)"
+printf 'wall time: one pass %.2f s; array of %d tasks and the join %.2f s (%.2fx the one pass)\n' \
+  "$one_pass_s" "$K" "$array_s" "$(awk -v a="$array_s" -v b="$one_pass_s" 'BEGIN { print a / b }')"
 echo "ok: $K array tasks and the dependent join on Slurm $(sinfo -V | cut -d' ' -f2): joined.avi == one pass ($(stat -c %s joined.avi) bytes)"
