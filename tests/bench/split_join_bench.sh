@@ -13,7 +13,8 @@
 #     frames decoded (from --json) and CPU seconds, summed over the parts.
 #  3. an 8-task Slurm array and its join against one process, on this machine
 #     (tests/slurm/slurm_test.sh with K = 8; needs root and Slurm, else skipped with the reason).
-# MJPEG_BENCH_SMOKE=1: small sizes, as the CTest smoke run uses.
+# MJPEG_BENCH_SMOKE=1: small sizes, as the CTest smoke run uses. MJPEG_BENCH_PARTS="1 2 3"
+# (default) picks the parts to run.
 set -uo pipefail
 
 die() { echo "split_join_bench: $*" >&2; exit 1; }
@@ -46,10 +47,14 @@ sys.exit(rc)' "$@"
 }
 frames_decoded() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['frames_decoded'])" "$1"; }
 
+run_part() { [[ " ${MJPEG_BENCH_PARTS:-1 2 3} " == *" $1 "* ]]; }
+
+if run_part 1; then
 echo "== 1. join against cat (${join_mb} MB of q100 1080p frames, 4 parts)"
-# Noise at q100 and 4:4:4 hardly compresses: about 5 MB per 1920x1080 frame.
+# Noise in every channel at q100 and 4:4:4 hardly compresses: about 5 MB per 1920x1080 frame.
 frames=$(( (join_mb + 4) / 5 < 8 ? 8 : (join_mb + 4) / 5 ))
-ffmpeg -v error -f lavfi -i "nullsrc=s=1920x1080:r=25,geq=lum='random(1)*255':cb=128:cr=128" \
+ffmpeg -v error -f lavfi \
+  -i "nullsrc=s=1920x1080:r=25,geq=lum='random(1)*255':cb='random(2)*255':cr='random(3)*255'" \
   -frames:v "$frames" -pix_fmt yuv444p -f yuv4mpegpipe -y noise.y4m || die "ffmpeg failed"
 "$MJPEG" encode noise.y4m -o one.avi -q 100 -s 444 --mode cpu --quiet -y || die "one pass failed"
 for i in 1 2 3 4; do
@@ -75,7 +80,9 @@ printf 'join: %.2f GB/s (%.3f s), cat: %.2f GB/s (%.3f s), join/cat speed %.2f; 
   "$(awk -v b="$bytes" -v s="$best_cat" 'BEGIN { print b / s / 1e9 }')" "$best_cat" \
   "$(ratio "$best_cat" "$best_join")" $((bytes / 1000000)) "$frames" $((segments + 1))
 rm -f part?.avi joined.avi one.avi
+fi
 
+if run_part 2; then
 echo "== 2. decode work of K parts against one pass ($(basename "$clip"))"
 total=$(ffprobe -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$clip")
 [[ $smoke == 1 ]] && total=$((total < 120 ? total : 120))
@@ -102,7 +109,9 @@ for k in $ks; do
     "$(awk -v k="$k" 'BEGIN { printf "%.2f", (k + 1) / 2 }')"
   rm -f p*.mjpeg p*.json joined.mjpeg
 done
+fi
 
+run_part 3 || exit 0
 echo "== 3. an 8-task Slurm array and its join against one process"
 if [[ $smoke == 1 ]]; then
   echo "skipped in the smoke run"
