@@ -676,14 +676,6 @@ class LibavSource final : public mjpeg::FrameSource {
         check_complete();  // throws when the file ends early (without --keep-going)
         return false;
       }
-      if (verify_pts_ &&
-          frame.pts != index_.pts[static_cast<std::size_t>(plan_.range.first + next_)]) {
-        ended_ = true;
-        throw Error(fmt::format("'{}': frame {} has the timestamp of another frame of its "
-                                "packets, so its frames cannot be numbered exactly as one pass "
-                                "numbers them (--start, --part)",
-                                name_, plan_.range.first + next_ + 1));
-      }
       ++next_;
       note_time(frame);
       // Under the lock, ending the stream first: the first changed frame is the one reported,
@@ -892,36 +884,43 @@ class LibavSource final : public mjpeg::FrameSource {
     }
   }
 
-  /// Plans the frame range from the packets' index (constructor; first_ holds frame 0) and
-  /// leaves its first frame in first_: after a seek to the keyframe at or before it (frames
-  /// before it decoded and dropped), or by decoding from the start.
+  /// Finds the first frame of the range (constructor; first_ holds frame 0) and leaves it in
+  /// first_: after a seek to the keyframe at or before it (the frames before it decoded and
+  /// dropped), or by decoding from the start. --part plans the range from the packets' index
+  /// (all of it); --start alone reads the index only as far as its frame (and a margin past
+  /// it for the frames a decoder reorders).
   void position(bool may_seek) {
-    index_ = index_video(name_, stream_);
-    plan_ = plan_part(options_.part.given() ? options_.part : PartSpec{1, 1}, index_.frames,
-                      options_.start, options_.max_frames, name_);
-    plan_.counted = "counted from its packets without decoding";
-    planned_ = true;
-    options_.max_frames = plan_.range.count;
-    check_end_ = options_.part.given() && plan_.range.end() == plan_.total;
-    // The packets' timestamps name the frames when the first picture bears the first of them.
-    verify_pts_ = !options_.keep_going && !index_.pts.empty() &&
-                  first_->pts == index_.pts.front();
-    const std::int64_t first = plan_.range.first;
+    const bool split = options_.part.given();
+    constexpr std::int64_t kReorderMargin = 256;  // decoders reorder at most 16 frames
+    index_ = index_video(name_, stream_, split ? -1 : options_.start + 1 + kReorderMargin);
+    std::int64_t first = options_.start;
+    if (split) {
+      plan_ = plan_part(options_.part, index_.frames, options_.start, options_.max_frames, name_);
+      plan_.counted = "counted from its packets without decoding";
+      planned_ = true;
+      options_.max_frames = plan_.range.count;
+      check_end_ = plan_.range.end() == plan_.total;
+      first = plan_.range.first;
+    }
     if (first == 0) return;
-    if (may_seek && verify_pts_ && seek_to(first)) {
+    // The packets' timestamps name the frames when the first picture bears the first of them
+    // (a decoder that drops undecodable leading frames would shift every number).
+    const bool timed = !options_.keep_going && first < static_cast<std::int64_t>(index_.pts.size()) &&
+                       first_->pts == index_.pts.front();
+    if (may_seek && timed && seek_to(first)) {
       frame_count_ = -1;  // the packets before the seek were not read: no count to check
       return;
     }
-    for (std::int64_t i = 0; i < first; ++i) {
+    for (std::int64_t i = 0; i < first; ++i) {  // counting from the start: a one-pass decode
       av_frame_unref(first_.get());
-      if (!decode(*first_))
-        throw Error(fmt::format("'{}' ends after {} frames, before frame {} (--start, --part)",
-                                name_, i + 1, first + 1));
+      if (decode(*first_)) continue;
+      if (split)
+        throw Error(fmt::format("'{}' ends after {} frames, before frame {} (--part)", name_, i + 1,
+                                first + 1));
+      first_.reset();  // --start past the end: no frames (the caller says so)
+      ended_ = true;
+      return;
     }
-    if (verify_pts_ && first_->pts != index_.pts[static_cast<std::size_t>(first)])
-      throw Error(fmt::format("'{}': frame {} has the timestamp of another frame of its packets, "
-                              "so its frames cannot be numbered exactly (--start, --part)",
-                              name_, first + 1));
   }
 
   /// Seeks to the keyframe at or before frame `first` (the last one in file order whose pts
@@ -1123,12 +1122,11 @@ class LibavSource final : public mjpeg::FrameSource {
   FramePtr first_;  ///< decoded at open, handed out as frame 0
   std::mutex mutex_;
   std::int64_t next_ = 0;
-  // A frame range (--start, --part): the plan, the packets' index, whether each frame's pts is
-  // checked against it, whether the last part checks that no frame follows its range.
+  // A frame range (--start, --part): the plan (--part), the packets' index, whether the last
+  // part checks that no frame follows its range, the state of a seek.
   PartPlan plan_;
   bool planned_ = false;
   VideoIndex index_;
-  bool verify_pts_ = false;
   bool check_end_ = false, end_checked_ = false;
   bool seeking_ = false, seek_damaged_ = false;
   std::atomic<std::int64_t> decoded_{0};

@@ -15,7 +15,7 @@ extern "C" {
 
 namespace mjpeg::app {
 
-VideoIndex index_video(const std::string& path, int stream) {
+VideoIndex index_video(const std::string& path, int stream, std::int64_t limit) {
   AVFormatContext* raw = nullptr;
   const auto fail = [&](int err) {
     char text[AV_ERROR_MAX_STRING_SIZE] = {};
@@ -39,7 +39,7 @@ VideoIndex index_video(const std::string& path, int stream) {
   VideoIndex index;
   bool timed = true;
   std::int64_t since_key = 0;
-  while ((err = av_read_frame(raw, packet.get())) >= 0) {
+  while ((limit < 0 || index.frames < limit) && (err = av_read_frame(raw, packet.get())) >= 0) {
     const AVPacket& p = *packet;
     // A VP8 frame header's show_frame bit (the fifth bit of its first byte) is clear for a
     // hidden frame (an alternate reference), which gives the decoder no picture.
@@ -57,7 +57,7 @@ VideoIndex index_video(const std::string& path, int stream) {
     }
     av_packet_unref(packet.get());
   }
-  if (err != AVERROR_EOF) throw fail(err);
+  if (err < 0 && err != AVERROR_EOF) throw fail(err);
   std::sort(index.pts.begin(), index.pts.end());
   if (!timed || std::adjacent_find(index.pts.begin(), index.pts.end()) != index.pts.end())
     index.pts.clear();

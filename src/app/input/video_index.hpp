@@ -27,8 +27,10 @@ struct VideoIndex {
   std::int64_t longest_gop = 0;
 };
 
-/// Reads every packet of stream `stream` of `path` (its own demuxer: the caller's is not
-/// moved). Throws Error naming the file when it cannot be read.
-VideoIndex index_video(const std::string& path, int stream);
+/// Reads the packets of stream `stream` of `path` (its own demuxer: the caller's is not
+/// moved): all of them, or (limit >= 0) until `limit` frames are counted, which describes
+/// frames 0 .. limit - 1 - (the decoder's reorder depth) exactly. Throws Error naming the file
+/// when it cannot be read.
+VideoIndex index_video(const std::string& path, int stream, std::int64_t limit = -1);
 
 }  // namespace mjpeg::app
