@@ -116,6 +116,7 @@ echo "== 3. an 8-task Slurm array and its join against one process"
 if [[ $smoke == 1 ]]; then
   echo "skipped in the smoke run"
 else
-  MJPEG_SLURM_CLIP=$clip bash "$here/../slurm/slurm_test.sh" "$MJPEG" "$here/../.." "$MEDIA" 8 2>&1 |
+  MJPEG_SLURM_CLIP=$clip MJPEG_SLURM_BASELINE=1 \
+    bash "$here/../slurm/slurm_test.sh" "$MJPEG" "$here/../.." "$MEDIA" 8 2>&1 |
     grep -E '^(wall time|ok|SKIP|FAIL)'
 fi

@@ -12,7 +12,8 @@
 # MEDIA_DIR is the shared test media (the environment variable MJPEG_MEDIA_DIR overrides it);
 # the clip is video/flower.mp4 (MJPEG_SLURM_CLIP names another). It prints the wall time of
 # the one-pass encode and of the array with its join, from submission to the join's end (a
-# figure, not a check). The whole test ends itself after MJPEG_SLURM_TEST_SECONDS
+# figure, not a check; MJPEG_SLURM_BASELINE=1 adds the same for an array that does nothing).
+# The whole test ends itself after MJPEG_SLURM_TEST_SECONDS
 # (default 780), before CTest's timeout, so that its clean-up always runs.
 #
 # Exit 0 = pass, 77 = skipped (not root, or Slurm / munge not installed or not startable: the
@@ -138,6 +139,7 @@ JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
 SchedulerType=sched/builtin
+SchedulerParameters=sched_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
@@ -201,4 +203,14 @@ done
 cmp -s joined.avi one-pass.avi || die "joined.avi ($(stat -c %s joined.avi) bytes) differs from one-pass.avi ($(stat -c %s one-pass.avi) bytes)"
 printf 'wall time: one pass %.2f s; array of %d tasks and the join %.2f s (%.2fx the one pass)\n' \
   "$one_pass_s" "$K" "$array_s" "$(awk -v a="$array_s" -v b="$one_pass_s" 'BEGIN { print a / b }')"
+if [[ -n ${MJPEG_SLURM_BASELINE:-} ]]; then
+  # What Slurm itself adds: the same array and dependent job doing nothing.
+  start=$(date +%s.%N)
+  empty=$(sbatch --parsable --array="1-$K" --wrap=true) || die "sbatch of the empty array failed"
+  join=$(sbatch --parsable --dependency="afterok:${empty%%;*}" --wrap=true) || die "sbatch failed"
+  jobs_submitted="$jobs_submitted ${empty%%;*} $join"
+  wait_for 120 jobs join_done || die "the empty array's job did not finish"
+  printf 'wall time: an empty array of %d tasks and its dependent job %.2f s (Slurm alone)\n' \
+    "$K" "$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')"
+fi
 echo "ok: $K array tasks and the dependent join on Slurm $(sinfo -V | cut -d' ' -f2): joined.avi == one pass ($(stat -c %s joined.avi) bytes)"
