@@ -116,7 +116,8 @@ case_stdout_output_refused_on_a_terminal() {
   "$MJPEG" encode in.y4m -o - --quiet 2>err.txt >out.mjpeg || die "-o - failed: $(cat err.txt)"
   [[ $(ffprobe -v error -f mjpeg -count_frames -show_entries stream=nb_read_frames -of csv=p=0 out.mjpeg) == 4 ]] ||
     die "ffprobe does not read 4 frames from -o -"
-  "$MJPEG" encode in.y4m -o out2.mjpeg --quiet && same_bytes out.mjpeg out2.mjpeg
+  expect_ok encode in.y4m -o out2.mjpeg --quiet
+  same_bytes out.mjpeg out2.mjpeg
   # ... and refused when standard output is a terminal (binary on the screen).
   command -v script >/dev/null || skip "script (util-linux) not found"
   script -qec "\"$MJPEG\" encode in.y4m -o - --quiet; echo rc=\$?" /dev/null >tty.txt 2>&1
