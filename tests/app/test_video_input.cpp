@@ -86,12 +86,8 @@ TEST(DecodedVideo, PlanesGiveLibswscalesRgbOnTheSharedClips) {
 #if !MJPEG_TEST_LIBAV
   GTEST_SKIP() << "built without FFmpeg's libraries";
 #else
-  std::string dir;
-  try {
-    dir = test::media_dir();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no media: " << e.what();
-  }
+  MJPEG_REQUIRE_MEDIA();
+  const std::string dir = test::media_dir();
   for (const char* clip : {"flower.mp4", "friday.mp4", "bottle-detection.mp4",
                            "car-detection.mp4", "tears-of-steel-battle-clip-medium.webm"}) {
     const std::string path = dir + "/video/" + clip;

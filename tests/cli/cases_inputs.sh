@@ -259,7 +259,8 @@ case_image_sequence_start_number() {
   mkdir out
   expect_ok encode zero/f%d.ppm -o out/%d.jpg --quiet
   [[ $(ls out | sort -n | tr '\n' ' ') == "1.jpg 2.jpg 3.jpg 4.jpg " ]] || die "files: $(ls out)"
-  "$CJPEG" -quality 90 -outfile ref.jpg zero/f0.ppm && same_bytes out/1.jpg ref.jpg
+  "$CJPEG" -quality 90 -outfile ref.jpg zero/f0.ppm || die "cjpeg failed"
+  same_bytes out/1.jpg ref.jpg
   expect_ok encode hundred/%04d.ppm -o h.avi --quiet
   [[ $(probe_counts h.avi) == "mjpeg 64 48 25/1 6 6" ]] || die "ffprobe: $(probe_counts h.avi)"
   expect_ok encode hundred/%04d.ppm -o h3.mjpeg --start-number 103 --quiet
@@ -332,7 +333,8 @@ case_big_pictures_up_to_jpeg_limit() {
   if have_opencv; then
     ffmpeg -nostdin -v error -i wide.ppm wide.png || die "ffmpeg cannot write a PNG"
     expect_ok encode wide.png -o png.jpg -q 80
-    "$CJPEG" -quality 80 -outfile ref.jpg wide.ppm && same_bytes png.jpg ref.jpg
+    "$CJPEG" -quality 80 -outfile ref.jpg wide.ppm || die "cjpeg failed"
+    same_bytes png.jpg ref.jpg
   fi
   # A stream of such frames.
   ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=20000x16:rate=25 -frames:v 2 \

@@ -340,9 +340,16 @@ case_still_to_avi_equals_single_jpeg() {
 case_stream_to_numbered_jpegs() {
   make_y4m in.y4m 5
   mkdir frames
-  expect_ok encode in.y4m -o frames/%03d.jpg --quiet
+  expect_ok encode in.y4m -o frames/%03d.jpg --quiet --dump-input dump
   [[ $(ls frames | tr '\n' ' ') == "001.jpg 002.jpg 003.jpg 004.jpg 005.jpg " ]] ||
     die "unexpected files: $(ls frames)"
+  # Each file is its frame: cjpeg's JPEG of the pixels that frame was encoded from, and the
+  # frame of that number in an AVI of the same input.
+  dump_matches_cjpeg dump frames "-quality 90 -sample 2x2"
+  expect_ok encode in.y4m -o all.avi --quiet
+  ffmpeg -v error -i all.avi -c copy -f image2 avi%03d.jpg || die "cannot extract the AVI's frames"
+  local i
+  for i in 001 002 003 004 005; do same_bytes "frames/$i.jpg" "avi$i.jpg"; done
 }
 case_stream_usage_errors_exit_2() {
   make_y4m in.y4m 3

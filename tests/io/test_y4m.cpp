@@ -359,50 +359,8 @@ TEST(YuvToRgb, KnownColours) {
   expect_rgb(convert_one(0, 0, 0, M::bt601, R::limited), 0, 136, 0, 1, "clamp green");
 }
 
-// The rounded form, typed here from its definition (fixed point with 16 fractional bits,
-// coefficients round(2^16 * c), one rounding and a clamp per channel), against yuv_to_rgb24
-// for every (Y, Cb, Cr), each matrix and range.
-TEST(YuvToRgb, EverySampleFollowsTheDocumentedIntegerFormula) {
-  const int w = 4096, h = 4096;  // 4:4:4, pixel k = (Y, Cb, Cr) = (k, k >> 8, k >> 16) & 255
-  for (ColorMatrix m : {ColorMatrix::bt601, ColorMatrix::bt709})
-    for (ColorRange r : {ColorRange::limited, ColorRange::full}) {
-      Y4mInfo info;
-      info.width = w;
-      info.height = h;
-      info.chroma = Y4mChroma::c444;
-      info.matrix = m;
-      info.range = r;
-      std::vector<std::uint8_t> frame(info.frame_bytes());
-      const std::size_t n = std::size_t(w) * h;
-      for (std::size_t k = 0; k < n; ++k) {
-        frame[k] = std::uint8_t(k);
-        frame[n + k] = std::uint8_t(k >> 8);
-        frame[2 * n + k] = std::uint8_t(k >> 16);
-      }
-      std::vector<std::uint8_t> rgb(n * 3);
-      yuv_to_rgb24(planes_of(frame.data(), info), info, rgb.data(), std::size_t(w) * 3);
-
-      const double kr = m == ColorMatrix::bt709 ? 0.2126 : 0.299;
-      const double kb = m == ColorMatrix::bt709 ? 0.0722 : 0.114;
-      const double kg = 1 - kr - kb;
-      const bool lim = r == ColorRange::limited;
-      const double ys = lim ? 255.0 / 219 : 1, cs = lim ? 255.0 / 224 : 1;
-      auto fix = [](double v) { return long(std::lround(v * 65536)); };
-      const long cy = fix(ys), crr = fix(2 * (1 - kr) * cs), cbb = fix(2 * (1 - kb) * cs);
-      const long cbg = fix(2 * kb * (1 - kb) / kg * cs), crg = fix(2 * kr * (1 - kr) / kg * cs);
-      auto out = [](long v) { return int(std::min(255L, std::max(0L, (v + 32768) >> 16))); };
-      std::size_t bad = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const long yy = cy * (long(k & 255) - (lim ? 16 : 0));
-        const long u = long((k >> 8) & 255) - 128, v = long((k >> 16) & 255) - 128;
-        bad += rgb[3 * k] != out(yy + crr * v);
-        bad += rgb[3 * k + 1] != out(yy - cbg * u - crg * v);
-        bad += rgb[3 * k + 2] != out(yy + cbb * u);
-      }
-      EXPECT_EQ(bad, 0u) << (m == ColorMatrix::bt709 ? "BT.709 " : "BT.601 ")
-                         << (lim ? "limited" : "full");
-    }
-}
+// Every sample of the rounded form against the exact conversion and against ffmpeg:
+// tests/test_yuv_to_rgb.cpp (in mjpeg_tests, whose own loops are compiled optimised).
 
 TEST(YuvToRgb, NearestChromaAndMonoAndStride) {
   // 4:2:0, 3x3: chroma 2x2; pixel (2,2) takes chroma sample (1,1).

@@ -224,13 +224,53 @@ case_pictures() {
     [[ $(head -c 8 "$f" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || die "$f is not a PNG"
   done
   size=$(ffprobe -v error -show_entries stream=width,height -of csv=p=0 w.png)
-  [[ $size == 1440,* ]] || die "worst picture should be three 480-wide panels, is $size"
+  [[ $size == 1440,336 ]] || die "worst picture should be three 480x270 panels under captions, is $size"
   size=$(ffprobe -v error -show_entries stream=width,height -of csv=p=0 p.png)
   [[ $size == 900,* ]] || die "plot is $size"
   # The worst picture shows the frame the summary names.
   local worst
   worst=$(json_get q.json 'd["summary"]["worst_frames"][0]')
   grep -q "worst frames (RGB PSNR): $worst" out.txt || die "summary and JSON disagree"
+  # What the pictures show, decoded by ffmpeg: in the worst picture (a 36-pixel header, then
+  # three panels of 480x270 under 30-pixel captions) the source panel is that source frame
+  # and the encoded one that frame of the AVI, each magnified 1.5x by nearest neighbour; the
+  # difference panel is not flat; the contact sheet's first cell (at 4,74) is the AVI's first
+  # frame as it is; the plot has coloured curves.
+  python3 - "$worst" <<'PY' || die "the pictures do not show what they should"
+import subprocess, sys
+def rgb(*args):
+    return subprocess.run(["ffmpeg", "-v", "error", *args, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                          check=True, capture_output=True).stdout
+def frame(path, n):
+    return rgb("-i", path, "-vf", f"select=eq(n\\,{n})", "-frames:v", "1")
+def region(img, img_w, x0, y0, w, h):
+    return [img[3 * ((y0 + y) * img_w + x0):3 * ((y0 + y) * img_w + x0 + w)] for y in range(h)]
+def magnified(f, fw, fh, w, h):  # nearest neighbour: source pixel floor(x * fw / w)
+    return [b"".join(f[3 * ((y * fh // h) * fw + x * fw // w):3 * ((y * fh // h) * fw + x * fw // w) + 3]
+                     for x in range(w)) for y in range(h)]
+def same_share(a, b):
+    px = sum(len(r) // 3 for r in a)
+    return sum(ra[i:i + 3] == rb[i:i + 3] for ra, rb in zip(a, b) for i in range(0, len(ra), 3)) / px
+worst = int(sys.argv[1]) - 1
+w = rgb("-i", "w.png")
+for x0, path in ((0, "src.nut"), (480, "enc.avi")):
+    share = same_share(region(w, 1440, x0, 66, 480, 270), magnified(frame(path, worst), 320, 180, 480, 270))
+    assert share > 0.99, f"{path} panel: {share:.3f} of the pixels are frame {worst + 1}'s"
+    others = [same_share(region(w, 1440, x0, 66, 480, 270), magnified(frame(path, n), 320, 180, 480, 270))
+              for n in (0, 19) if n != worst]
+    assert all(o < share for o in others), f"{path} panel: another frame fits as well ({others})"
+diff = region(w, 1440, 960, 66, 480, 270)
+assert len({row[i:i + 3] for row in diff for i in range(0, len(row), 3)}) > 8, "flat difference panel"
+s = rgb("-i", "s.png")
+sw = int(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=width", "-of", "csv=p=0",
+                         "s.png"], check=True, capture_output=True, text=True).stdout)
+share = same_share(region(s, sw, 4, 74, 320, 180), magnified(frame("enc.avi", 0), 320, 180, 320, 180))
+assert share > 0.99, f"sheet: {share:.3f} of the first cell is frame 1"
+p = rgb("-i", "p.png")
+coloured = sum(max(p[i:i + 3]) - min(p[i:i + 3]) > 60 for i in range(0, len(p), 3))
+assert coloured > 500, f"plot: {coloured} coloured pixels"
+print("pictures ok: worst frame", worst + 1)
+PY
 }
 
 case_sweep() {
