@@ -1,11 +1,13 @@
 #include "mjpeg/encoder.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "jpeg/entropy.hpp"
+#include "jpeg/jfif_writer.hpp"
 #include "jpeg/parallel_parts.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
@@ -76,6 +78,35 @@ void validate(const EncodeOptions& o) {
   for (int s : o.qslots)
     if (s < 0 || s >= kMaxQuantTables)
       throw UsageError("quantization table slot " + std::to_string(s) + " is outside 0..3");
+  const JfifDensity& d = o.density;
+  if (d.unit < 0 || d.unit > 2 || d.x < 0 || d.x > 65535 || d.y < 0 || d.y > 65535)
+    throw UsageError("JFIF density unit " + std::to_string(d.unit) + ", " +
+                     std::to_string(d.x) + "x" + std::to_string(d.y) +
+                     " is outside unit 0..2, 0..65535");
+}
+
+JfifDensity JfifDensity::pixel_aspect(int num, int den) {
+  if (num <= 0 || den <= 0 || num == den) return {};
+  // The best approximation with both terms within 16 bits (continued fractions): an exact
+  // ratio that fits is found exactly, reduced.
+  std::int64_t n = num, d = den;
+  std::int64_t p0 = 0, q0 = 1, p1 = 1, q1 = 0;  // convergents p/q of n/d
+  while (d != 0) {
+    const std::int64_t a = n / d;
+    const std::int64_t p2 = a * p1 + p0, q2 = a * q1 + q0;
+    if (p2 > 65535 || q2 > 65535) break;
+    p0 = p1; q0 = q1; p1 = p2; q1 = q2;
+    const std::int64_t r = n - a * d;
+    n = d;
+    d = r;
+  }
+  // Too far from 1 to state in 16 bits: the most that fits.
+  if (q1 == 0) { p1 = 65535; q1 = 1; }
+  if (p1 == 0) { p1 = 1; q1 = 65535; }
+  JfifDensity density;
+  density.x = static_cast<int>(p1);
+  density.y = static_cast<int>(q1);
+  return density;
 }
 
 bool optimize_fits(int width, int height, Subsampling sampling) {
@@ -116,6 +147,7 @@ std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOption
   transform_cpu_parallel(image, g, tables, coeffs.get(), parts);
   std::vector<std::uint8_t> out;
   encode_coefficients(g, tables, coeffs.get(), options, out, parts);
+  set_density(options.density, out);
   return out;
 }
 
