@@ -223,6 +223,9 @@ FileSink::~FileSink() = default;
 void FileSink::write(const EncodedFrame& frame) {
   Impl& m = *impl_;
   if (!m.failed.empty()) throw Error(m.failed);
+  // One picture holds one frame: a second is refused, the first stays publishable.
+  if (m.frames > 0 && is_one_picture(m.path))
+    throw Error(m.path + ": holds one picture, and the stream has more frames");
   const std::string name = "FileSink " + m.path + ": frame " + std::to_string(m.frames + 1);
   JpegLayout layout;
   const std::string problem = read_layout(frame.data, frame.size, layout);

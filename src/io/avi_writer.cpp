@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/ratio.hpp"
 #include "io/atomic_file.hpp"
 #include "mjpeg/error.hpp"
 #include "mjpeg/video.hpp"
@@ -62,24 +63,6 @@ std::uint32_t clamp32(std::uint64_t v) {
 }
 
 std::uint32_t gcd32(std::uint32_t a, std::uint32_t b) { return std::gcd(a, b); }
-
-/// a / b reduced to 16-bit terms (the best approximation when they do not fit).
-void reduce16(std::uint64_t a, std::uint64_t b, std::uint32_t& num, std::uint32_t& den) {
-  std::uint64_t p0 = 0, q0 = 1, p1 = 1, q1 = 0;
-  while (b != 0) {
-    const std::uint64_t k = a / b;
-    const std::uint64_t p2 = k * p1 + p0, q2 = k * q1 + q0;
-    if (p2 > 0xFFFF || q2 > 0xFFFF) break;
-    p0 = p1; q0 = q1; p1 = p2; q1 = q2;
-    const std::uint64_t r = a - k * b;
-    a = b;
-    b = r;
-  }
-  if (q1 == 0) { p1 = 0xFFFF; q1 = 1; }
-  if (p1 == 0) { p1 = 1; q1 = 0xFFFF; }
-  num = std::uint32_t(p1);
-  den = std::uint32_t(q1);
-}
 
 }  // namespace
 
@@ -288,9 +271,10 @@ void AviWriter::write_header() {
 
   // Video properties (OpenDML): the display aspect ratio, pixel aspect x width / height, in
   // 16-bit terms; one progressive field that is the whole frame.
-  std::uint32_t dar_num = 0, dar_den = 0;
-  reduce16(std::uint64_t(extras_.aspect_num) * std::uint64_t(width_),
-           std::uint64_t(extras_.aspect_den) * std::uint64_t(height_), dar_num, dar_den);
+  std::uint64_t dar_num = 0, dar_den = 0;
+  core::nearest_ratio(std::uint64_t(extras_.aspect_num) * std::uint64_t(width_),
+                      std::uint64_t(extras_.aspect_den) * std::uint64_t(height_), 0xFFFF, dar_num,
+                      dar_den);
   h.fourcc("vprp"); h.u32(kVprpSize);
   h.u32(0);                                      // VideoFormatToken: unknown
   h.u32(0);                                      // VideoStandard: unknown

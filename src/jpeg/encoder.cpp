@@ -11,6 +11,7 @@
 #include "jpeg/parallel_parts.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
+#include "core/ratio.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 
@@ -87,25 +88,11 @@ void validate(const EncodeOptions& o) {
 
 JfifDensity JfifDensity::pixel_aspect(int num, int den) {
   if (num <= 0 || den <= 0 || num == den) return {};
-  // The best approximation with both terms within 16 bits (continued fractions): an exact
-  // ratio that fits is found exactly, reduced.
-  std::int64_t n = num, d = den;
-  std::int64_t p0 = 0, q0 = 1, p1 = 1, q1 = 0;  // convergents p/q of n/d
-  while (d != 0) {
-    const std::int64_t a = n / d;
-    const std::int64_t p2 = a * p1 + p0, q2 = a * q1 + q0;
-    if (p2 > 65535 || q2 > 65535) break;
-    p0 = p1; q0 = q1; p1 = p2; q1 = q2;
-    const std::int64_t r = n - a * d;
-    n = d;
-    d = r;
-  }
-  // Too far from 1 to state in 16 bits: the most that fits.
-  if (q1 == 0) { p1 = 65535; q1 = 1; }
-  if (p1 == 0) { p1 = 1; q1 = 65535; }
+  std::uint64_t x = 0, y = 0;
+  core::nearest_ratio(std::uint64_t(num), std::uint64_t(den), 65535, x, y);
   JfifDensity density;
-  density.x = static_cast<int>(p1);
-  density.y = static_cast<int>(q1);
+  density.x = static_cast<int>(x);
+  density.y = static_cast<int>(y);
   return density;
 }
 
