@@ -374,3 +374,37 @@ case_mkv_and_mov_outputs() {
   expect_fail 2 encode clip.mp4 -o out.mp4 --quiet
   grep -q "\.mkv, \.mov" err.txt || die "the supported outputs are not listed: $(cat err.txt)"
 }
+
+case_interrupted_encode_ends_audio_with_the_frames() {
+  need_ffmpeg
+  # 10 s of 1080p (M-JPEG in Matroska: quick to make and to decode) with AAC; encoded slowly
+  # (q100 4:4:4 on one thread) so that Ctrl-C comes long before the end. The signal is sent to
+  # the stopped process, so that however busy the machine, it arrives while frames remain.
+  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=1920x1080:rate=25 \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000" -ac 2 -t 10 -c:v mjpeg -q:v 3 \
+    -c:a aac long.mkv || skip "ffmpeg cannot make the clip"
+  need_libav long.mkv
+  "$MJPEG" encode long.mkv -o out.avi -q 100 -s 444 --mode cpu --producers 1 \
+    --entropy-threads 1 --progress 2>err.txt &
+  local pid=$!
+  bg $pid
+  wait_until 120 "mjpeg's first frame" progress_shown
+  kill -STOP $pid
+  kill -INT $pid
+  kill -CONT $pid
+  wait_exit $pid
+  [[ $RC -eq 130 ]] || die "exit $RC after Ctrl-C: $(cat err.txt)"
+  local frames video_s audio_s
+  frames=$(ffprobe -v error -select_streams v:0 -show_entries stream=nb_frames -of default=nw=1:nk=1 out.avi)
+  ((frames > 0 && frames < 250)) || die "$frames frames written"
+  grep -q "^mjpeg: wrote out.avi: $frames frames\? (interrupted), .*; carried: aac .*audio" err.txt ||
+    die "summary: $(cat err.txt)"
+  video_s=$(awk -v f="$frames" 'BEGIN { print f / 25 }')
+  audio_s=$(ffmpeg -nostdin -v info -i out.avi -map 0:a:0 -f null - 2>&1 |
+    sed -n 's/.*time=\([0-9:.]*\).*/\1/p' | tail -1 | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }')
+  # The audio ends with the last frame (within a packet, 21 ms, and ffmpeg's rounding).
+  close_to "$audio_s" "$video_s" 0.1 || die "audio of $audio_s s for $video_s s of video"
+  [[ -z $(ffmpeg -nostdin -v error -xerror -i out.avi -f null - 2>&1) ]] || die "ffmpeg reports errors"
+  no_temp_files .
+  echo "interrupted after $frames frames: $video_s s of video, $audio_s s of audio"
+}
