@@ -24,6 +24,18 @@ audio_packets() { ffmpeg -nostdin -v error -i "$1" -map 0:a:0 -c copy -f framemd
 # close_to A B LIMIT: |A - B| <= LIMIT.
 close_to() { awk -v a="$1" -v b="$2" -v l="$3" 'BEGIN { d = a - b; exit !(d <= l && -d <= l) }'; }
 have_muxers() { "$MJPEG" info | grep -q '^FFmpeg libraries: yes'; }
+have_gstreamer() { command -v gst-launch-1.0 >/dev/null && command -v gst-discoverer-1.0 >/dev/null; }
+# gst_plays FILE: GStreamer (another reader than FFmpeg: avidemux, matroskademux, qtdemux, and
+# libjpeg's jpegdec) demuxes FILE's video and audio and decodes every frame without an error.
+# Nothing is checked without GStreamer (the case says so).
+gst_plays() {
+  have_gstreamer || { echo "(GStreamer not found: $1 not played by it)"; return 0; }
+  local demux=avidemux
+  [[ $1 == *.mkv ]] && demux=matroskademux
+  [[ $1 == *.mov ]] && demux=qtdemux
+  gst-launch-1.0 -q filesrc location="$1" ! $demux name=d d.video_0 ! queue ! jpegdec ! fakesink \
+    d.audio_0 ! queue ! fakesink >gst.txt 2>&1 || die "GStreamer cannot play $1: $(head -5 gst.txt)"
+}
 
 # ---------------------------------------------------------------------------------------------
 # Names claimed without replacing (no -y)
@@ -40,42 +52,60 @@ start_on_fifo() {
   bg $PID
   wait_until 60 "mjpeg to open $fifo" has_open $PID "$fifo"
 }
+# writing_output PID: PID has its output's temporary file (or a pattern's folder) in . or fr/,
+# that is, it has made its output and checked its name again there.
+writing_output() { compgen -G ".*.tmp-$1-*" >/dev/null || compgen -G "fr/.*.tmp-$1-*" >/dev/null; }
+# y4m_part FILE FRAMES: FILE's stream header and its first FRAMES frames (all of the same size).
+y4m_part() {
+  local header frame total
+  header=$(head -1 "$1" | wc -c)
+  total=$(grep -c -a '^FRAME' "$1")
+  frame=$(( ($(stat -c %s "$1") - header) / total ))
+  head -c $((header + $2 * frame)) "$1"
+}
+# y4m_rest FILE FRAMES: what follows y4m_part FILE FRAMES.
+y4m_rest() { tail -c +$(( $(y4m_part "$1" "$2" | wc -c) + 1 )) "$1"; }
 
 case_output_appearing_during_encode_is_kept() {
   make_y4m clip.y4m 3 64x48
   mkdir fr
-  local out victim extra
+  printf 'precious' >precious.txt
+  local out victim extra first
   local outs=(out.avi out.mjpeg fr/%03d.jpg one.jpg)
   have_muxers && outs+=(out.mkv out.mov)
   for out in "${outs[@]}"; do
-    victim=$out extra=()
-    [[ $out == fr/* ]] && victim=fr/002.jpg
-    [[ $out == one.jpg ]] && extra=(--frames 1)
-    # The user's file appears while the encode runs (after its start check, before its end):
-    # the encode must fail with one line naming it and leave it as it was.
-    rm -f feed.y4m && mkfifo feed.y4m || skip "cannot make a FIFO"
-    start_on_fifo feed.y4m "$out" "${extra[@]}"
-    printf 'precious' >"$victim"
-    cat clip.y4m >feed.y4m
-    wait_exit $PID
-    [[ $RC -eq 1 ]] || die "$out: exit $RC, expected 1: $(cat feed.y4m.err)"
-    [[ $(wc -l <feed.y4m.err) -eq 1 ]] &&
-      grep -qx "mjpeg: error: output '$victim' already exists (use -y to overwrite)" feed.y4m.err ||
-      die "$out: expected one line naming $victim: $(cat feed.y4m.err)"
-    [[ $(cat "$victim") == precious ]] || die "$out: $victim was replaced"
-    [[ $out != fr/* || $(ls fr) == 002.jpg ]] || die "$out: other frames were published: $(ls fr)"
-    no_temp_files .
-    no_temp_files fr
-    # With -y the same race replaces it with the encode.
-    rm -f feed.y4m && mkfifo feed.y4m
-    start_on_fifo feed.y4m "$out" -y "${extra[@]}"
-    printf 'precious' >"$victim"
-    cat clip.y4m >feed.y4m
-    wait_exit $PID
-    [[ $RC -eq 0 ]] || die "$out -y: exit $RC: $(cat feed.y4m.err)"
-    printf 'precious' >precious.txt
-    [[ -s $victim ]] && ! cmp -s "$victim" precious.txt || die "$out -y: $victim not replaced"
-    rm -f "$victim" fr/*
+    for y in "" -y; do
+      victim=$out extra=() first=0
+      [[ $out == fr/* ]] && victim=fr/002.jpg first=1  # its folder comes with the first frame
+      [[ $out == one.jpg ]] && extra=(--frames 1)
+      # The encode checks the name, opens the input and makes its output (a temporary file);
+      # only then does the user's file appear, while the encode waits for the rest of its
+      # input: without -y it must fail with one line naming the file and leave it as it was.
+      rm -f feed.y4m && mkfifo feed.y4m || skip "cannot make a FIFO"
+      start_on_fifo feed.y4m "$out" $y "${extra[@]}"
+      exec 3>feed.y4m
+      y4m_part clip.y4m $first >&3
+      wait_until 60 "mjpeg to make $out" writing_output $PID
+      cp precious.txt "$victim"
+      y4m_rest clip.y4m $first >&3
+      exec 3>&-
+      wait_exit $PID
+      if [[ -z $y ]]; then
+        [[ $RC -eq 1 ]] || die "$out: exit $RC, expected 1: $(cat feed.y4m.err)"
+        [[ $(wc -l <feed.y4m.err) -eq 1 ]] &&
+          grep -qx "mjpeg: error: output '$victim' already exists (use -y to overwrite)" feed.y4m.err ||
+          die "$out: expected one line naming $victim: $(cat feed.y4m.err)"
+        same_bytes "$victim" precious.txt
+        [[ $out != fr/* || $(ls fr) == 002.jpg ]] || die "$out: frames were published: $(ls fr)"
+      else
+        # -y: the same race replaces it with the encode.
+        [[ $RC -eq 0 ]] || die "$out -y: exit $RC: $(cat feed.y4m.err)"
+        [[ -s $victim ]] && ! cmp -s "$victim" precious.txt || die "$out -y: $victim not replaced"
+      fi
+      no_temp_files .
+      no_temp_files fr
+      rm -f "$victim" fr/*
+    done
     echo "ok: $out"
   done
 }
@@ -89,15 +119,20 @@ case_two_encodes_to_one_new_name() {
   pid_a=$PID
   start_on_fifo b.y4m out.avi
   pid_b=$PID
-  # Both passed their start check (out.avi did not exist). The first to finish gets the name;
-  # the second fails with one line and replaces nothing.
+  # Both check the name and make their outputs while it is free; A finishes first and gets it;
+  # B, finishing later, must fail with one line and replace nothing.
+  exec 4>b.y4m
+  y4m_part five.y4m 1 >&4
+  wait_until 60 "the second encode to make its output" writing_output $pid_b
   cat three.y4m >a.y4m
   wait_exit $pid_a
   [[ $RC -eq 0 ]] || die "first encode: exit $RC: $(cat a.y4m.err)"
-  cat five.y4m >b.y4m
+  y4m_rest five.y4m 1 >&4
+  exec 4>&-
   wait_exit $pid_b
   [[ $RC -eq 1 ]] || die "second encode: exit $RC, expected 1: $(cat b.y4m.err)"
-  grep -qx "mjpeg: error: output 'out.avi' already exists (use -y to overwrite)" b.y4m.err ||
+  [[ $(wc -l <b.y4m.err) -eq 1 ]] &&
+    grep -qx "mjpeg: error: output 'out.avi' already exists (use -y to overwrite)" b.y4m.err ||
     die "second encode: $(cat b.y4m.err)"
   [[ $(probe_counts out.avi) == "mjpeg 64 48 25/1 3 3" ]] ||
     die "out.avi is not the first encode's: $(probe_counts out.avi)"
@@ -138,6 +173,11 @@ case_pixel_aspect_ratio_kept() {
       grep -q "carried: .*pixel aspect 4:3" err.txt || die "$input -> $o: summary: $(cat err.txt)"
       [[ $(stream_field "$o" v:0 sample_aspect_ratio,display_aspect_ratio) == "4:3,16:9" ]] ||
         die "$input -> $o: ffprobe: $(stream_field "$o" v:0 sample_aspect_ratio,display_aspect_ratio)"
+      # GStreamer too (its qtdemux reads QuickTime's pasp atom as 1:1, ffmpeg's own file's too).
+      if have_gstreamer && [[ $o != *.mov ]]; then
+        gst-discoverer-1.0 "$o" 2>&1 | grep -q 'Pixel aspect ratio: 4/3' ||
+          die "$input -> $o: GStreamer: $(gst-discoverer-1.0 "$o" 2>&1 | grep -i aspect)"
+      fi
     done
     # The JPEG frames: what cjpeg writes for the same pixels but for the density fields, which
     # state the aspect ratio (units 0, X 4, Y 3: what FFmpeg reads as the frame's).
@@ -213,6 +253,7 @@ EOF
   (( first_audio < last_video )) || die "$out: the audio is not interleaved with the frames"
   [[ -z $(ffmpeg -nostdin -v error -xerror -i "$out" -f null - 2>&1) ]] ||
     die "$out: ffmpeg reports errors: $(ffmpeg -nostdin -v error -i "$out" -f null - 2>&1 | head -3)"
+  gst_plays "$out"
   echo "ok: $src -> $out: $codec, $b s (source $a s)"
 }
 

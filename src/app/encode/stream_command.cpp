@@ -326,15 +326,13 @@ Carried carried_extras(const EncodeArgs& args, const VideoInput& in,
   Carried c;
   if (in.video_stream < 0) return c;  // not a video read by FFmpeg's libraries
   const bool muxed = is_muxer_output(args.output);
-  const std::string ext = lower_extension(args.output);
-  const bool one_picture = (ext == ".jpg" || ext == ".jpeg") && args.output.find('%') == std::string::npos;
-  const bool holds_audio = muxed || (!one_picture && ext == ".avi");
-  const std::string video_only =
-      one_picture ? fmt::format("'{}' holds one picture", args.output)
-      : args.output == "-" ? std::string("an M-JPEG stream on standard output holds only the video")
-      : args.output.find('%') != std::string::npos
-          ? std::string("numbered JPEG files hold only the video")
-          : fmt::format("{} holds only the video", ext);
+  // Whether the output holds audio at all: what FileSink says of plain PCM.
+  AudioFormat pcm;
+  pcm.codec = "pcm_s16le";
+  pcm.sample_rate = 48000;
+  pcm.channels = 2;
+  const std::string video_only = muxed ? std::string() : FileSink::audio_problem(args.output, pcm);
+  const bool holds_audio = video_only.empty();
   if (in.has_audio && !args.no_audio && !holds_audio) {
     later.push_back(fmt::format("the input's audio is not carried: {} (.avi, .mkv or .mov carry "
                                 "it; --no-audio drops it without this note)",
@@ -353,7 +351,7 @@ Carried carried_extras(const EncodeArgs& args, const VideoInput& in,
   c.metadata = std::move(extras.metadata);
   if (muxed) {
     for (const auto& [key, text] : c.metadata) c.tags_kept.push_back(key);
-  } else if (!one_picture) {
+  } else {
     const std::vector<std::string> keys = FileSink::metadata_keys(args.output);
     for (const auto& [key, text] : c.metadata)
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) c.tags_kept.push_back(key);
