@@ -23,7 +23,7 @@ stream_field() {
 audio_packets() { ffmpeg -nostdin -v error -i "$1" -map 0:a:0 -c copy -f framemd5 -; }
 # close_to A B LIMIT: |A - B| <= LIMIT.
 close_to() { awk -v a="$1" -v b="$2" -v l="$3" 'BEGIN { d = a - b; exit !(d <= l && -d <= l) }'; }
-have_muxers() { "$MJPEG" info | grep -q '^FFmpeg libraries: yes'; }
+have_muxers() { "$MJPEG" info >info.txt && grep -q '^FFmpeg libraries: yes' info.txt; }
 have_gstreamer() { command -v gst-launch-1.0 >/dev/null && command -v gst-discoverer-1.0 >/dev/null; }
 # gst_plays FILE: GStreamer (another reader than FFmpeg: avidemux, matroskademux, qtdemux, and
 # libjpeg's jpegdec) demuxes FILE's video and audio and decodes every frame without an error.
@@ -175,8 +175,8 @@ case_pixel_aspect_ratio_kept() {
         die "$input -> $o: ffprobe: $(stream_field "$o" v:0 sample_aspect_ratio,display_aspect_ratio)"
       # GStreamer too (its qtdemux reads QuickTime's pasp atom as 1:1, ffmpeg's own file's too).
       if have_gstreamer && [[ $o != *.mov ]]; then
-        gst-discoverer-1.0 "$o" 2>&1 | grep -q 'Pixel aspect ratio: 4/3' ||
-          die "$input -> $o: GStreamer: $(gst-discoverer-1.0 "$o" 2>&1 | grep -i aspect)"
+        gst-discoverer-1.0 "$o" >gst.txt 2>&1
+        grep -q 'Pixel aspect ratio: 4/3' gst.txt || die "$input -> $o: GStreamer: $(grep -i aspect gst.txt)"
       fi
     done
     # The JPEG frames: what cjpeg writes for the same pixels but for the density fields, which
@@ -368,9 +368,9 @@ case_metadata_copied() {
     local o
     for o in out.mkv out.mov; do
       expect_ok encode tagged.mp4 -o "$o" --quiet
+      ffprobe -v error -show_entries format_tags -of default=nw=1 "$o" >tags.txt
       for t in 'title=A Title' 'artist=Some Artist' 'comment=said, with commas'; do
-        ffprobe -v error -show_entries format_tags -of default=nw=1 "$o" | grep -qix "TAG:$t" ||
-          die "$o lacks $t: $(ffprobe -v error -show_entries format_tags -of default=nw=1 "$o")"
+        grep -qix "TAG:$t" tags.txt || die "$o lacks $t: $(cat tags.txt)"
       done
     done
   fi
