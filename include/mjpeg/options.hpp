@@ -49,8 +49,8 @@ inline constexpr int kMaxRestartInterval = 65535;
 
 /// The density fields of the JFIF header (APP0), as libjpeg's density_unit, X_density and
 /// Y_density: unit 0 (no unit: x:y is the pixel aspect ratio), 1 (dots per inch) or 2 (dots
-/// per cm); x and y 0..65535 (cjpeg copies a BMP's resolution, 0 included). The default, 0 and 1:1, is what cjpeg writes; other values
-/// change only these five bytes of each JPEG.
+/// per cm); x and y 0..65535 (cjpeg copies a BMP's resolution, 0 included). The default, 0 and
+/// 1:1, is what cjpeg writes; other values change only these five bytes of each JPEG.
 struct JfifDensity {
   int unit = 0;
   int x = 1;

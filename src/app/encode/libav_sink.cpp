@@ -55,7 +55,7 @@ bool have_muxer_outputs() { return true; }
 
 namespace {
 
-std::string av_text(int err) {
+std::string muxer_error_text(int err) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {};
   av_strerror(err, buf, sizeof buf);
   return buf;
@@ -135,7 +135,8 @@ struct LibavSink::Impl {
   /// Throws Error for a failed muxer call: what the file said, or FFmpeg's message.
   void check(int err, const char* what) {
     if (err >= 0) return;
-    throw Error(fmt::format("{}: {}: {}", path, what, io_error.empty() ? av_text(err) : io_error));
+    throw Error(fmt::format("{}: {}: {}", path, what,
+                            io_error.empty() ? muxer_error_text(err) : io_error));
   }
 
   void next_audio() {
@@ -199,7 +200,8 @@ LibavSink::LibavSink(const std::string& path, int width, int height, const Optio
     m.audio_stream->time_base =
         AVRational{options.audio->time_base_num(), options.audio->time_base_den()};
   }
-  for (const auto& [key, text] : options.metadata) av_dict_set(&m.ctx->metadata, key.c_str(), text.c_str(), 0);
+  for (const auto& [key, text] : options.metadata)
+    av_dict_set(&m.ctx->metadata, key.c_str(), text.c_str(), 0);
   m.check(avformat_write_header(m.ctx, nullptr), "cannot write the header");
   if (options.audio != nullptr) m.next_audio();
 }

@@ -290,7 +290,7 @@ void check_output_name(const std::string& output) {
 }
 
 /// Where the frames go: the library's FileSink, or FFmpeg's muxers for .mkv / .mov.
-struct Output {
+struct EncodeOutput {
   std::unique_ptr<FileSink> file;
   std::unique_ptr<LibavSink> muxed;
   mjpeg::FrameSink& sink() { return file ? static_cast<mjpeg::FrameSink&>(*file) : *muxed; }
@@ -533,7 +533,7 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
   o.on_progress = [&](const Progress& p) { progress.update(p); };
 
-  Output output;
+  EncodeOutput output;
   if (is_muxer_output(args.output)) {
     LibavSink::Options so;
     so.fps_num = in.fps_num;

@@ -19,7 +19,9 @@ extern "C" {
 }
 
 namespace mjpeg::app {
-namespace {
+// Named, not anonymous: SourceAudio::Impl holds some of these, and the readers are one unity
+// file, where libav_source.cpp has helpers of the same names.
+namespace extras_detail {
 
 std::string av_text(int err) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {};
@@ -62,13 +64,14 @@ bool file_tag(const std::string& key) {
          key == "compatible_brands";
 }
 
-}  // namespace
+}  // namespace extras_detail
+
 
 struct SourceAudio::Impl {
   std::string name;
-  std::unique_ptr<AVFormatContext, FormatCloser> fmt;
-  std::unique_ptr<AVPacket, PacketFreer> packet;
-  std::unique_ptr<AVCodecParameters, ParametersFreer> params;  ///< as delivered
+  std::unique_ptr<AVFormatContext, extras_detail::FormatCloser> fmt;
+  std::unique_ptr<AVPacket, extras_detail::PacketFreer> packet;
+  std::unique_ptr<AVCodecParameters, extras_detail::ParametersFreer> params;  ///< as delivered
   int stream = -1;
   AVRational tb{1, 1};
   std::int64_t start_ts = 0;  ///< the output's time 0 in tb units
@@ -90,7 +93,7 @@ struct SourceAudio::Impl {
       if (err < 0) {
         problem = fmt::format("reading the audio of '{}' failed after {:.2f} s ({}): the audio "
                               "ends there",
-                              name, covered, av_text(err));
+                              name, covered, extras_detail::av_text(err));
         break;
       }
       if (packet->stream_index != stream || packet->size == 0) continue;
@@ -161,13 +164,14 @@ SourceExtras read_source_extras(const std::string& path, int video_stream, doubl
   SourceExtras out;
   AVFormatContext* raw = nullptr;
   int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-  if (err < 0) throw Error(fmt::format("cannot read '{}' again: {}", path, av_text(err)));
-  std::unique_ptr<AVFormatContext, FormatCloser> fmtctx(raw);
+  if (err < 0) throw Error(fmt::format("cannot read '{}' again: {}", path, extras_detail::av_text(err)));
+  std::unique_ptr<AVFormatContext, extras_detail::FormatCloser> fmtctx(raw);
   err = avformat_find_stream_info(raw, nullptr);
-  if (err < 0) throw Error(fmt::format("cannot read '{}' again: {}", path, av_text(err)));
+  if (err < 0) throw Error(fmt::format("cannot read '{}' again: {}", path, extras_detail::av_text(err)));
   const AVDictionaryEntry* tag = nullptr;
   while ((tag = av_dict_get(raw->metadata, "", tag, AV_DICT_IGNORE_SUFFIX)) != nullptr)
-    if (!file_tag(tag->key) && tag->value[0] != '\0') out.metadata.emplace_back(tag->key, tag->value);
+    if (!extras_detail::file_tag(tag->key) && tag->value[0] != '\0')
+      out.metadata.emplace_back(tag->key, tag->value);
   if (!want_audio) return out;
 
   int audio_streams = 0;
@@ -198,7 +202,7 @@ SourceExtras read_source_extras(const std::string& path, int video_stream, doubl
   if (!impl->params || !impl->packet) throw std::bad_alloc();
   if (avcodec_parameters_copy(impl->params.get(), st->codecpar) < 0) throw std::bad_alloc();
   AVCodecParameters& p = *impl->params;
-  for (const Swap& s : kSwaps) {
+  for (const extras_detail::Swap& s : extras_detail::kSwaps) {
     if (p.codec_id != s.from) continue;
     p.codec_id = s.to;
     p.codec_tag = 0;
@@ -207,7 +211,7 @@ SourceExtras read_source_extras(const std::string& path, int video_stream, doubl
   AudioFormat& f = impl->format;
   f.codec = avcodec_get_name(p.codec_id);
   f.sample_rate = p.sample_rate;
-  f.channels = channel_count(p);
+  f.channels = extras_detail::channel_count(p);
   const bool pcm = f.codec.rfind("pcm_", 0) == 0;  // packets of any whole number of samples
   f.frame_samples = pcm ? 0 : p.frame_size > 0 ? p.frame_size : av_get_audio_frame_duration2(&p, 0);
   f.bit_rate = p.bit_rate;
