@@ -35,14 +35,16 @@ const char* muxer_output_name(const std::string& path) {
 
 #if !MJPEG_HAVE_LIBAV
 
-bool have_muxer_outputs() { return false; }
+std::string muxer_output_problem(const std::string& path) {
+  return fmt::format("'{}': {} output needs FFmpeg's libraries, which this mjpeg was built "
+                     "without (use .avi)",
+                     path, muxer_output_name(path));
+}
 
 struct LibavSink::Impl {};
 
 LibavSink::LibavSink(const std::string& path, int, int, const Options&) {
-  throw UsageError(fmt::format("'{}': {} output needs FFmpeg's libraries, which this mjpeg was "
-                               "built without (use .avi)",
-                               path, muxer_output_name(path)));
+  throw UsageError(muxer_output_problem(path));
 }
 LibavSink::~LibavSink() = default;
 void LibavSink::write(const EncodedFrame&) {}
@@ -51,7 +53,17 @@ std::uint64_t LibavSink::bytes_written() const { return 0; }
 
 #else
 
-bool have_muxer_outputs() { return true; }
+namespace {
+const char* muxer_of(const std::string& path) {
+  return lower_extension(path) == ".mov" ? "mov" : "matroska";
+}
+}  // namespace
+
+std::string muxer_output_problem(const std::string& path) {
+  if (av_guess_format(muxer_of(path), nullptr, nullptr) != nullptr) return "";
+  return fmt::format("'{}': the FFmpeg libraries of this mjpeg have no {} muxer (use .avi)", path,
+                     muxer_output_name(path));
+}
 
 namespace {
 
@@ -64,8 +76,7 @@ std::string muxer_error_text(int err) {
 }  // namespace
 
 std::string muxer_audio_problem(const std::string& path, const SourceAudio& audio) {
-  const AVOutputFormat* format =
-      av_guess_format(lower_extension(path) == ".mov" ? "mov" : "matroska", nullptr, nullptr);
+  const AVOutputFormat* format = av_guess_format(muxer_of(path), nullptr, nullptr);
   const AVCodecID codec = audio.parameters()->codec_id;
   if (format != nullptr && avformat_query_codec(format, codec, FF_COMPLIANCE_NORMAL) == 1) return "";
   return fmt::format("{} has no place for {} audio", muxer_output_name(path),
@@ -162,8 +173,7 @@ LibavSink::LibavSink(const std::string& path, int width, int height, const Optio
     : impl_(std::make_unique<Impl>(path, options)) {
   av_log_set_level(AV_LOG_FATAL);  // (mjpeg speaks in one-line errors and notices)
   Impl& m = *impl_;
-  const bool mov = lower_extension(path) == ".mov";
-  m.check(avformat_alloc_output_context2(&m.ctx, nullptr, mov ? "mov" : "matroska", nullptr),
+  m.check(avformat_alloc_output_context2(&m.ctx, nullptr, muxer_of(path), nullptr),
           "cannot set up the muxer");
   constexpr int kBuffer = 1 << 16;
   auto* buffer = static_cast<unsigned char*>(av_malloc(kBuffer));

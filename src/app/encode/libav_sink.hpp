@@ -20,8 +20,9 @@ class SourceAudio;
 bool is_muxer_output(const std::string& path);
 /// "Matroska" or "QuickTime" for such a name.
 const char* muxer_output_name(const std::string& path);
-/// Whether this build writes them (it has FFmpeg's libraries).
-bool have_muxer_outputs();
+/// Empty when this build writes `path` (is_muxer_output); otherwise why not, a sentence
+/// naming the file: a build without FFmpeg's libraries, or whose FFmpeg lacks that muxer.
+std::string muxer_output_problem(const std::string& path);
 /// Empty when the muxer of `path` takes `audio`'s codec; otherwise why not (builds with
 /// FFmpeg's libraries).
 std::string muxer_audio_problem(const std::string& path, const SourceAudio& audio);

@@ -274,10 +274,8 @@ int decode_only(const EncodeArgs& args, VideoInput& in) {
 /// Refuses (UsageError) an output name of no kind this build writes, listing the kinds.
 void check_output_name(const std::string& output) {
   if (is_muxer_output(output)) {
-    if (!have_muxer_outputs())
-      throw UsageError(fmt::format("'{}': {} output needs FFmpeg's libraries, which this mjpeg "
-                                   "was built without (use .avi)",
-                                   output, muxer_output_name(output)));
+    const std::string problem = muxer_output_problem(output);
+    if (!problem.empty()) throw UsageError(problem);
     return;
   }
   const std::string ext = lower_extension(output);
