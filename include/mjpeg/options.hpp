@@ -47,6 +47,23 @@ inline constexpr int kMaxQuantTables = 4;  ///< table slots 0..3, as in libjpeg
 inline constexpr int kMaxDimension = 65535;
 inline constexpr int kMaxRestartInterval = 65535;
 
+/// The density fields of the JFIF header (APP0), as libjpeg's density_unit, X_density and
+/// Y_density: unit 0 (no unit: x:y is the pixel aspect ratio), 1 (dots per inch) or 2 (dots
+/// per cm); x and y 0..65535 (cjpeg copies a BMP's resolution, 0 included). The default, 0 and
+/// 1:1, is what cjpeg writes; other values change only these five bytes of each JPEG.
+struct JfifDensity {
+  int unit = 0;
+  int x = 1;
+  int y = 1;
+  /// A pixel aspect ratio num:den (the width of one pixel over its height, e.g. 4:3 for HDV's
+  /// 1440x1080 shown as 1920x1080) as JFIF states it and FFmpeg-based players read it: unit 0,
+  /// x = num, y = den, reduced, and approximated where a term exceeds 16 bits. 1:1, and an
+  /// unknown ratio (a term 0 or negative), give the default.
+  static JfifDensity pixel_aspect(int num, int den);
+  bool operator==(const JfifDensity& o) const { return unit == o.unit && x == o.x && y == o.y; }
+  bool operator!=(const JfifDensity& o) const { return !(*this == o); }
+};
+
 struct EncodeOptions {
   int quality = 90;                        ///< 1..100, libjpeg's scaling of the Annex K tables
   Subsampling subsampling = Subsampling::s420;
@@ -65,6 +82,9 @@ struct EncodeOptions {
   /// depending on the content and quality), and slower to code. Byte-identical to
   /// `cjpeg -optimize -scans FILE` with the script in docs/tuning/scans.md of the source tree.
   bool progressive = false;
+  /// The JFIF header's density: a BMP's resolution, or the source's pixel aspect ratio
+  /// (JfifDensity::pixel_aspect). Nothing else of the JPEG depends on it.
+  JfifDensity density = {};
 };
 
 /// Throws UsageError when a field is out of range (nothing is clamped).

@@ -48,6 +48,10 @@ struct Y4mStream {
   std::optional<YuvRange> header_range;       ///< what the header says (XCOLORRANGE), if it does
   int fps_num = 25;                           ///< 25/1 when the header has no rate
   int fps_den = 1;
+  /// The pixel aspect ratio of the header's A tag (width over height of one pixel, e.g. 4:3
+  /// for 1440x1080 HDV); 1:1 when the header has none or says 0:0 (unknown).
+  int aspect_num = 1;
+  int aspect_den = 1;
   /// Frames from first_frame on (max_frames applied) when the file's size tells (a regular
   /// file of plain frame headers), else -1.
   std::int64_t frames = -1;
@@ -69,8 +73,10 @@ class Y4mSource final : public FrameSource {
   Y4mSource& operator=(const Y4mSource&) = delete;
 
   const Y4mStream& stream() const;
-  /// VideoOptions for this stream: width, height, format, matrix and range set, the rest at
-  /// their defaults. encode_all refuses options whose size, format, matrix or range differ.
+  /// VideoOptions for this stream: width, height, format, matrix and range set, and
+  /// jpeg.density to the pixel aspect ratio (JfifDensity::pixel_aspect; the default for 1:1),
+  /// the rest at their defaults. encode_all refuses options whose size, format, matrix or
+  /// range differ.
   VideoOptions video_options() const;
 
   /// Frame `index` of the stream (from first_frame on), one call at a time, in order; used by

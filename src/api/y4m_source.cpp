@@ -61,6 +61,10 @@ struct Y4mSource::Impl {
     stream.range = info.range == io::ColorRange::full ? YuvRange::full : YuvRange::limited;
     stream.fps_num = info.fps_num;
     stream.fps_den = info.fps_den;
+    if (info.aspect_num > 0 && info.aspect_den > 0) {
+      stream.aspect_num = info.aspect_num;
+      stream.aspect_den = info.aspect_den;
+    }
     stream.description = info.describe();
     stream.notices = info.notices;
     // The pipeline's source: the last frame it may read counts from the start of the stream.
@@ -106,6 +110,7 @@ VideoOptions Y4mSource::video_options() const {
   o.format = impl_->stream.format;
   o.matrix = impl_->stream.matrix;
   o.range = impl_->stream.range;
+  o.jpeg.density = JfifDensity::pixel_aspect(impl_->stream.aspect_num, impl_->stream.aspect_den);
   return o;
 }
 

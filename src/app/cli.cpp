@@ -150,6 +150,10 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
                 "Read and decode every frame of the input, encode nothing and write nothing "
                 "(-o is still checked): the decoder's own rate, for comparisons")
       ->group(stream);
+  cmd->add_flag("--no-audio", args.no_audio,
+                "Leave the input's audio out (by default an .avi, .mkv or .mov output carries "
+                "it, copied as it is, like ffmpeg -c:a copy)")
+      ->group(stream);
   return cmd;
 }
 

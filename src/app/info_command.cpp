@@ -21,7 +21,8 @@ void print_build_info(std::FILE* out) {
   fmt::print(out, "OpenCV: no\n");
 #endif
 #if MJPEG_HAVE_LIBAV
-  fmt::print(out, "FFmpeg libraries: yes (video input with the source's colour matrix)\n");
+  fmt::print(out, "FFmpeg libraries: yes (video input with the source's colour matrix, its audio "
+                  "and metadata; .mkv and .mov outputs)\n");
 #else
   fmt::print(out, "FFmpeg libraries: no\n");
 #endif

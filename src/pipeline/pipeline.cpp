@@ -13,6 +13,7 @@
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
 #include "jpeg/entropy.hpp"
+#include "jpeg/jfif_writer.hpp"
 #include "jpeg/parallel_parts.hpp"
 #include "jpeg/planar.hpp"
 #include "jpeg/progressive.hpp"
@@ -489,6 +490,7 @@ void Run::worker(int id) {
         } else {
           encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg, threads);
         }
+        if (encode_.density != JfifDensity{}) set_density(encode_.density, jpeg);
       }
       coding_.fetch_sub(1, std::memory_order_relaxed);
       if (opt_.on_frame) {

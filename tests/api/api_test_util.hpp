@@ -216,6 +216,7 @@ struct ApiCase {
   std::size_t pad = 0;
   bool own_tables = false;
   bool progressive = false;
+  bool aspect = false;  ///< pixels 4:3 wide: JfifDensity::pixel_aspect(4, 3) in every frame
 };
 
 inline std::string name_of(const ApiCase& c) {
@@ -229,6 +230,7 @@ inline std::string name_of(const ApiCase& c) {
   if (c.pad) n += "_pad" + std::to_string(c.pad);
   if (c.own_tables) n += "_qtables";
   if (c.progressive) n += "_prog";
+  if (c.aspect) n += "_sar";
   n += "_N" + std::to_string(c.producers) + "M" + std::to_string(c.entropy) + "K" +
        std::to_string(c.slots);
   return n;
@@ -255,6 +257,9 @@ inline std::vector<ApiCase> api_cases() {
       // --progressive, planar and packed.
       {45, 21, F::yuv420p, S::s420, YuvMatrix::bt601, YuvRange::limited, 2, false, 1, 2, 3, 5, 0, false, true},
       {37, 29, F::rgb24, S::s444, YuvMatrix::bt601, YuvRange::limited, 0, true, 2, 2, 4, 5, 0, true, true},
+      // A pixel aspect ratio in the JFIF header, baseline (tokens) and progressive.
+      {48, 32, F::yuv420p, S::s420, YuvMatrix::bt601, YuvRange::limited, 0, true, 1, 2, 4, 7, 0, false, false, true},
+      {48, 32, F::rgb24, S::s422, YuvMatrix::bt601, YuvRange::limited, 1, false, 2, 2, 4, 5, 0, false, true, true},
   };
 }
 
@@ -270,6 +275,7 @@ inline VideoOptions options_of(const ApiCase& c, Offload mode) {
   o.jpeg.restart_interval = c.restart;
   o.jpeg.optimize = c.optimize;
   o.jpeg.progressive = c.progressive;
+  if (c.aspect) o.jpeg.density = JfifDensity::pixel_aspect(4, 3);
   if (c.own_tables) {
     o.jpeg.qtables.assign(3, QuantTableValues{});
     for (int i = 0; i < 64; ++i) {

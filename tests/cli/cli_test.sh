@@ -418,7 +418,7 @@ colour_clip_matches() {
 }
 case_video_bt709_colour_matches_ffmpeg() { colour_clip_matches bt709; }
 case_video_bt601_colour_matches_ffmpeg() { colour_clip_matches bt601; }
-case_video_audio_ignored_with_one_notice() {
+case_video_audio_carried_and_said_once() {
   need_ffmpeg
   ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i sine=frequency=440 \
     -frames:v 5 -t 0.2 -pix_fmt yuv420p -c:v libx264 -c:a aac -shortest av.mp4 ||
@@ -426,13 +426,20 @@ case_video_audio_ignored_with_one_notice() {
   ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 5 -pix_fmt yuv420p \
     -c:v libx264 silent.mp4 || skip "ffmpeg cannot make an H.264 clip"
   need_libav av.mp4
+  # Carried into the AVI (tests/cli/cases_carried.sh checks its packets): said once, in the
+  # summary; an .mjpeg output cannot hold it: one note.
   "$MJPEG" encode av.mp4 -o out.avi --mode cpu 2>err.txt || die "$(cat err.txt)"
   local n
   n=$(grep -ci 'audio' err.txt)
-  [[ $n -eq 1 ]] || die "expected one audio notice line, got $n: $(cat err.txt)"
-  grep -q '^mjpeg: note: .*audio.*ignored' err.txt || die "no audio notice: $(cat err.txt)"
+  [[ $n -eq 1 ]] || die "expected one line about the audio, got $n: $(cat err.txt)"
+  grep -q '^mjpeg: wrote out.avi: .*; carried: aac .* audio' err.txt || die "summary: $(cat err.txt)"
+  [[ $(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 out.avi) == aac ]] ||
+    die "out.avi has no AAC stream"
+  "$MJPEG" encode av.mp4 -o out.mjpeg --mode cpu 2>err.txt || die "$(cat err.txt)"
+  [[ $(grep -ci 'audio' err.txt) -eq 1 ]] && grep -q '^mjpeg: note: .*audio is not carried' err.txt ||
+    die "no single audio note: $(cat err.txt)"
   "$MJPEG" encode silent.mp4 -o out2.avi --mode cpu 2>err.txt || die "$(cat err.txt)"
-  ! grep -qi 'audio' err.txt || die "audio notice for a file without audio: $(cat err.txt)"
+  ! grep -qi 'audio' err.txt || die "audio mentioned for a file without audio: $(cat err.txt)"
   [[ $(probe_counts out.avi) == "mjpeg 160 90 25/1 5 5" ]] || die "ffprobe: $(probe_counts out.avi)"
 }
 case_video_without_video_stream_exit_1() {

@@ -90,6 +90,10 @@ bool compress_with_libjpeg(const ImageView& image, const EncodeOptions& options,
   cinfo.restart_interval = static_cast<unsigned int>(options.restart_interval);
   cinfo.optimize_coding = options.optimize ? TRUE : FALSE;
   cinfo.dct_method = JDCT_ISLOW;
+  // The JFIF header's density (a BMP's resolution, a pixel aspect ratio), as libjpeg takes it.
+  cinfo.density_unit = static_cast<UINT8>(options.density.unit);
+  cinfo.X_density = static_cast<UINT16>(options.density.x);
+  cinfo.Y_density = static_cast<UINT16>(options.density.y);
   // --progressive: the script as cjpeg -scans reads it (progressive_scan_script()).
   jpeg_scan_info scans[8];
   if (options.progressive) {

@@ -16,7 +16,8 @@ namespace mjpeg::test {
 /// jpeg_set_colorspace(JCS_GRAYSCALE) for RGB input with Subsampling::gray;
 /// jpeg_set_quality(quality, force_baseline) ; Y sampling 2x2 / 2x1 / 1x1 and Cb, Cr 1x1;
 /// restart_in_rows 0 and restart_interval = options.restart_interval (MCUs);
-/// optimize_coding = options.optimize; dct_method JDCT_ISLOW; memory destination.
+/// optimize_coding = options.optimize; dct_method JDCT_ISLOW; density_unit, X_density and
+/// Y_density = options.density; memory destination.
 /// options.qtables / qslots as cjpeg -qtables / -qslots: jpeg_add_quant_table(slot, table,
 /// jpeg_quality_scaling(quality)) and comp_info[c].quant_tbl_no (the last slot repeated).
 /// options.tune must be Tune::none (turn a preset into tables with preset_as_qtables first).

@@ -33,19 +33,6 @@ void check_request(const EncodeArgs& args) {
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
 }
 
-/// Sets the density fields of the JFIF APP0 segment that every JPEG of ours starts with
-/// (SOI, then APP0 "JFIF\0" 1.01: units at byte 13, X density 14..15, Y density 16..17).
-void set_jfif_density(std::vector<std::uint8_t>& jpeg, int unit, int x, int y) {
-  static const std::uint8_t head[] = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0};
-  if (jpeg.size() < 18 || !std::equal(std::begin(head), std::end(head), jpeg.begin()))
-    throw Error("internal error: the JPEG does not start with a JFIF APP0 segment");
-  jpeg[13] = static_cast<std::uint8_t>(unit);
-  jpeg[14] = static_cast<std::uint8_t>(x >> 8);
-  jpeg[15] = static_cast<std::uint8_t>(x & 0xFF);
-  jpeg[16] = static_cast<std::uint8_t>(y >> 8);
-  jpeg[17] = static_cast<std::uint8_t>(y & 0xFF);
-}
-
 }  // namespace
 
 int run_encode(const EncodeArgs& args) {
@@ -68,14 +55,14 @@ int run_encode(const EncodeArgs& args) {
                       args.options.optimize && !args.options.progressive);
 
   if (dump) dump->add(0, image.view());
+  // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
+  EncodeOptions options = args.options;
+  int x_density = 0, y_density = 0;
+  if (bmp_density(args.input, x_density, y_density)) options.density = {2, x_density, y_density};
   const auto t_encode = Clock::now();
   // One picture: every core (or --entropy-threads of them) when it is large enough to pay.
-  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options, args.entropy_threads);
+  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), options, args.entropy_threads);
   const double encode_ms = ms_since(t_encode);
-  // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
-  int x_density = 0, y_density = 0;
-  if (bmp_density(args.input, x_density, y_density))
-    set_jfif_density(jpeg, /*dots per cm*/ 2, x_density, y_density);
 
   write_file(args.output, jpeg.data(), jpeg.size(), /*replace_existing=*/args.overwrite);
 

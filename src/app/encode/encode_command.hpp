@@ -36,6 +36,7 @@ struct EncodeArgs {
   bool decode_only = false;        ///< --decode-only: decode the input, encode nothing
   std::string rgb_decode = "planar";  ///< --rgb-decode: planar or swscale (video_input.hpp)
   bool progress = false;           ///< --progress: progress lines also off a terminal
+  bool no_audio = false;           ///< --no-audio: leave the input's audio out
   bool first_frame_of_gif = false; ///< set by the stream path: a GIF's first frame to a .jpg
   InputOptions input_options;      ///< how the input is read (--keep-going, --stream, ...);
                                    ///< its max_frames and rgb_swscale are set from `frames` and

@@ -1,5 +1,6 @@
 #include "stream_command.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,17 +13,22 @@
 #include <fmt/format.h>
 
 #include "app/common/cli_options.hpp"
+#include "app/encode/libav_sink.hpp"
 #include "app/input/image_input.hpp"
 #include "app/input/input_dump.hpp"
 #include "app/common/interrupt.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/files.hpp"
 #include "mjpeg/nvdec.hpp"
 #include "mjpeg/video.hpp"
 #include "app/common/paths.hpp"
 #include "app/quality/quality_hook.hpp"
 #include "app/input/video_input.hpp"
 #include "app/common/wording.hpp"
+#if MJPEG_HAVE_LIBAV
+#include "app/input/libav_extras.hpp"
+#endif
 
 namespace mjpeg::app {
 namespace {
@@ -265,6 +271,127 @@ int decode_only(const EncodeArgs& args, VideoInput& in) {
   return interrupted() ? 130 : 0;
 }
 
+/// Refuses (UsageError) an output name of no kind this build writes, listing the kinds.
+void check_output_name(const std::string& output) {
+  if (is_muxer_output(output)) {
+    const std::string problem = muxer_output_problem(output);
+    if (!problem.empty()) throw UsageError(problem);
+    return;
+  }
+  const std::string ext = lower_extension(output);
+  if (output != "-" && output.find('%') == std::string::npos && ext != ".avi" &&
+      ext != ".mjpeg" && ext != ".mjpg")
+    throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
+                                 ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
+                                 output, supported_output_extensions()));
+  FileSink::check_name(output);  // a pattern's own errors
+}
+
+/// Where the frames go: the library's FileSink, or FFmpeg's muxers for .mkv / .mov.
+struct EncodeOutput {
+  std::unique_ptr<FileSink> file;
+  std::unique_ptr<LibavSink> muxed;
+  mjpeg::FrameSink& sink() { return file ? static_cast<mjpeg::FrameSink&>(*file) : *muxed; }
+  void close() { file ? file->close() : muxed->close(); }
+  std::uint64_t bytes() const { return file ? file->bytes_written() : muxed->bytes_written(); }
+};
+
+/// What an output carries beside the frames, from the input: metadata and audio.
+struct Carried {
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<std::string> tags_kept;  ///< the metadata keys the output keeps
+#if MJPEG_HAVE_LIBAV
+  std::unique_ptr<SourceAudio> audio;
+#endif
+  mjpeg::AudioSource* audio_source() {
+#if MJPEG_HAVE_LIBAV
+    return audio.get();
+#else
+    return nullptr;
+#endif
+  }
+};
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// The input's metadata and audio that `args.output` can carry, with a notice for what it
+/// cannot (`later`: notices to print once the input is open).
+Carried carried_extras(const EncodeArgs& args, const VideoInput& in,
+                       std::vector<std::string>& later) {
+  Carried c;
+  if (in.video_stream < 0) return c;  // not a video read by FFmpeg's libraries
+  const bool muxed = is_muxer_output(args.output);
+  // Whether the output holds audio at all: what FileSink says of plain PCM.
+  AudioFormat pcm;
+  pcm.codec = "pcm_s16le";
+  pcm.sample_rate = 48000;
+  pcm.channels = 2;
+  const std::string video_only = muxed ? std::string() : FileSink::audio_problem(args.output, pcm);
+  const bool holds_audio = video_only.empty();
+  if (in.has_audio && !args.no_audio && !holds_audio) {
+    later.push_back(fmt::format("the input's audio is not carried: {} (.avi, .mkv or .mov carry "
+                                "it; --no-audio drops it without this note)",
+                                video_only));
+  }
+  if (!is_regular_file(args.input)) {
+    if (in.has_audio && !args.no_audio && holds_audio)
+      later.push_back("the audio of a pipe is not carried (read from a file, it is)");
+    return c;
+  }
+#if MJPEG_HAVE_LIBAV
+  const bool want_audio = in.has_audio && !args.no_audio && holds_audio;
+  const double start = in.start_seconds + static_cast<double>(args.start) * in.fps_den / in.fps_num;
+  SourceExtras extras = read_source_extras(args.input, in.video_stream, start, want_audio);
+  for (std::string& n : extras.notices) later.push_back(std::move(n));
+  c.metadata = std::move(extras.metadata);
+  if (muxed) {
+    for (const auto& [key, text] : c.metadata) c.tags_kept.push_back(key);
+  } else {
+    const std::vector<std::string> keys = FileSink::metadata_keys(args.output);
+    for (const auto& [key, text] : c.metadata)
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) c.tags_kept.push_back(key);
+  }
+  if (extras.audio) {
+    const std::string problem = muxed ? muxer_audio_problem(args.output, *extras.audio)
+                                      : FileSink::audio_problem(args.output, extras.audio->format());
+    if (!problem.empty()) {
+      later.push_back(fmt::format("the input's {} audio is not carried: {}{} (--no-audio drops "
+                                  "it without this note)",
+                                  extras.audio->format().codec, problem,
+                                  muxed ? "" : "; .mkv carries it"));
+    } else {
+      if (args.frames > 0)
+        extras.audio->end_at(static_cast<double>(args.frames) * in.fps_den / in.fps_num);
+      c.audio = std::move(extras.audio);
+    }
+  }
+#endif
+  return c;
+}
+
+/// "; carried: aac 48000 Hz stereo audio (5.06 s), tags title, artist, pixel aspect 4:3", or
+/// "" when nothing but the frames was written.
+std::string carried_summary(Carried& c, int aspect_num, int aspect_den) {
+  std::vector<std::string> parts;
+#if MJPEG_HAVE_LIBAV
+  if (c.audio)
+    parts.push_back(fmt::format("{} audio ({:.2f} s)", c.audio->describe(), c.audio->seconds()));
+#endif
+  if (!c.tags_kept.empty()) {
+    std::string tags = c.tags_kept.size() == 1 ? "tag" : "tags";
+    for (std::size_t i = 0; i < c.tags_kept.size(); ++i) tags += (i ? ", " : " ") + c.tags_kept[i];
+    parts.push_back(tags);
+  }
+  if (aspect_num != aspect_den)
+    parts.push_back(fmt::format("pixel aspect {}:{}", aspect_num, aspect_den));
+  std::string text;
+  for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "; carried: ") + parts[i];
+  return text;
+}
+
 }  // namespace
 
 namespace {
@@ -317,14 +444,17 @@ int run_encode_stream(const EncodeArgs& args_in) {
                                    ".avi / .mjpeg, for all of them",
                                    args.output));
   } else {
-    FileSink::check_name(args.output);  // UsageError if unknown
+    check_output_name(args.output);  // UsageError if unknown
   }
   if (args.output == "-" && isatty(STDOUT_FILENO))
     throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
                      "redirect it to a file or a pipe");
   if (args.input != "-" && same_file(args.input, args.output))
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
+  if (is_muxer_output(args.output))
+    check_output_allowed(args.output, args.overwrite);
+  else
+    FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
 
   // From here to the end (device probing, opening the input, encoding, finalising the
   // output), the first Ctrl-C / SIGTERM stops the encode cleanly instead of ending the process
@@ -363,6 +493,12 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                              "pattern, .avi or .mjpeg takes them all)",
                              args.output, args.input));
   for (const std::string& n : in.notices) notice(args, n);
+  Carried carried;  // (--decode-only writes nothing)
+  if (!args.decode_only) {
+    std::vector<std::string> carried_notices;
+    carried = carried_extras(args, in, carried_notices);
+    for (const std::string& n : carried_notices) notice(args, n);
+  }
   const int width = in.format.width, height = in.format.height;
   const bool gray = in.format.format == FrameFormat::gray8;
   check_jpeg_size(args.input, width, height);
@@ -374,6 +510,8 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   if (args.decode_only) return decode_only(args, in);
 
   VideoOptions o = video_options(args, mode, devices, in.format);
+  // The source's pixel aspect ratio, in each frame's JFIF header (and the container's below).
+  o.jpeg.density = JfifDensity::pixel_aspect(in.aspect_num, in.aspect_den);
   o.offload = fit_device_memory(args, o, in.frame_count);
   if (o.offload == Offload::cpu) o.devices.clear();
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
@@ -393,10 +531,38 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
   o.on_progress = [&](const Progress& p) { progress.update(p); };
 
-  FileSink sink(args.output, width, height, in.fps_num, in.fps_den, args.overwrite);
-  const Stats stats = encode_all(o, *in.source, sink, &interrupt_flag());
+  EncodeOutput output;
+  if (is_muxer_output(args.output)) {
+    LibavSink::Options so;
+    so.fps_num = in.fps_num;
+    so.fps_den = in.fps_den;
+    so.overwrite = args.overwrite;
+    so.aspect_num = in.aspect_num;
+    so.aspect_den = in.aspect_den;
+    so.metadata = carried.metadata;
+#if MJPEG_HAVE_LIBAV
+    so.audio = carried.audio.get();
+#endif
+    output.muxed = std::make_unique<LibavSink>(args.output, width, height, so);
+  } else {
+    FileSinkOptions so;
+    so.fps_num = in.fps_num;
+    so.fps_den = in.fps_den;
+    so.overwrite = args.overwrite;
+    so.aspect_num = in.aspect_num;
+    so.aspect_den = in.aspect_den;
+    so.metadata = carried.metadata;
+    so.audio = carried.audio_source();
+    output.file = std::make_unique<FileSink>(args.output, width, height, so);
+  }
+  const Stats stats = encode_all(o, *in.source, output.sink(), &interrupt_flag());
   progress.finish();
   const bool was_interrupted = interrupted();
+#if MJPEG_HAVE_LIBAV
+  // Stopped early: the audio ends with the last frame written.
+  if (carried.audio && was_interrupted)
+    carried.audio->end_at(static_cast<double>(stats.frames) * in.fps_den / in.fps_num);
+#endif
   if (!was_interrupted && in.final_notices)
     for (const std::string& n : in.final_notices()) notice(args, n);
   if (stats.frames == 0 && was_interrupted) {  // the sink is abandoned: nothing is published
@@ -408,7 +574,10 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                             args.start));
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
-  sink.close();
+  output.close();
+#if MJPEG_HAVE_LIBAV
+  if (carried.audio && !carried.audio->problem().empty()) notice(args, carried.audio->problem());
+#endif
 
   const std::vector<int> buffers = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
   if (!args.quiet) {
@@ -419,15 +588,16 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
       device_text += (b ? "," : "") + std::to_string(buffers[b]);
     std::fprintf(stderr, "%s\n",
                  fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode{}), {:.1f} MB, "
-                             "{:.2f} bits/pixel, {:.2f} s",
+                             "{:.2f} bits/pixel, {:.2f} s{}",
                              args.output, count_of(stats.frames, "frame", "frames"),
                              was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
                              // --mode's spelling: "sok" also with --pinned
                              o.offload == Offload::sok_pinned ? "sok" : to_string(o.offload),
                              o.devices.size() > 1 ? ", devices " + device_text : "",
-                             sink.bytes_written() / 1e6,
-                             8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
+                             output.bytes() / 1e6,
+                             8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall,
+                             carried_summary(carried, in.aspect_num, in.aspect_den))
                      .c_str());
   }
   if (args.stats) print_stage_stats(stats, buffers);

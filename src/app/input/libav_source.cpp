@@ -587,6 +587,23 @@ class LibavSource final : public mjpeg::FrameSource {
   int fps_den() const { return fps_den_; }
   std::int64_t announced_frames() const { return frame_count_; }
   bool has_audio() const { return has_audio_; }
+  int stream_index() const { return stream_; }
+  /// The time of the first frame, seconds (0 when it has none).
+  double first_frame_seconds() const {
+    return first_->best_effort_timestamp == AV_NOPTS_VALUE
+               ? 0.0
+               : static_cast<double>(first_->best_effort_timestamp) * time_base_;
+  }
+  /// The pixel aspect ratio of the frames as encoded (the decoder's, else the container's;
+  /// inverted when the display matrix turns them by 90 degrees); 1:1 when unknown.
+  AVRational pixel_aspect() const {
+    AVRational sar = av_guess_sample_aspect_ratio(fmtctx_.get(), fmtctx_->streams[stream_],
+                                                  first_.get());
+    if (sar.num <= 0 || sar.den <= 0) return AVRational{1, 1};
+    if (swaps_axes(turn_)) std::swap(sar.num, sar.den);
+    av_reduce(&sar.num, &sar.den, sar.num, sar.den, 1 << 30);
+    return sar;
+  }
   const std::string& codec_name() const { return codec_name_; }
   const std::string& pix_name() const { return pix_name_; }
   const std::string& colour() const { return colour_; }
@@ -1071,7 +1088,12 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
       src->codec_name(), src->pix_name(), src->colour(),
       f.is_planar() ? ", planes to the encoder" : " to RGB (libswscale)");
   for (const std::string& n : src->open_notices()) in.notices.push_back(n);
-  if (src->has_audio()) in.notices.push_back("the input's audio is ignored");
+  in.has_audio = src->has_audio();
+  in.video_stream = src->stream_index();
+  in.start_seconds = src->first_frame_seconds();
+  const AVRational sar = src->pixel_aspect();
+  in.aspect_num = sar.num;
+  in.aspect_den = sar.den;
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   const LibavSource* raw = src.get();
   in.final_notices = [raw] { return raw->final_notices(); };

@@ -281,6 +281,16 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
     in.notices.push_back(fmt::format("the source has {}-bit samples ({}); they are reduced to "
                                      "8 bits as libswscale reduces them to yuv420p",
                                      video.bit_depth, pix ? pix : "?"));
+  // What an output carries beside the frames (its audio and metadata are read from the file
+  // again, libav_extras.hpp), and the pixel aspect ratio.
+  in.video_stream = st.index;
+  for (unsigned i = 0; i < demux->context()->nb_streams; ++i)
+    if (demux->context()->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO)
+      in.has_audio = true;
+  if (st.start_time != AV_NOPTS_VALUE) in.start_seconds = st.start_time * av_q2d(st.time_base);
+  const AVRational sar = av_guess_sample_aspect_ratio(demux->context(), demux->stream(), nullptr);
+  if (sar.num > 0 && sar.den > 0)
+    av_reduce(&in.aspect_num, &in.aspect_den, sar.num, sar.den, 1 << 30);
   in.source = std::move(source);
   return in;
 }

@@ -203,6 +203,8 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   in.fps_den = info.fps_den;
   in.frame_count = info.frames;
   in.description = info.description;  // "... fps Y4M 420jpeg, ..."
+  in.aspect_num = info.aspect_num;
+  in.aspect_den = info.aspect_den;
   in.format = y4m->video_options();
   in.source = std::move(y4m);
   if (in.owned->relay)

@@ -78,6 +78,15 @@ struct VideoInput {
   std::int64_t frame_count = -1;  ///< -1 when unknown (a pipe, a container without a count)
   std::string description;        ///< one line: size, rate, pixel format, reader
   std::vector<std::string> notices;
+  /// The frames' pixel aspect ratio (width over height of one pixel): a video's, a Y4M
+  /// header's A tag; 1:1 when the input does not say.
+  int aspect_num = 1, aspect_den = 1;
+  /// A video decoded by FFmpeg's libraries: it has an audio stream beside the video (which an
+  /// output may carry, libav_extras.hpp); the index of the video stream that is decoded; the
+  /// time of its first frame, seconds (where the output's time 0 lies in the input's).
+  bool has_audio = false;
+  int video_stream = -1;
+  double start_seconds = 0;
   /// After the last frame was read (not after an interruption or --frames): what the user
   /// should know about the whole stream (frames lost with --keep-going, timing evened out).
   std::function<std::vector<std::string>()> final_notices;
