@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -167,6 +168,33 @@ class Formatter final : public CLI::Formatter {
   }
 };
 
+/// "unknown option W (see HELP)"; for a word that could be a file name (-x.ppm, not --qualty)
+/// also how to give such a name.
+std::string unknown_option_message(const std::string& word, const std::string& help) {
+  const bool file_like = word.rfind("--", 0) != 0 && word.size() > 2;
+  return fmt::format("unknown option {} (see {}){}", word, help,
+                     file_like ? fmt::format("; a file whose name begins with '-' is written "
+                                             "./{} or after --",
+                                             word)
+                               : "");
+}
+
+/// The first argument of `command` (argv[2] on, before a stand-alone "--") that looks like an
+/// option but is none of its options, or "".
+std::string unknown_option_word(const CLI::App* command, int argc, char** argv) {
+  if (command == nullptr) return "";
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-') continue;
+    const std::size_t eq = a.find('=');
+    const CLI::Option* option = command->get_option_no_throw(a.substr(0, eq));
+    if (option == nullptr) return a;
+    if (eq == std::string::npos && option->get_items_expected_min() > 0) ++i;  // its value
+  }
+  return "";
+}
+
 /// CLI11's "The following argument(s) were not expected: 90 --qualty" as it is meant: an
 /// unknown option (the first argument that looks like one), or an unexpected argument.
 std::string extras_message(const std::string& what, const std::string& command) {
@@ -184,8 +212,7 @@ std::string extras_message(const std::string& what, const std::string& command) 
   }
   const std::string help = command.empty() ? "mjpeg --help" : "mjpeg " + command + " --help";
   for (const std::string& w : words)
-    if (w.size() > 1 && w[0] == '-')
-      return fmt::format("unknown option {} (see {})", w, help);
+    if (w.size() > 1 && w[0] == '-') return unknown_option_message(w, help);
   if (!words.empty())
     return fmt::format("unexpected argument '{}' (see {})", words.front(), help);
   return what;
@@ -214,6 +241,54 @@ void check_command_word(const CLI::App& app, int argc, char** argv) {
     throw UsageError(fmt::format("no command given (commands: {}; see mjpeg --help)", known));
   throw UsageError(fmt::format("unknown command '{}' (commands: {}; see mjpeg --help)",
                                argv[1], known));
+}
+
+/// The arguments with a stand-alone "--" read as users mean it: the end of the options for the
+/// file names that follow, not for the options. After it, an argument that begins with '-' and
+/// is neither "-" (standard input) nor an option of the command is a file name, passed on as
+/// "./NAME", the same file, which CLI11 cannot take for an option; the options after "--" are
+/// still read, and an option's value that begins with '-' is joined to it (--output=-y.jpg). So `mjpeg encode -- -x.ppm -o y.jpg`
+/// encodes "-x.ppm" (CLI11 alone would take every argument after "--" as a file name, and then
+/// miss -o).
+std::vector<std::string> with_file_names_after_double_dash(const CLI::App& app, int argc,
+                                                           char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  const auto dashes = std::find(args.begin() + std::min(argc, 2), args.end(), "--");
+  if (argc < 2 || dashes == args.end()) return args;
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->check_name(args[1])) command = sub;
+  if (command == nullptr) return args;
+  std::vector<std::string> out(args.begin(), dashes);
+  bool value_next = false;  // the argument before took a value: this is it
+  const CLI::Option* value_of = nullptr;
+  for (auto it = dashes + 1; it != args.end(); ++it) {
+    const std::string& a = *it;
+    if (value_next) {
+      value_next = false;
+      // A value that begins with '-' (-o -y.jpg) would be taken for an option: joined to its
+      // option's long name instead (--output=-y.jpg).
+      if (a.size() > 1 && a[0] == '-' && !value_of->get_lnames().empty())
+        out.back() = "--" + value_of->get_lnames().front() + "=" + a;
+      else
+        out.push_back(a);
+      continue;
+    }
+    if (a.size() > 1 && a[0] == '-') {
+      const std::size_t eq = a.find('=');
+      const CLI::Option* option = command->get_option_no_throw(a.substr(0, eq));
+      if (option != nullptr) {
+        value_next = eq == std::string::npos && option->get_items_expected_min() > 0;
+        value_of = option;
+        out.push_back(a);
+      } else {
+        out.push_back("./" + a);
+      }
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
 }
 
 }  // namespace
@@ -257,7 +332,10 @@ int cli_main(int argc, char** argv, bool run_command) {
 
   try {
     check_command_word(app, argc, argv);
-    app.parse(argc, argv);
+    std::vector<std::string> args = with_file_names_after_double_dash(app, argc, argv);
+    args.erase(args.begin());                  // the program's name
+    std::reverse(args.begin(), args.end());    // CLI11 takes the arguments last first
+    app.parse(args);
   } catch (const CLI::ExtrasError& e) {
     std::string command;
     for (const Command& c : commands)
@@ -272,6 +350,17 @@ int cli_main(int argc, char** argv, bool run_command) {
                   what.substr(what.find(':') + 2));
     else
       print_error(what);
+    return kExitUsage;
+  } catch (const CLI::RequiredError& e) {
+    // "input is required" after `encode -x.ppm`: CLI11 took the file for an option it does not
+    // know, which is what to say.
+    const CLI::App* command = nullptr;
+    for (const Command& c : commands)
+      if (argc >= 2 && c.app->check_name(argv[1])) command = c.app;
+    const std::string word = unknown_option_word(command, argc, argv);
+    print_error(word.empty() ? std::string(e.what())
+                             : unknown_option_message(word, "mjpeg " + command->get_name() +
+                                                                " --help"));
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))

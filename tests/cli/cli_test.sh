@@ -171,6 +171,24 @@ case_usage_errors_exit_2() {
   grep -q "unknown command 'transcode'" err.txt || die "unknown command not named"
   [[ ! -e out.jpg ]] || die "out.jpg created"
 }
+# File names that begin with '-': after a stand-alone "--" they are file names and the options
+# that follow are still read (an option's value too may begin with '-'); without "--" the error
+# names the word and says how to write such a name. The outputs equal cjpeg's.
+case_double_dash_file_names_and_options() {
+  need_cjpeg
+  cp "$SAMPLE" ./-x.ppm
+  expect_ok encode -- -x.ppm -o y.jpg
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg ./-x.ppm || die "cjpeg failed"
+  same_bytes y.jpg theirs.jpg
+  expect_ok encode -q 75 -- -x.ppm -o -y.jpg -s 444
+  "$CJPEG" -quality 75 -sample 1x1 -outfile theirs.jpg ./-x.ppm || die "cjpeg failed"
+  same_bytes ./-y.jpg theirs.jpg
+  expect_ok quality -- -x.ppm -x.ppm --quiet
+  grep -q 'PSNR RGB  min *inf' out.txt || die "quality of -x.ppm with itself: $(cat out.txt)"
+  expect_fail 2 encode -x.ppm -o z.jpg
+  grep -q "unknown option -x.ppm .*written ./-x.ppm or after --" err.txt || die "unclear: $(cat err.txt)"
+  [[ ! -e z.jpg ]] || die "z.jpg created"
+}
 case_unknown_output_extension_exit_2() {
   local out
   for out in out.png out.mp4 out.ppm out noext.; do
