@@ -18,6 +18,7 @@
 #include "app/encode/encode_command.hpp"
 #include "app/trace/gantt_command.hpp"
 #include "app/input/image_input.hpp"
+#include "app/input/raw_source.hpp"
 #include "info_command.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
@@ -39,12 +40,14 @@ void print_error(std::string message) {
 CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsampling) {
   CLI::App* cmd = app.add_subcommand(
       "encode",
-      "Encode an image to a JPEG file, or a video (Y4M, image sequence, or any container "
-      "OpenCV/FFmpeg reads) to an M-JPEG AVI, a raw .mjpeg stream or numbered JPEGs; every "
-      "frame byte-identical to libjpeg-turbo");
+      "Encode an image to a JPEG file, or a video (Y4M, raw frames, an image sequence, or any "
+      "container OpenCV/FFmpeg reads) to an M-JPEG AVI, a raw .mjpeg stream or numbered JPEGs; "
+      "every frame byte-identical to libjpeg-turbo");
   cmd->add_option("input", args.input,
-                  "Input: an image (" + supported_input_formats() +
-                      "), a Y4M file or - (stdin), a pattern like frames/%05d.png, or a video")
+                  "Input: a file, a FIFO or - (standard input), recognised by its content: an "
+                  "image (" + supported_input_formats() +
+                      "), Y4M, a video, or raw frames (--pix-fmt); or a pattern like "
+                      "frames/%05d.png. A name that begins with '-' goes after -- (or as ./NAME)")
       ->type_name("INPUT")
       ->required();
   cmd->add_option("-o,--output", args.output,
@@ -66,8 +69,10 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   const char* input = "Input options";
   InputOptions& in = args.input_options;
   cmd->add_flag("--keep-going", in.keep_going,
-                "A truncated or damaged input: encode the frames that decode and say what was "
-                "lost (default: an error, nothing written); an image sequence skips its gaps")
+                "A truncated or damaged input (a video, a Y4M stream cut short or with a damaged "
+                "frame header, raw frames with a partial last one): encode the complete frames "
+                "and say what was lost (default: an error, nothing written); an image sequence "
+                "skips its gaps")
       ->group(input);
   cmd->add_flag("--no-autorotate", [&in](std::int64_t) { in.autorotate = false; },
                 "Keep frames as stored: do not turn them as a video's display matrix or a "
@@ -93,6 +98,34 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->check(CLI::IsMember({"limited", "full"}).description(""))
       ->type_name("limited|full")
       ->group(input);
+  const char* raw = "Raw frames (headerless, e.g. ffmpeg -f rawvideo -pix_fmt F -)";
+  RawFormat& r = in.raw;
+  cmd->add_option("--pix-fmt", r.pix_fmt,
+                  std::string("The input holds raw frames of this pixel format (ffmpeg's "
+                              "names): ") + raw_pixel_formats())
+      ->check(CLI::IsMember({"yuv420p", "yuv422p", "yuv444p", "nv12", "gray", "rgb24", "bgr24"})
+                  .description(""))
+      ->type_name("F")
+      ->group(raw);
+  cmd->add_option_function<std::string>(
+         "--size",
+         [&r](const std::string& text) {
+           const FrameSize z = parse_frame_size(text, "--size");
+           r.width = z.width;
+           r.height = z.height;
+         },
+         "Raw frames: their size")
+      ->type_name("WxH")
+      ->group(raw);
+  cmd->add_option_function<std::string>(
+         "--fps",
+         [&r](const std::string& text) {
+           parse_frame_rate(text, r.fps_num, r.fps_den);
+           r.fps_given = true;
+         },
+         "Raw frames: their rate, as N, N/D (30000/1001) or a decimal (29.97); default 25")
+      ->type_name("RATE")
+      ->group(raw);
   cmd->add_option("--rgb-decode", args.rgb_decode,
                   "Videos decoded by FFmpeg's libraries: planar (default: the decoder's planes "
                   "go to the encoder, which converts them as libswscale does) or swscale "

@@ -2,8 +2,10 @@
 # End-to-end tests of the `mjpeg` command line, one case per ctest test.
 #
 #   cli_test.sh --list                       print the case names
-#   cli_test.sh CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]
+#   cli_test.sh CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG [MEDIA_DIR]]
 #
+# MEDIA_DIR (or the environment variable MJPEG_MEDIA_DIR, which wins) holds the shared test media
+# (real pictures and clips) that some cases cut their inputs from.
 # Each case runs in its own fresh directory under WORK_DIR. Exit 0 = pass, 77 = skipped
 # (a tool it needs is missing), anything else = fail (with a message on stderr).
 set -uo pipefail
@@ -16,6 +18,14 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 need_cjpeg() { [[ -n "${CJPEG:-}" && -x "$CJPEG" ]] || skip "cjpeg not found"; }
+# need_media FILE...: each FILE is in the shared media, $MEDIA/FILE (fails naming the folder).
+need_media() {
+  local f
+  for f in "$@"; do
+    [[ -n ${MEDIA:-} && -f $MEDIA/$f ]] ||
+      die "test media '$f' not found in '${MEDIA:-}' (set MJPEG_MEDIA_DIR)"
+  done
+}
 need_ffmpeg() { command -v ffmpeg >/dev/null || skip "ffmpeg not found"; }
 have_opencv() { "$MJPEG" info | grep -q '^OpenCV: yes'; }
 
@@ -457,7 +467,8 @@ case_video_without_video_stream_exit_1() {
   grep -q "audio.mp4' has no video stream" err.txt || die "unclear error: $(cat err.txt)"
   printf 'not a video at all' >junk.mp4
   expect_fail 1 encode junk.mp4 -o out.avi --quiet
-  grep -q "cannot read 'junk.mp4' as a video" err.txt || die "unclear error: $(cat err.txt)"
+  grep -q "cannot read 'junk.mp4': not Y4M, PPM/PGM or a picture, and FFmpeg's libraries do not recognise it" \
+    err.txt || die "unclear error: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
 }
 case_video_resolution_change_exit_1() {
@@ -1119,13 +1130,15 @@ if [[ ${1:-} == --list ]]; then
   declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'
   exit 0
 fi
-[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]" >&2; exit 2; }
+[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG [MEDIA_DIR]]" >&2; exit 2; }
 name=$1
 MJPEG=$(realpath "$2")
 SOURCE_DIR=$(realpath "$3")
 SAMPLE=$(realpath "$3/media/sample.ppm")
 CJPEG=${5:-}
 [[ $CJPEG == *NOTFOUND* ]] && CJPEG=
+MEDIA=${MJPEG_MEDIA_DIR:-${6:-}}
+[[ -n $MEDIA ]] && MEDIA=$(realpath -m "$MEDIA")
 declare -F "case_$name" >/dev/null || { echo "unknown case $name" >&2; exit 2; }
 [[ -x $MJPEG ]] || die "mjpeg binary $MJPEG not found"
 [[ -f $SAMPLE ]] || die "sample $SAMPLE not found"
