@@ -1,6 +1,7 @@
-# Cases of the stream inputs (sourced by cli_test.sh; its helpers are available): what FFmpeg's
-# libraries decode equals ffmpeg's own RGB, damaged and truncated inputs, rotation, image
-# sequences, Y4M colour.
+# Cases of the inputs (sourced by cli_test.sh; its helpers are available): what FFmpeg's
+# libraries decode equals ffmpeg's own RGB, and the same planes give the same bytes from a video,
+# Y4M and raw frames; inputs recognised by their content, pipes and FIFOs read once; raw frames;
+# damaged and truncated inputs and --keep-going, rotation, image sequences, Y4M colour.
 
 # rgb_equals_ffmpeg CLIP FRAMES: mjpeg's RGB of CLIP (as `encode` and `quality` decode it) equals
 # `ffmpeg -i CLIP -pix_fmt rgb24` in every pixel of the first FRAMES frames: ffmpeg writes the

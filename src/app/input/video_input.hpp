@@ -40,14 +40,14 @@ struct InputOptions {
   std::string colorspace;        ///< --colorspace: "", "bt601", "bt709", "bt2020"
   std::string range;             ///< --range: "", "limited", "full"
   /// How decoded video reaches the encoder (--rgb-decode). false (default, planar): frames of
-  /// the common 8-bit YCbCr formats (yuv420p, yuvj420p, yuv422p, yuvj422p, nv12, gray) go to
-  /// the encoder as planes, converted to RGB by the transforms with the integer arithmetic of
-  /// jpeg_math.hpp (libswscale's own, truncated form for 4:2:0 / 4:2:2 of even height; the
-  /// rounded form otherwise) and the source's matrix and range (or --colorspace / --range); a
-  /// display matrix turns the planes. 4:4:4 and every other format go through libswscale (for
-  /// rgb24 it filters 4:4:4 chroma to half width: no per-pixel conversion gives its RGB).
-  /// true (swscale): libswscale converts every frame to rgb24 on the CPU (exactly
-  /// `ffmpeg -pix_fmt rgb24`). Y4M input is always planar.
+  /// 4:2:0 and 4:2:2 (yuv420p, yuvj420p, yuv422p, yuvj422p) of even height and gray go to the
+  /// encoder as planes, converted to RGB by the transforms with libswscale's own integer
+  /// arithmetic (ycbcr.hpp) and the source's matrix and range (or --colorspace / --range); a
+  /// display matrix turns the planes. Odd heights, 4:4:4, nv12 and every other format go
+  /// through libswscale (its scaler, chroma filters and interpolation: no per-pixel conversion
+  /// gives its RGB). true (swscale): libswscale converts every frame to rgb24 on the CPU. Either
+  /// way the RGB is `ffmpeg -pix_fmt rgb24`'s. Y4M and raw frames follow the same rule
+  /// (ycbcr.hpp) whatever this says.
   bool rgb_swscale = false;
   /// --decoder: who decodes compressed video (H.264, HEVC, VP9; MPEG-2 stays on the CPU):
   /// "gpu" (NVDEC, into device memory; an error where it cannot), "cpu" (FFmpeg's libavcodec)
