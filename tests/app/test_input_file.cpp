@@ -89,6 +89,9 @@ TEST(InputFile, KindsComeFromTheContentNotTheName) {
   const std::string jpeg = jpeg_like();
   const std::string gif = "GIF89a" + std::string(40, '\0');
   const std::string mp4 = bytes_of({0, 0, 0, 0x20}) + "ftypisom" + std::string(40, '\0');
+  // A camera's Multi-Picture JPEG (an APP2 "MPF" segment, then its second picture): a picture.
+  const std::string mpf = jpeg.substr(0, 2) + bytes_of({0xFF, 0xE2, 0x00, 0x08, 'M', 'P', 'F', 0, 0, 0}) +
+                          jpeg.substr(2) + jpeg;
   const struct {
     const char* name;
     std::string bytes;
@@ -96,7 +99,7 @@ TEST(InputFile, KindsComeFromTheContentNotTheName) {
   } cases[] = {{"a.mp4", y4m, InputKind::y4m},        {"b.y4m", ppm, InputKind::image},
                {"c", png, InputKind::image},          {"d.avi", jpeg, InputKind::image},
                {"e.jpg", jpeg + jpeg, InputKind::video}, {"f.png", gif, InputKind::video},
-               {"g.ppm", mp4, InputKind::video}};
+               {"g.ppm", mp4, InputKind::video},        {"k.mjpeg", mpf, InputKind::image}};
   for (const auto& c : cases) {
     const Input in = open_input(dir.write(c.name, c.bytes));
     EXPECT_EQ(in.kind, c.kind) << c.name;

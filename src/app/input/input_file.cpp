@@ -252,7 +252,8 @@ std::FILE* InputFile::stdio() {
   return stdio_;
 }
 
-std::size_t jpeg_picture_end(const std::uint8_t* d, std::size_t n) {
+std::size_t jpeg_picture_end(const std::uint8_t* d, std::size_t n, bool* multi_picture) {
+  if (multi_picture != nullptr) *multi_picture = false;
   if (n < 4 || d[0] != 0xFF || d[1] != 0xD8) return 0;
   std::size_t at = 2;
   bool in_scan = false;  // after an SOS: entropy-coded data until the next marker
@@ -280,6 +281,9 @@ std::size_t jpeg_picture_end(const std::uint8_t* d, std::size_t n) {
     if (at + 4 > n) return 0;
     const std::size_t length = (std::size_t(d[at + 2]) << 8) | d[at + 3];
     if (length < 2) return 0;
+    if (marker == 0xE2 && multi_picture != nullptr && length >= 6 && at + 8 <= n &&
+        std::memcmp(d + at + 4, "MPF", 4) == 0)
+      *multi_picture = true;
     at += 2 + length;
     if (marker == 0xDA) in_scan = true;
   }
@@ -326,10 +330,12 @@ Input open_input(const std::string& path, bool raw) {
     in.kind = InputKind::image;
     for (std::size_t want = std::size_t(1) << 16;; want *= 4) {
       const std::vector<std::uint8_t> bytes = f.peek(want);
-      const std::size_t end = jpeg_picture_end(bytes.data(), bytes.size());
+      bool multi_picture = false;
+      const std::size_t end = jpeg_picture_end(bytes.data(), bytes.size(), &multi_picture);
       if (end > 0 && bytes.size() < end + 2 && bytes.size() == want) continue;
       if (end > 0) {
-        if (bytes.size() >= end + 2 && bytes[end] == 0xFF && bytes[end + 1] == 0xD8)
+        if (!multi_picture && bytes.size() >= end + 2 && bytes[end] == 0xFF &&
+            bytes[end + 1] == 0xD8)
           in.kind = InputKind::video;
         break;
       }

@@ -10,7 +10,8 @@
 // What an input holds: the signatures of Y4M ("YUV4MPEG2") and Netpbm ('P' and a digit), of the
 // still-image formats read through OpenCV (PNG, JPEG, BMP, TIFF, WebP, ...), GIF (a stream:
 // FFmpeg reads its frames), else whatever FFmpeg's own probe recognises (a video). A JPEG
-// followed by another JPEG is an M-JPEG stream, a video. Raw frames carry no signature: the
+// followed by another JPEG is an M-JPEG stream, a video (unless it says that the pictures after
+// it are its own: a Multi-Picture file). Raw frames carry no signature: the
 // command line says so (--pix-fmt), whatever the content.
 #pragma once
 
@@ -111,7 +112,10 @@ Input open_input(const std::string& path, bool raw = false);
 
 /// Where the first JPEG picture in `data` ends (after its EOI marker), or 0 when `data` holds
 /// no complete one (it is cut short, or not a JPEG). Markers inside segments and stuffed bytes
-/// of the entropy-coded data are stepped over, so an EXIF thumbnail does not end it.
-std::size_t jpeg_picture_end(const std::uint8_t* data, std::size_t size);
+/// of the entropy-coded data are stepped over, so an EXIF thumbnail does not end it. Sets
+/// `*multi_picture` when the picture carries an MPF segment (APP2 "MPF"): the pictures after
+/// it belong to it (a camera's Multi-Picture file, an Ultra HDR gain map), not to a stream.
+std::size_t jpeg_picture_end(const std::uint8_t* data, std::size_t size,
+                             bool* multi_picture = nullptr);
 
 }  // namespace mjpeg::app
