@@ -327,8 +327,6 @@ VideoInput open_frames(Input input, const InputOptions& options) {
 #endif
 }
 
-}  // namespace
-
 /// A video or an image sequence, decoded on the CPU (--start read and dropped).
 VideoInput open_video_input_cpu(Input input, const InputOptions& options) {
   if (options.start <= 0) return open_frames(std::move(input), options);
