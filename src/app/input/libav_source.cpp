@@ -195,6 +195,11 @@ struct FrameLayout {
   /// 10- or 12-bit 4:2:0 frames: reduced to 8-bit planes as libswscale reduces them
   /// (yuv420p10 -> yuv420p, its ordered dither), then converted as 8-bit 4:2:0 planes.
   bool reduce = false;
+  /// The planes are converted to RGB by libswscale after the source (swscale_source): reduced
+  /// 10- or 12-bit frames of odd height, whose RGB libswscale's scaler makes.
+  bool swscale_after = false;
+  const int* table = nullptr;  ///< libswscale's coefficient table of the matrix
+  bool full = false;           ///< full range
   bool is_planar() const { return mjpeg::is_planar(format); }
   bool has_chroma() const { return is_planar() && format != FrameFormat::yuv400p; }
   /// log2 of the pixels per chroma sample, horizontally / vertically.
@@ -206,11 +211,15 @@ struct FrameLayout {
 /// format `format` in, once they are `f.height` rows tall (after any turn), with libswscale
 /// matrix `sws_matrix` and range `full`, where the transforms give libswscale's RGB for them
 /// (ffmpeg_planes, ycbcr.hpp: 4:2:0 / 4:2:2 of even height, gray); otherwise `f` stays rgb24 and
-/// libswscale converts each frame (odd heights, 4:4:4, nv12, whose chroma it interpolates).
+/// libswscale converts each frame (odd heights, 4:4:4, nv12, whose chroma it interpolates), or,
+/// for 10- and 12-bit 4:2:0 of odd height, the reduced 8-bit planes (`swscale_after`).
 void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool full,
                        FrameLayout& f) {
   FrameFormat planes = FrameFormat::rgb24;
   f.reduce = false;
+  f.swscale_after = false;
+  f.table = sws_getCoefficients(sws_matrix);
+  f.full = full;
   switch (static_cast<AVPixelFormat>(format)) {
     case AV_PIX_FMT_YUV420P10LE:
     case AV_PIX_FMT_YUV420P12LE:
@@ -233,11 +242,11 @@ void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool
   const std::optional<VideoOptions> exact =
       ffmpeg_planes(planes, f.width, f.height, sws_getCoefficients(sws_matrix),
                     full ? YuvRange::full : YuvRange::limited);
-  if (!exact) {  // libswscale converts each frame itself (from 10 or 12 bits too)
-    f.reduce = false;
-    return;
-  }
-  f.coefficients = *exact->coefficients;
+  if (!exact && !f.reduce) return;  // libswscale converts each frame itself
+  // Reduced frames of odd height: libswscale converts their 8-bit planes after the reduction,
+  // as it converts the 8-bit clip ffmpeg makes of them (and NVDEC's frames, reduced alike).
+  f.swscale_after = !exact;
+  f.coefficients = swscale_coefficients(f.table, full ? YuvRange::full : YuvRange::limited);
   f.format = planes;
 }
 
@@ -1044,7 +1053,8 @@ class LibavSource final : public mjpeg::FrameSource {
 }  // namespace
 
 VideoOptions libav_frame_format(int pix_fmt, int colorspace, bool full_range, int width,
-                                int height, const InputOptions& options, bool& reduced) {
+                                int height, const InputOptions& options, bool& reduced,
+                                bool* swscale_after) {
   const int matrix_override = sws_colorspace_option(options.colorspace);
   const int range_override = options.range.empty() ? -1 : (options.range == "full" ? 1 : 0);
   const auto spc = static_cast<AVColorSpace>(colorspace);
@@ -1056,6 +1066,7 @@ VideoOptions libav_frame_format(int pix_fmt, int colorspace, bool full_range, in
   if (!options.rgb_swscale && !is_rgb_format(pix_fmt))
     set_planar_format(pix_fmt, spc, matrix, full, f);
   reduced = f.reduce;
+  if (swscale_after != nullptr) *swscale_after = f.swscale_after;
   return video_format(f);
 }
 
@@ -1095,12 +1106,22 @@ VideoInput open_libav(InputFile& file, const InputOptions& options) {
       in.fps_num, in.fps_den,
       in.frame_count >= 0 ? plural(in.frame_count, "frame", "frames") : "? frames",
       src->codec_name(), src->pix_name(), src->colour(),
-      f.is_planar() ? ", planes to the encoder" : " to RGB (libswscale)");
+      f.is_planar() && !f.swscale_after ? ", planes to the encoder" : " to RGB (libswscale)");
   for (const std::string& n : src->open_notices()) in.notices.push_back(n);
   if (src->has_audio()) in.notices.push_back("the input's audio is ignored");
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   const LibavSource* raw = src.get();
   in.final_notices = [raw] { return raw->final_notices(); };
+  if (f.swscale_after) {  // the reduced planes, then libswscale's RGB of them
+    VideoOptions planes = in.format;
+    planes.range = f.full ? YuvRange::full : YuvRange::limited;
+    const int* table = f.table;
+    in.format = VideoOptions{};
+    in.format.width = f.width;
+    in.format.height = f.height;
+    in.source = swscale_source(std::move(src), planes, table);
+    return in;
+  }
   in.source = std::move(src);
   return in;
 }

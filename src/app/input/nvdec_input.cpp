@@ -242,13 +242,11 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
   const int device = std::max(0, options.gpu_device);
   // The frames as the CPU reader gives them: planes, or (an odd height: ycbcr.hpp) RGB that
   // libswscale makes of the 8-bit planes, on the host.
-  bool reduced = false;
-  const VideoOptions format = libav_frame_format(c.format, c.color_space, full_range_of(c),
-                                                 c.width, c.height, options, reduced);
-  const bool swscale_after = !is_planar(format.format);
-  if (reason.empty() && swscale_after && video.bit_depth > 8)
-    reason = "at an odd height its RGB is libswscale's conversion of the 10- or 12-bit frames "
-             "themselves";
+  bool reduced = false, reduced_then_swscale = false;
+  const VideoOptions format =
+      libav_frame_format(c.format, c.color_space, full_range_of(c), c.width, c.height, options,
+                         reduced, &reduced_then_swscale);
+  const bool swscale_after = !is_planar(format.format) || reduced_then_swscale;
   if (reason.empty()) reason = nvdec_problem(video, device);
   if (!reason.empty()) {
     if (forced) throw Error(fmt::format("--decoder gpu: '{}': {}", path, reason));
@@ -264,6 +262,9 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
     planes.format = FrameFormat::yuv420p;
     planes.range = libav_full_range(full_range_of(c), options) ? YuvRange::full : YuvRange::limited;
     planes.coefficients = swscale_coefficients(table, planes.range);
+    in.format = VideoOptions{};
+    in.format.width = c.width;
+    in.format.height = c.height;
   }
   if (codec == VideoCodec::h264) demux->filter("h264_mp4toannexb");
   if (codec == VideoCodec::hevc) demux->filter("hevc_mp4toannexb");
