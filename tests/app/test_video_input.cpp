@@ -94,8 +94,8 @@ TEST(DecodedVideo, PlanesGiveLibswscalesRgbOnTheSharedClips) {
     InputOptions swscale;
     swscale.max_frames = 12;
     swscale.rgb_swscale = true;
-    VideoInput planes = open_video_input(path, InputKind::video, 12);
-    VideoInput rgb = open_video_input(path, InputKind::video, swscale);
+    VideoInput planes = open_video_input(path, 12);
+    VideoInput rgb = open_video_input(path, swscale);
     const VideoOptions& pf = planes.format;
     ASSERT_TRUE(is_planar(pf.format)) << clip << ": " << planes.description;
     ASSERT_EQ(rgb.format.format, FrameFormat::rgb24) << clip;

@@ -281,11 +281,9 @@ case_audio_copied_into_avi() {
     ffmpeg -nostdin -v error -i pcm.avi -map 0:a -f s16le out.raw || die "ffmpeg cannot decode"
   same_bytes out.raw src.raw
   # A real clip's AAC track (5 s) from the test media.
-  local media=${MJPEG_MEDIA_DIR:-${MJPEG_CLI_MEDIA_DIR:-}}
-  [[ -n $media ]] || { echo "(MJPEG_MEDIA_DIR not set: the media clip is left out)"; return; }
-  [[ -f $media/video/flower.mp4 ]] || die "test media missing: $media/video/flower.mp4"
-  expect_ok encode "$media/video/flower.mp4" -o flower.avi --quiet
-  expect_audio_copied "$media/video/flower.mp4" flower.avi aac
+  need_media video/flower.mp4
+  expect_ok encode "$MEDIA/video/flower.mp4" -o flower.avi --quiet
+  expect_audio_copied "$MEDIA/video/flower.mp4" flower.avi aac
 }
 
 case_audio_of_a_segment_and_dropped() {

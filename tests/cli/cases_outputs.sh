@@ -6,9 +6,9 @@ mean_rgb() { sed -n 's/^  PSNR RGB  min *[0-9.inf]*  mean *\([0-9.inf]*\) .*/\1/
 
 case_psnr_and_quality_agree_on_every_output_kind() {
   need_ffmpeg
-  # An awkward size (334x91: not a multiple of 8 or 16, odd height), lossless source.
-  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=334x91:rate=25 -frames:v 3 -pix_fmt yuv420p \
-    -c:v ffv1 clip.mkv || die "ffmpeg cannot make the clip"
+  # An awkward size (334x91: not a multiple of 8 or 16, odd height), a lossless 4:2:0 source of
+  # real content (real_clip, cases_inputs.sh), whose RGB is libswscale's at that odd height.
+  real_clip clip.mkv 334x91 yuv420p ffv1 3
   need_libav clip.mkv
   mkdir src f
   ffmpeg -nostdin -v error -i clip.mkv -pix_fmt rgb24 src/%03d.ppm || die "ffmpeg cannot decode"

@@ -2,8 +2,10 @@
 # End-to-end tests of the `mjpeg` command line, one case per ctest test.
 #
 #   cli_test.sh --list                       print the case names
-#   cli_test.sh CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]
+#   cli_test.sh CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG [MEDIA_DIR]]
 #
+# MEDIA_DIR (or the environment variable MJPEG_MEDIA_DIR, which wins) holds the shared test media
+# (real pictures and clips) that some cases cut their inputs from.
 # Each case runs in its own fresh directory under WORK_DIR. Exit 0 = pass, 77 = skipped
 # (a tool it needs is missing), anything else = fail (with a message on stderr).
 set -uo pipefail
@@ -16,6 +18,14 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 need_cjpeg() { [[ -n "${CJPEG:-}" && -x "$CJPEG" ]] || skip "cjpeg not found"; }
+# need_media FILE...: each FILE is in the shared media, $MEDIA/FILE (fails naming the folder).
+need_media() {
+  local f
+  for f in "$@"; do
+    [[ -n ${MEDIA:-} && -f $MEDIA/$f ]] ||
+      die "test media '$f' not found in '${MEDIA:-}' (set MJPEG_MEDIA_DIR)"
+  done
+}
 need_ffmpeg() { command -v ffmpeg >/dev/null || skip "ffmpeg not found"; }
 have_opencv() { "$MJPEG" info | grep -q '^OpenCV: yes'; }
 
@@ -170,6 +180,24 @@ case_usage_errors_exit_2() {
   expect_fail 2 transcode "$SAMPLE" -o out.jpg     # unknown subcommand
   grep -q "unknown command 'transcode'" err.txt || die "unknown command not named"
   [[ ! -e out.jpg ]] || die "out.jpg created"
+}
+# File names that begin with '-': after a stand-alone "--" they are file names and the options
+# that follow are still read (an option's value too may begin with '-'); without "--" the error
+# names the word and says how to write such a name. The outputs equal cjpeg's.
+case_double_dash_file_names_and_options() {
+  need_cjpeg
+  cp "$SAMPLE" ./-x.ppm
+  expect_ok encode -- -x.ppm -o y.jpg
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg ./-x.ppm || die "cjpeg failed"
+  same_bytes y.jpg theirs.jpg
+  expect_ok encode -q 75 -- -x.ppm -o -y.jpg -s 444
+  "$CJPEG" -quality 75 -sample 1x1 -outfile theirs.jpg ./-x.ppm || die "cjpeg failed"
+  same_bytes ./-y.jpg theirs.jpg
+  expect_ok quality -- -x.ppm -x.ppm --quiet
+  grep -q 'PSNR RGB  min *inf' out.txt || die "quality of -x.ppm with itself: $(cat out.txt)"
+  expect_fail 2 encode -x.ppm -o z.jpg
+  grep -q "unknown option -x.ppm .*written ./-x.ppm or after --" err.txt || die "unclear: $(cat err.txt)"
+  [[ ! -e z.jpg ]] || die "z.jpg created"
 }
 case_unknown_output_extension_exit_2() {
   local out
@@ -453,7 +481,8 @@ case_video_without_video_stream_exit_1() {
   grep -q "audio.mp4' has no video stream" err.txt || die "unclear error: $(cat err.txt)"
   printf 'not a video at all' >junk.mp4
   expect_fail 1 encode junk.mp4 -o out.avi --quiet
-  grep -q "cannot read 'junk.mp4' as a video" err.txt || die "unclear error: $(cat err.txt)"
+  grep -q "cannot read 'junk.mp4': not Y4M, PPM/PGM or a picture, and FFmpeg's libraries do not recognise it" \
+    err.txt || die "unclear error: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
 }
 case_video_resolution_change_exit_1() {
@@ -1115,13 +1144,15 @@ if [[ ${1:-} == --list ]]; then
   declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'
   exit 0
 fi
-[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]" >&2; exit 2; }
+[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG [MEDIA_DIR]]" >&2; exit 2; }
 name=$1
 MJPEG=$(realpath "$2")
 SOURCE_DIR=$(realpath "$3")
 SAMPLE=$(realpath "$3/media/sample.ppm")
 CJPEG=${5:-}
 [[ $CJPEG == *NOTFOUND* ]] && CJPEG=
+MEDIA=${MJPEG_MEDIA_DIR:-${6:-}}
+[[ -n $MEDIA ]] && MEDIA=$(realpath -m "$MEDIA")
 declare -F "case_$name" >/dev/null || { echo "unknown case $name" >&2; exit 2; }
 [[ -x $MJPEG ]] || die "mjpeg binary $MJPEG not found"
 [[ -f $SAMPLE ]] || die "sample $SAMPLE not found"

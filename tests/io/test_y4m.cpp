@@ -192,6 +192,73 @@ TEST(Y4mReader, GarbageBetweenFrames) {
   expect_error([&] { r.read_frame(f); }, {"frame 2", "FRAME"});
 }
 
+// With keep-going, each kind of damage ends the stream after the complete frames (their bytes
+// intact), lost() names the damaged frame and what was left; read sequentially and mapped alike.
+TEST(Y4mReader, KeepGoingEndsAtTheLastCompleteFrame) {
+  ScratchDir dir;
+  const std::string whole = make_y4m("W4 H4 F25:1", 24, 4);
+  const std::size_t frame = 6 + 24, head = whole.size() - 4 * frame;
+  std::string payload_cut = whole.substr(0, head + 2 * frame + 6 + 10);   // inside frame 3
+  std::string header_cut = whole.substr(0, head + 2 * frame + 3);          // "FRA"
+  std::string damaged = whole;
+  damaged.replace(head + 2 * frame, 5, "XXXXX");                          // frame 3's header
+  std::string bad_params = whole;
+  bad_params.replace(head + 2 * frame + 5, 1, "?");                       // "FRAME?"
+  const struct {
+    const char* name;
+    const std::string* data;
+    const char* says;
+  } cases[] = {{"payload", &payload_cut, "truncated frame 3: got 10 of 24 bytes"},
+               {"header", &header_cut, "truncated frame 3 (the stream ends inside its FRAME"},
+               {"damaged", &damaged, "frame 3: expected a 'FRAME' header"},
+               {"params", &bad_params, "frame 3: malformed FRAME header"}};
+  for (const auto& c : cases) {
+    const std::string path = dir.file(std::string(c.name) + ".y4m");
+    io_test::write_bytes(path, *c.data);
+    for (const bool mapped : {false, true}) {
+      Y4mReader r(path);
+      r.set_keep_going(true);
+      ASSERT_TRUE(!mapped || r.map_frames()) << c.name;
+      for (int i = 0; i < 2; ++i) {
+        const std::uint8_t* got = nullptr;
+        Y4mFrame f;
+        if (mapped) {
+          got = r.next_mapped_frame();
+          ASSERT_NE(got, nullptr) << c.name << " frame " << i + 1;
+        } else {
+          ASSERT_TRUE(r.read_frame(f)) << c.name << " frame " << i + 1;
+          got = f.data.data();
+        }
+        EXPECT_EQ(0, std::memcmp(got, frame_payload(24, i).data(), 24)) << c.name;
+      }
+      Y4mFrame f;
+      if (mapped)
+        EXPECT_EQ(r.next_mapped_frame(), nullptr) << c.name;
+      else
+        EXPECT_FALSE(r.read_frame(f)) << c.name;
+      EXPECT_NE(r.lost().find(c.says), std::string::npos) << c.name << ": " << r.lost();
+      EXPECT_NE(r.lost().find("frames 1 to 2 are complete"), std::string::npos) << r.lost();
+      EXPECT_FALSE(mapped ? r.next_mapped_frame() != nullptr : r.read_frame(f));  // stays ended
+    }
+    // Without it, the same damage is an error naming the frame.
+    Y4mReader strict(path);
+    Y4mFrame f;
+    EXPECT_TRUE(strict.read_frame(f));
+    EXPECT_TRUE(strict.read_frame(f));
+    expect_error([&] { strict.read_frame(f); }, {"frame 3"});
+  }
+  // A whole stream loses nothing.
+  const std::string path = dir.file("whole.y4m");
+  io_test::write_bytes(path, whole);
+  Y4mReader r(path);
+  r.set_keep_going(true);
+  Y4mFrame f;
+  int n = 0;
+  while (r.read_frame(f)) ++n;
+  EXPECT_EQ(n, 4);
+  EXPECT_EQ(r.lost(), "");
+}
+
 TEST(Y4mReader, GarbageFilesAndMissingFiles) {
   ScratchDir dir;
   io_test::write_bytes(dir.file("empty.y4m"), "");

@@ -48,6 +48,14 @@ ffmpeg_rgb_psnr() {
     -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1
 }
 
+# ffmpeg_rgb_psnr_by_index A B: ffmpeg_rgb_psnr with the frames paired by their index (the
+# source's own timestamps, e.g. a WebM's milliseconds, need not meet the AVI's).
+ffmpeg_rgb_psnr_by_index() {
+  ffmpeg -v info -nostats -i "$1" -i "$2" \
+    -lavfi "[0:v]settb=1/25,setpts=N,format=rgb24[a];[1:v]settb=1/25,setpts=N,format=rgb24[b];[a][b]psnr=stats_file=psnr_rgb.log" \
+    -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1
+}
+
 # luma_of VIDEO OUT W H: the full-range BT.601 luma (libjpeg's integer formula) of every frame of
 # VIDEO as decoded to rgb24 by ffmpeg, written as raw gray frames (Python, independent of mjpeg).
 luma_of() {
@@ -143,8 +151,10 @@ agreement() {
 # Cases
 # ---------------------------------------------------------------------------------------------
 
-case_agrees_with_ffmpeg_on_ffmpeg_mjpeg() { agreement flower.mp4 320:180 ffmpeg; }
-case_agrees_with_ffmpeg_on_our_mjpeg() { agreement car-detection.mp4 384:216 mjpeg; }
+# Odd sizes: the encoded 4:2:0 JPEGs decode to an odd height, which libswscale converts to RGB
+# with its scaler on both sides.
+case_agrees_with_ffmpeg_on_ffmpeg_mjpeg() { agreement flower.mp4 321:181 ffmpeg; }
+case_agrees_with_ffmpeg_on_our_mjpeg() { agreement car-detection.mp4 385:217 mjpeg; }
 case_agrees_with_ffmpeg_on_h264_source() {
   # The source decoded from H.264 (BT.601 limited range) by both sides rather than raw RGB.
   need_tools
@@ -157,6 +167,36 @@ case_agrees_with_ffmpeg_on_h264_source() {
   ours=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
   close "$ours" "$theirs" 0.05 || die "RGB PSNR $ours dB, ffmpeg says $theirs dB"
   per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+}
+
+# The three PSNR figures agree at odd sizes on real content: `encode --psnr`, `quality` on what
+# it wrote, and ffmpeg's psnr filter, every one on the RGB that `ffmpeg -pix_fmt rgb24` makes of
+# the 4:2:0 source (VP9, FFV1, VP8), whose odd height libswscale converts with its scaler.
+case_three_psnr_figures_agree_at_odd_sizes() {
+  need_tools
+  local video="$MEDIA/video/tears-of-steel-battle-clip-medium.webm" spec size codec ext w h
+  [[ -f $video ]] || die "test media $video missing (set MJPEG_MEDIA_DIR)"
+  for spec in "1280x533 libvpx-vp9 webm" "960x541 ffv1 mkv" "321x241 ffv1 mkv" "640x361 libvpx webm"; do
+    read -r size codec ext <<<"$spec"
+    w=${size%x*} h=${size#*x}
+    local extra=()
+    [[ $codec == libvpx* ]] && extra=(-deadline realtime -cpu-used 8)
+    ffmpeg -v error -y -ss 20 -i "$video" -an -frames:v 6 -vf "scale=$w:$h" -pix_fmt yuv420p \
+      -c:v "$codec" "${extra[@]}" "src.$ext" || skip "ffmpeg cannot make a $codec clip"
+    [[ $(ffprobe -v error -show_entries stream=width,height -of csv=p=0 "src.$ext") == "$w,$h" ]] ||
+      die "src.$ext is not $size"
+    run_ok encode "src.$ext" -o enc.avi -q 75 --psnr --mode cpu -y
+    local encoded quality theirs
+    encoded=$(sed -n 's/^  PSNR RGB  min .* mean *\([0-9.inf]*\) .*/\1/p' err.txt)
+    run_ok quality "src.$ext" enc.avi --json q.json -y
+    quality=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
+    theirs=$(ffmpeg_rgb_psnr_by_index enc.avi "src.$ext")
+    [[ -n $encoded && -n $theirs ]] || die "$size: no figures (encode: '$encoded', ffmpeg: '$theirs')"
+    close "$quality" "$theirs" 0.05 || die "$size $codec: quality $quality dB, ffmpeg $theirs dB"
+    close "$encoded" "$quality" 0.005 || die "$size $codec: encode --psnr $encoded dB, quality $quality dB"
+    per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+    echo "$size $codec: encode --psnr $encoded, quality $quality, ffmpeg $theirs dB"
+  done
 }
 
 case_identical_inputs_are_infinite() {

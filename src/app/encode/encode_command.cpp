@@ -1,5 +1,7 @@
 #include "encode_command.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,11 +11,14 @@
 
 #include "app/input/image_input.hpp"
 #include "app/input/input_dump.hpp"
+#include "app/input/raw_source.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/video.hpp"
 #include "app/common/paths.hpp"
 #include "app/quality/quality_hook.hpp"
+#include "libav_sink.hpp"
 #include "stream_command.hpp"
 
 namespace mjpeg::app {
@@ -25,21 +30,41 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Usage checks that need no I/O on the input, done before anything is read or created.
-void check_request(const EncodeArgs& args) {
-  validate(args.options);
-  output_kind_for(args.output);  // only JPEG for now
-  if (same_file(args.input, args.output))
-    throw UsageError(fmt::format("output '{}' is the input file", args.output));
-}
-
 }  // namespace
 
 int run_encode(const EncodeArgs& args) {
-  if (is_stream_request(args)) return run_encode_stream(args);
   const auto t_start = Clock::now();
-  check_request(args);
-  check_output_allowed(args.output, args.overwrite);
+  // Usage checks that need no input, before anything is read or created.
+  validate(args.options);
+  if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
+  const RawFormat& raw = args.input_options.raw;
+  if (!raw.given() && (raw.width > 0 || raw.fps_given))
+    throw UsageError("--size and --fps describe raw frames: add --pix-fmt (one of " +
+                     std::string(raw_pixel_formats()) + ")");
+  if (raw.given() && raw.width <= 0)
+    throw UsageError(fmt::format("--pix-fmt {}: raw frames need their size, --size WxH",
+                                 raw.pix_fmt));
+  const bool one_picture = is_single_jpeg(args.output);
+  if (!one_picture) {
+    check_output_name(args.output);  // UsageError if unknown
+    check_stream_options(args);
+  }
+  if (args.output == "-" && isatty(STDOUT_FILENO))
+    throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
+                     "redirect it to a file or a pipe");
+  if (args.input != "-" && same_file(args.input, args.output))
+    throw UsageError(fmt::format("output '{}' is the input file", args.output));
+  if (is_muxer_output(args.output))
+    check_output_allowed(args.output, args.overwrite);
+  else
+    FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
+
+  // The input, recognised by its content (a pipe's first bytes are awaited here).
+  Input input = open_input(args.input, raw.given());
+  if (!one_picture || input.kind != InputKind::image)
+    return run_encode_stream(args, std::move(input), t_start);
+  if (args.start > 0)
+    throw UsageError("--start applies to a stream input (a still image has one frame)");
 
   const NoticeSink notice = [&](const std::string& text) {
     if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
@@ -48,7 +73,9 @@ int run_encode(const EncodeArgs& args) {
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   std::unique_ptr<InputDump> dump;  // --dump-input
   if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
-  const Image image = read_input_image(args.input, notice, args.input_options.autorotate);
+  Density density;
+  const Image image =
+      read_input_image(*input.file, notice, args.input_options.autorotate, &density);
   check_optimize_size(image.width, image.height,
                       image.format == PixelFormat::gray8 ? Subsampling::gray
                                                          : args.options.subsampling,
@@ -57,8 +84,7 @@ int run_encode(const EncodeArgs& args) {
   if (dump) dump->add(0, image.view());
   // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
   EncodeOptions options = args.options;
-  int x_density = 0, y_density = 0;
-  if (bmp_density(args.input, x_density, y_density)) options.density = {2, x_density, y_density};
+  if (density.given()) options.density = {2, density.x_dots_per_cm, density.y_dots_per_cm};
   const auto t_encode = Clock::now();
   // One picture: every core (or --entropy-threads of them) when it is large enough to pay.
   std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), options, args.entropy_threads);

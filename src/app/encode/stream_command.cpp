@@ -173,12 +173,12 @@ class StillSource final : public mjpeg::FrameSource {
   const Image image_;
 };
 
-VideoInput open_input(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
-                      InputKind kind) {
-  if (args.input_options.stream > 0 && kind != InputKind::video)
+VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
+                       Input input) {
+  if (args.input_options.stream > 0 && input.kind != InputKind::video)
     throw Error(fmt::format("--stream {}: '{}' has one video stream (0)",
                             args.input_options.stream, args.input));
-  if (kind != InputKind::image) {
+  if (input.kind != InputKind::image) {
     InputOptions options = args.input_options;
     // A frame range (--start): the frames before it are read and dropped.
     options.start = args.start;
@@ -190,10 +190,10 @@ VideoInput open_input(const EncodeArgs& args, Offload mode, const std::vector<in
     options.map_y4m = mode == Offload::cpu;
     // Compressed video: the encode's (first) GPU decodes it where it can (--decoder auto).
     options.gpu_device = mode == Offload::cpu ? -1 : (devices.empty() ? args.device : devices[0]);
-    return open_video_input(args.input, kind, options);
+    return open_video_input(std::move(input), options);
   }
-  Image still = read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
-                                     args.input_options.autorotate);
+  Image still = read_input_image(*input.file, [&](const std::string& t) { notice(args, t); },
+                                 args.input_options.autorotate);
   VideoInput in;
   in.format.width = still.width;
   in.format.height = still.height;
@@ -249,7 +249,8 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
   }
 }
 
-int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0);
+int encode_stream_stoppable(const EncodeArgs& args, Input input,
+                            std::chrono::steady_clock::time_point t0);
 
 /// --decode-only: every frame read as the encoder would read it (into host memory; frames
 /// NVDEC decodes stay on the GPU, converted into its pool and dropped), nothing encoded.
@@ -269,22 +270,6 @@ int decode_only(const EncodeArgs& args, VideoInput& in) {
                    .c_str());
   if (n == 0) throw Error(fmt::format("'{}' has no frames to decode", args.input));
   return interrupted() ? 130 : 0;
-}
-
-/// Refuses (UsageError) an output name of no kind this build writes, listing the kinds.
-void check_output_name(const std::string& output) {
-  if (is_muxer_output(output)) {
-    const std::string problem = muxer_output_problem(output);
-    if (!problem.empty()) throw UsageError(problem);
-    return;
-  }
-  const std::string ext = lower_extension(output);
-  if (output != "-" && output.find('%') == std::string::npos && ext != ".avi" &&
-      ext != ".mjpeg" && ext != ".mjpg")
-    throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
-                                 ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
-                                 output, supported_output_extensions()));
-  FileSink::check_name(output);  // a pattern's own errors
 }
 
 /// Where the frames go: the library's FileSink, or FFmpeg's muxers for .mkv / .mov.
@@ -394,74 +379,48 @@ std::string carried_summary(Carried& c, int aspect_num, int aspect_den) {
 
 }  // namespace
 
-namespace {
+void check_output_name(const std::string& output) {
+  if (is_muxer_output(output)) {
+    const std::string problem = muxer_output_problem(output);
+    if (!problem.empty()) throw UsageError(problem);
+    return;
+  }
+  const std::string ext = lower_extension(output);
+  if (output != "-" && output.find('%') == std::string::npos && ext != ".avi" &&
+      ext != ".mjpeg" && ext != ".mjpg")
+    throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
+                                 ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
+                                 output, supported_output_extensions()));
+  FileSink::check_name(output);  // a pattern's own errors
+}
+
+void check_stream_options(const EncodeArgs& args) {
+  VideoOptions probe;
+  probe.width = probe.height = 16;
+  video_options(args, Offload::cpu, {}, probe);
+}
 
 bool is_single_jpeg(const std::string& output) {
   const std::string ext = lower_extension(output);
   return (ext == ".jpg" || ext == ".jpeg") && output.find('%') == std::string::npos;
 }
 
-/// A GIF (by name or signature): OpenCV reads none, FFmpeg reads them as videos.
-bool is_gif(const std::string& path) {
-  if (lower_extension(path) == ".gif") return true;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
-  char head[4] = {};
-  const bool gif = std::fread(head, 1, 4, f) == 4 && std::memcmp(head, "GIF8", 4) == 0;
-  std::fclose(f);
-  return gif;
-}
-
-}  // namespace
-
-bool is_stream_request(const EncodeArgs& args) {
-  if (!is_single_jpeg(args.output)) return true;
-  // One picture out of a stream input (with --frames 1, or a GIF's first frame) goes through
-  // the stream path too, which refuses more frames with a clear message; anything else (an
-  // image, or a file of unknown type) is read as an image.
-  const InputKind kind = input_kind(args.input);
-  return kind == InputKind::y4m || kind == InputKind::image_sequence ||
-         is_video_name(args.input) || (kind != InputKind::image && is_gif(args.input));
-}
-
-int run_encode_stream(const EncodeArgs& args_in) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
+int run_encode_stream(const EncodeArgs& args_in, Input input,
+                      std::chrono::steady_clock::time_point t0) {
   EncodeArgs args = args_in;
-  validate(args.options);
-  if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
-  if (args.start > 0 && input_kind(args.input) == InputKind::image)
+  if (args.start > 0 && input.kind == InputKind::image)
     throw UsageError("--start applies to a stream input (a still image has one frame)");
-  if (is_single_jpeg(args.output)) {
-    // One picture: the stream's first frame. A GIF is a still picture to most people.
-    if (args.frames != 1 && args.input != "-" && is_gif(args.input)) {
-      args.frames = 1;
-      args.first_frame_of_gif = true;  // said once the input is open
-    }
-    if (args.frames != 1)
-      throw UsageError(fmt::format("'{}' holds one picture: add --frames 1 for the first frame "
-                                   "of the stream, or use a pattern such as out/%05d.jpg, or "
-                                   ".avi / .mjpeg, for all of them",
-                                   args.output));
-  } else {
-    check_output_name(args.output);  // UsageError if unknown
+  // One picture out of a stream: its first frame. A GIF is a still picture to most people.
+  if (is_single_jpeg(args.output) && args.frames != 1 && input.gif) {
+    args.frames = 1;
+    args.first_frame_of_gif = true;  // said once the input is open
   }
-  if (args.output == "-" && isatty(STDOUT_FILENO))
-    throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
-                     "redirect it to a file or a pipe");
-  if (args.input != "-" && same_file(args.input, args.output))
-    throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  if (is_muxer_output(args.output))
-    check_output_allowed(args.output, args.overwrite);
-  else
-    FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
-
   // From here to the end (device probing, opening the input, encoding, finalising the
   // output), the first Ctrl-C / SIGTERM stops the encode cleanly instead of ending the process
   // (the handlers themselves are installed first thing in main).
   GracefulStop graceful;
   try {
-    return encode_stream_stoppable(args, t0);
+    return encode_stream_stoppable(args, std::move(input), t0);
   } catch (const std::exception&) {
     // An interrupted wait (a pipe that never delivers, a FIFO closed by the signalling script)
     // fails as a consequence of the stop that was asked for: that is what is reported.
@@ -473,7 +432,8 @@ int run_encode_stream(const EncodeArgs& args_in) {
 
 namespace {
 
-int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0) {
+int encode_stream_stoppable(const EncodeArgs& args, Input input,
+                            std::chrono::steady_clock::time_point t0) {
   using Clock = std::chrono::steady_clock;
   const bool one_picture_of_gif = args.first_frame_of_gif;
   std::string mode_notice;
@@ -485,8 +445,14 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
     video_options(args, mode, devices, probe);
   }
 
-  const InputKind kind = input_kind(args.input);
-  VideoInput in = open_input(args, mode, devices, kind);
+  VideoInput in = open_stream(args, mode, devices, std::move(input));
+  // One picture out of a stream needs --frames 1 (said once the input is known to be readable:
+  // an input that is none is the first thing to hear about).
+  if (is_single_jpeg(args.output) && args.frames != 1)
+    throw UsageError(fmt::format("'{}' holds one picture: add --frames 1 for the first frame "
+                                 "of the stream, or use a pattern such as out/%05d.jpg, or "
+                                 ".avi / .mjpeg, for all of them",
+                                 args.output));
   if (!mode_notice.empty()) notice(args, mode_notice);
   if (one_picture_of_gif)
     notice(args, fmt::format("'{}' holds one picture: the first frame of '{}' is encoded (a "

@@ -1,9 +1,5 @@
 #include "image_input.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -26,35 +22,6 @@
 
 namespace mjpeg::app {
 namespace {
-
-/// Checks that `path` is a readable, non-empty regular file and returns its first bytes
-/// (enough to recognise a PPM/PGM signature).
-std::string probe_input(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw Error(fmt::format("cannot open input '{}': {}", path, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("input '{}' is a directory", path));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("cannot open input '{}': {}", path, std::strerror(errno)));
-  char head[2] = {};
-  ssize_t n;
-  do {
-    n = ::read(fd, head, sizeof head);
-  } while (n < 0 && errno == EINTR);
-  const int err = errno;
-  ::close(fd);
-  if (n < 0) throw Error(fmt::format("cannot read input '{}': {}", path, std::strerror(err)));
-  if (n == 0) throw Error(fmt::format("input '{}' is empty", path));
-  return std::string(head, static_cast<std::size_t>(n));
-}
-
-bool has_pnm_extension(const std::string& path) {
-  for (const char* ext : {".ppm", ".pgm", ".pnm", ".PPM", ".PGM", ".PNM"}) {
-    const std::size_t n = std::strlen(ext);
-    if (path.size() >= n && path.compare(path.size() - n, n, ext) == 0) return true;
-  }
-  return false;
-}
 
 /// Reads a TIFF structure (header at `t`, `n` bytes) for IFD0's Orientation tag (0x0112) and,
 /// when asked, its ImageWidth and ImageLength.
@@ -104,39 +71,31 @@ void check_optimize_size(int width, int height, Subsampling sampling, bool optim
                                width, height, to_string(sampling)));
 }
 
-bool bmp_density(const std::string& path, int& x_dots_per_cm, int& y_dots_per_cm) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
-  std::uint8_t h[46] = {};
-  const bool whole = std::fread(h, 1, sizeof h, f) == sizeof h;
-  std::fclose(f);
-  if (!whole || h[0] != 'B' || h[1] != 'M') return false;
+Density bmp_density(const std::uint8_t* h, std::size_t size) {
+  Density d;
+  if (size < 46 || h[0] != 'B' || h[1] != 'M') return d;
   const auto le32 = [&](int at) {
     return static_cast<std::int32_t>(std::uint32_t(h[at]) | std::uint32_t(h[at + 1]) << 8 |
                                      std::uint32_t(h[at + 2]) << 16 |
                                      std::uint32_t(h[at + 3]) << 24);
   };
-  if (le32(14) < 40) return false;  // OS/2 1.x headers (12 bytes) have no resolution
+  if (le32(14) < 40) return d;  // OS/2 1.x headers (12 bytes) have no resolution
   const std::int32_t x = le32(38), y = le32(42);
-  if (x <= 0 || y <= 0) return false;
+  if (x <= 0 || y <= 0) return d;
   // cjpeg stores them as UINT16: the same truncation.
-  x_dots_per_cm = static_cast<std::uint16_t>(x / 100);
-  y_dots_per_cm = static_cast<std::uint16_t>(y / 100);
-  return true;
+  d.x_dots_per_cm = static_cast<std::uint16_t>(x / 100);
+  d.y_dots_per_cm = static_cast<std::uint16_t>(y / 100);
+  return d;
 }
 
-int exif_orientation(const std::string& path, bool* tiff, int* width, int* height) {
+int exif_orientation(const std::uint8_t* b, std::size_t size, bool* tiff, int* width,
+                     int* height) {
   if (tiff != nullptr) *tiff = false;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return 1;
-  std::vector<std::uint8_t> b(65536);
-  b.resize(std::fread(b.data(), 1, b.size(), f));
-  std::fclose(f);
-  const std::size_t n = b.size();
+  const std::size_t n = std::min<std::size_t>(size, 65536);
   if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
                  (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42))) {
     if (tiff != nullptr) *tiff = true;
-    return tiff_orientation(b.data(), n, width, height);
+    return tiff_orientation(b, n, width, height);
   }
   if (n < 4 || b[0] != 0xFF || b[1] != 0xD8) return 1;
   // JPEG: the marker segments before the first scan, looking for APP1 "Exif\0\0".
@@ -203,7 +162,8 @@ const char* orientation_words(int o) {
   }
 }
 
-Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool autorotate) {
+Image decode_with_opencv(const std::vector<std::uint8_t>& bytes, const std::string& path,
+                         const NoticeSink& notice, bool autorotate) {
   // OpenCV refuses pictures above 2^30 pixels unless told otherwise; JPEG allows 65535x65535
   // (memory permitting). Read by OpenCV once, at its first decode.
   static const bool limit_set = [] {
@@ -213,7 +173,9 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
   static_cast<void>(limit_set);
   cv::Mat m;
   try {
-    m = cv::imread(path, cv::IMREAD_UNCHANGED);
+    m = cv::imdecode(cv::_InputArray(bytes.data(), static_cast<int>(std::min<std::size_t>(
+                                                      bytes.size(), INT32_MAX))),
+                     cv::IMREAD_UNCHANGED);
   } catch (const cv::Exception& e) {
     throw Error(fmt::format("cannot decode input '{}': {}", path, e.what()));
   }
@@ -229,7 +191,7 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
   // already turned by its Orientation tag: --no-autorotate turns it back.
   bool tiff = false;
   int stored_w = 0, stored_h = 0;
-  const int o = exif_orientation(path, &tiff, &stored_w, &stored_h);
+  const int o = exif_orientation(bytes.data(), bytes.size(), &tiff, &stored_w, &stored_h);
   if (o != 1) {
     const bool swaps = o >= 5;
     // (Unless its size shows otherwise: a turn that swaps the axes visibly did not happen.)
@@ -290,21 +252,29 @@ std::string supported_input_formats() {
 #endif
 }
 
-Image read_input_image(const std::string& path, const NoticeSink& notice,
-                           bool autorotate) {
-  const std::string head = probe_input(path);
-  const bool pnm = looks_like_pnm(reinterpret_cast<const std::uint8_t*>(head.data()),
-                                      head.size());
-  // A .ppm/.pgm name always goes to our reader, so that a mislabelled file gets its errors.
-  if (pnm || has_pnm_extension(path)) return read_pnm(path);
+Image decode_input_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                         const NoticeSink& notice, bool autorotate, Density* density) {
+  if (bytes.empty()) throw Error(fmt::format("input '{}' is empty", name));
+  if (density != nullptr) *density = bmp_density(bytes.data(), bytes.size());
+  if (looks_like_pnm(bytes.data(), bytes.size())) return decode_pnm(bytes.data(), bytes.size(), name);
 #if MJPEG_HAVE_OPENCV
-  return read_with_opencv(path, notice, autorotate);
+  return decode_with_opencv(bytes, name, notice, autorotate);
 #else
   static_cast<void>(notice);
   static_cast<void>(autorotate);
   throw Error(fmt::format("cannot read input '{}': not a PPM/PGM file, and this build "
-                          "reads PPM/PGM only (built without OpenCV)", path));
+                          "reads PPM/PGM only (built without OpenCV)", name));
 #endif
+}
+
+Image read_input_image(InputFile& file, const NoticeSink& notice, bool autorotate,
+                       Density* density) {
+  return decode_input_image(file.read_all(), file.name(), notice, autorotate, density);
+}
+
+Image read_input_image(const std::string& path, const NoticeSink& notice, bool autorotate) {
+  InputFile file(path);
+  return read_input_image(file, notice, autorotate);
 }
 
 }  // namespace mjpeg::app

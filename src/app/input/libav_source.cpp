@@ -1,12 +1,11 @@
 // Video files through FFmpeg's libraries (see libav_source.hpp).
 //
 // What it promises, each a test in tests/cli (or tests/app/test_video_input.cpp):
-//  - Frames of the common planar 8-bit YCbCr formats (4:2:0, 4:2:2, gray; not 4:4:4 or nv12,
-//    whose chroma libswscale filters for rgb24) go to the encoder as planes (set_planar_format),
-//    copied once from the decoder into the slot; the transforms convert them with libswscale's
-//    own integer arithmetic where libswscale runs its unscaled converter (4:2:0 / 4:2:2 of even
-//    height), so that the RGB encoded is `ffmpeg -i FILE -pix_fmt rgb24`'s, and with the
-//    rounded form (mjpeg::rounded_coefficients) otherwise.
+//  - Frames of 4:2:0 and 4:2:2 of even height and gray frames go to the encoder as planes
+//    (set_planar_format), copied once from the decoder into the slot; the transforms convert
+//    them with libswscale's own integer arithmetic (ycbcr.hpp), so that the RGB encoded is
+//    `ffmpeg -i FILE -pix_fmt rgb24`'s. Odd heights, 4:4:4 and nv12, whose chroma libswscale
+//    filters or interpolates for rgb24, go through libswscale itself.
 //  - --rgb-decode swscale, and every other format: the RGB of every frame is what
 //    `ffmpeg -i FILE -pix_fmt rgb24` gives (libswscale with the source's matrix and range,
 //    SWS_BICUBIC, into padded rows: libav_rgb.hpp).
@@ -20,9 +19,8 @@
 //    (--stream N picks one).
 #include "libav_source.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -35,6 +33,7 @@
 
 #include "decode_turns.hpp"
 #include "libav_rgb.hpp"
+#include "ycbcr.hpp"
 #include "mjpeg/error.hpp"
 
 extern "C" {
@@ -187,18 +186,6 @@ bool is_rgb_format(int format) {
   return d != nullptr && (d->flags & AV_PIX_FMT_FLAG_RGB) != 0;
 }
 
-/// Luma weights Kr, Kb of a libswscale matrix (sws_colorspace's table; the rounded conversion's
-/// coefficients derive from them).
-void luma_weights(int sws_matrix, double& kr, double& kb) {
-  switch (sws_matrix) {
-    case SWS_CS_ITU709: kr = 0.2126; kb = 0.0722; return;
-    case SWS_CS_FCC: kr = 0.30; kb = 0.11; return;
-    case SWS_CS_SMPTE240M: kr = 0.212; kb = 0.087; return;
-    case SWS_CS_BT2020: kr = 0.2627; kb = 0.0593; return;
-    default: kr = 0.299; kb = 0.114; return;  // BT.601, untagged: as sws_colorspace
-  }
-}
-
 /// What the encoder gets: rgb24 rows, or (a planar `format`) the planes, converted to RGB with
 /// `coefficients`.
 struct FrameLayout {
@@ -208,6 +195,11 @@ struct FrameLayout {
   /// 10- or 12-bit 4:2:0 frames: reduced to 8-bit planes as libswscale reduces them
   /// (yuv420p10 -> yuv420p, its ordered dither), then converted as 8-bit 4:2:0 planes.
   bool reduce = false;
+  /// The planes are converted to RGB by libswscale after the source (swscale_source): reduced
+  /// 10- or 12-bit frames of odd height, whose RGB libswscale's scaler makes.
+  bool swscale_after = false;
+  const int* table = nullptr;  ///< libswscale's coefficient table of the matrix
+  bool full = false;           ///< full range
   bool is_planar() const { return mjpeg::is_planar(format); }
   bool has_chroma() const { return is_planar() && format != FrameFormat::yuv400p; }
   /// log2 of the pixels per chroma sample, horizontally / vertically.
@@ -215,20 +207,19 @@ struct FrameLayout {
   int shift_y() const { return format == FrameFormat::yuv420p; }
 };
 
-/// Sets `f.format` and `f.coefficients` to the planar format the encoder reads frames of pixel format `format` in, once they are
-/// `f.height` rows tall (after any turn), with libswscale matrix `sws_matrix` and range `full`
-/// (left rgb24: not one we take as planes; such frames go through libswscale). 4:2:0 / 4:2:2
-/// frames of even height are converted as libswscale's unscaled x86 converter does them
-/// (truncated form, libswscale's own coefficient table), so the RGB is ffmpeg's; gray and odd
-/// heights with the rounded form, which gives ffmpeg's RGB too (tests/cli: every width mod 16,
-/// odd heights). Not taken as planes, so that the RGB stays ffmpeg's: 4:4:4 (for rgb24 output
-/// libswscale, without SWS_FULL_CHR_H_INT as ffmpeg's command line runs it, first filters the
-/// chroma to half width: planes were 79-82 dB off ffmpeg's RGB) and nv12 (libswscale
-/// interpolates its chroma vertically: planes were 31 dB off); libswscale converts those.
+/// Sets `f.format` and `f.coefficients` to the planar format the encoder reads frames of pixel
+/// format `format` in, once they are `f.height` rows tall (after any turn), with libswscale
+/// matrix `sws_matrix` and range `full`, where the transforms give libswscale's RGB for them
+/// (ffmpeg_planes, ycbcr.hpp: 4:2:0 / 4:2:2 of even height, gray); otherwise `f` stays rgb24 and
+/// libswscale converts each frame (odd heights, 4:4:4, nv12, whose chroma it interpolates), or,
+/// for 10- and 12-bit 4:2:0 of odd height, the reduced 8-bit planes (`swscale_after`).
 void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool full,
                        FrameLayout& f) {
   FrameFormat planes = FrameFormat::rgb24;
   f.reduce = false;
+  f.swscale_after = false;
+  f.table = sws_getCoefficients(sws_matrix);
+  f.full = full;
   switch (static_cast<AVPixelFormat>(format)) {
     case AV_PIX_FMT_YUV420P10LE:
     case AV_PIX_FMT_YUV420P12LE:
@@ -248,15 +239,14 @@ void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool
     f.reduce = false;
     return;
   }
-  const YuvRange range = full ? YuvRange::full : YuvRange::limited;
-  const bool swscale_simd = planes != FrameFormat::yuv400p && f.height % 2 == 0;
-  if (swscale_simd) {
-    f.coefficients = swscale_coefficients(sws_getCoefficients(sws_matrix), range);
-  } else {
-    double kr = 0, kb = 0;
-    luma_weights(sws_matrix, kr, kb);
-    f.coefficients = rounded_coefficients(kr, kb, range);
-  }
+  const std::optional<VideoOptions> exact =
+      ffmpeg_planes(planes, f.width, f.height, sws_getCoefficients(sws_matrix),
+                    full ? YuvRange::full : YuvRange::limited);
+  if (!exact && !f.reduce) return;  // libswscale converts each frame itself
+  // Reduced frames of odd height: libswscale converts their 8-bit planes after the reduction,
+  // as it converts the 8-bit clip ffmpeg makes of them (and NVDEC's frames, reduced alike).
+  f.swscale_after = !exact;
+  f.coefficients = swscale_coefficients(f.table, full ? YuvRange::full : YuvRange::limited);
   f.format = planes;
 }
 
@@ -391,6 +381,12 @@ void turn_frame(const AVFrame& in, AVFrame& out, Turn t) {
 // The source
 // ---------------------------------------------------------------------------------------------
 
+struct IoFreer {
+  void operator()(AVIOContext* c) const {
+    av_freep(&c->buffer);
+    avio_context_free(&c);
+  }
+};
 struct FormatCloser {
   void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
 };
@@ -451,19 +447,48 @@ VideoOptions video_format(const FrameLayout& f) {
 /// producer.
 class LibavSource final : public mjpeg::FrameSource {
  public:
-  /// Opens `path`, decodes its first frame (so that size, pixel format and colour tags are the
+  /// Opens `file`, decodes its first frame (so that size, pixel format and colour tags are the
   /// decoder's, not the container's guess). Throws Error naming the file.
-  LibavSource(const std::string& path, const InputOptions& options)
-      : name_(path), options_(options) {
-    AVFormatContext* raw = nullptr;
+  LibavSource(InputFile& file, const InputOptions& options)
+      : name_(file.name()), options_(options) {
+    const std::string& path = name_;
     install_log_callback();
-    int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-    if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_error_text(err)));
+    // FFmpeg reads the input through us: a regular file with seeks, a stream (already relayed,
+    // its first bytes already looked at) front to back, once.
+    const std::vector<std::uint8_t> head = file.peek(12);
+    const bool iso_media = head.size() >= 8 && std::memcmp(head.data() + 4, "ftyp", 4) == 0;
+    auto* buffer = static_cast<unsigned char*>(av_malloc(kIoBuffer));
+    if (buffer == nullptr) throw std::bad_alloc();
+    avio_.reset(avio_alloc_context(buffer, kIoBuffer, 0, &file, read_input,
+                                   nullptr, file.regular() ? seek_input : nullptr));
+    if (!avio_) {
+      av_free(buffer);
+      throw std::bad_alloc();
+    }
+    avio_->seekable = file.regular() ? AVIO_SEEKABLE_NORMAL : 0;
+    AVFormatContext* raw = avformat_alloc_context();
+    if (raw == nullptr) throw std::bad_alloc();
+    raw->pb = avio_.get();
+    raw->flags |= AVFMT_FLAG_CUSTOM_IO;
+    // No name: the content decides, never an extension.
+    int err = avformat_open_input(&raw, "", nullptr, nullptr);
+    const std::string stream_hint =
+        file.regular() || !iso_media
+            ? ""
+            : "; read from a pipe, which cannot seek, an MP4 or MOV file needs its index (moov) "
+              "at its start (ffmpeg -movflags +faststart, or +frag_keyframe when writing to a pipe)";
+    if (err < 0) {
+      const std::string problem = file.stream_problem();
+      if (!problem.empty()) throw Error(problem);
+      throw Error(fmt::format("cannot read '{}': not Y4M, PPM/PGM or a picture, and FFmpeg's "
+                              "libraries do not recognise it either ({}){}",
+                              path, av_error_text(err), stream_hint));
+    }
     fmtctx_.reset(raw);
     err = avformat_find_stream_info(raw, nullptr);
     if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_error_text(err)));
+      throw Error(fmt::format("cannot read '{}' as a video: {}{}", path, av_error_text(err),
+                              stream_hint));
     choose_stream();
     const AVStream* st = raw->streams[stream_];
     const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
@@ -897,21 +922,11 @@ class LibavSource final : public mjpeg::FrameSource {
                                                       : (is_full_range(frame) ? 1 : 0);
     if (!p.sws || p.pix != frame.format || p.matrix != matrix || p.full != full ||
         p.src_w != src->width) {
-      // SWS_BICUBIC is what the ffmpeg command line uses for its automatic conversion; with it
-      // (and no other flags) our RGB is ffmpeg's `-pix_fmt rgb24` byte for byte.
-      p.sws.reset(sws_getContext(src->width, src->height, static_cast<AVPixelFormat>(src->format),
-                                 src->width, src->height, AV_PIX_FMT_RGB24, SWS_BICUBIC, nullptr,
-                                 nullptr, nullptr));
+      p.sws.reset(rgb24_scaler(src->width, src->height, src->format,
+                               sws_getCoefficients(matrix), full != 0));
       if (!p.sws)
         throw Error(fmt::format("{}: cannot convert its {} frames to RGB", name_,
                                 av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame.format))));
-      int* inv = nullptr;
-      int* tab = nullptr;
-      int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
-      sws_getColorspaceDetails(p.sws.get(), &inv, &src_range, &tab, &dst_range, &brightness,
-                               &contrast, &saturation);
-      sws_setColorspaceDetails(p.sws.get(), sws_getCoefficients(matrix), full, tab, dst_range,
-                               brightness, contrast, saturation);
       p.pix = frame.format;
       p.matrix = matrix;
       p.full = full;
@@ -994,8 +1009,25 @@ class LibavSource final : public mjpeg::FrameSource {
     }
   }
 
+  static constexpr int kIoBuffer = 1 << 16;
+  static int read_input(void* opaque, std::uint8_t* buf, int size) {
+    try {
+      const std::size_t n = static_cast<InputFile*>(opaque)->read(buf, static_cast<std::size_t>(size));
+      return n == 0 ? AVERROR_EOF : static_cast<int>(n);
+    } catch (const std::exception&) {
+      return AVERROR(EIO);
+    }
+  }
+  static std::int64_t seek_input(void* opaque, std::int64_t offset, int whence) {
+    auto* file = static_cast<InputFile*>(opaque);
+    if (whence & AVSEEK_SIZE) return file->size();
+    const std::int64_t at = file->seek(offset, whence & ~AVSEEK_FORCE);
+    return at < 0 ? AVERROR(errno) : at;
+  }
+
   std::string name_;
   InputOptions options_;
+  std::unique_ptr<AVIOContext, IoFreer> avio_;  ///< after the format context, which reads it
   std::unique_ptr<AVFormatContext, FormatCloser> fmtctx_;
   std::unique_ptr<AVCodecContext, CodecFreer> dec_;
   std::unique_ptr<AVPacket, PacketFreer> packet_;
@@ -1035,17 +1067,11 @@ class LibavSource final : public mjpeg::FrameSource {
   DecodeTurns turns_;
 };
 
-void check_video_file(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw Error(fmt::format("cannot open '{}': no such file", path));
-  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a directory, not a video", path));
-  if (st.st_size == 0) throw Error(fmt::format("'{}' is empty", path));
-}
-
 }  // namespace
 
 VideoOptions libav_frame_format(int pix_fmt, int colorspace, bool full_range, int width,
-                                int height, const InputOptions& options, bool& reduced) {
+                                int height, const InputOptions& options, bool& reduced,
+                                bool* swscale_after) {
   const int matrix_override = sws_colorspace_option(options.colorspace);
   const int range_override = options.range.empty() ? -1 : (options.range == "full" ? 1 : 0);
   const auto spc = static_cast<AVColorSpace>(colorspace);
@@ -1057,7 +1083,19 @@ VideoOptions libav_frame_format(int pix_fmt, int colorspace, bool full_range, in
   if (!options.rgb_swscale && !is_rgb_format(pix_fmt))
     set_planar_format(pix_fmt, spc, matrix, full, f);
   reduced = f.reduce;
+  if (swscale_after != nullptr) *swscale_after = f.swscale_after;
   return video_format(f);
+}
+
+const int* libav_sws_table(int colorspace, const InputOptions& options) {
+  const int matrix_override = sws_colorspace_option(options.colorspace);
+  return sws_getCoefficients(matrix_override >= 0
+                                 ? matrix_override
+                                 : sws_colorspace(static_cast<AVColorSpace>(colorspace)));
+}
+
+bool libav_full_range(bool full_range, const InputOptions& options) {
+  return options.range.empty() ? full_range : options.range == "full";
 }
 
 std::string libav_colour_words(int colorspace, bool full_range, const InputOptions& options) {
@@ -1070,9 +1108,8 @@ std::string libav_colour_words(int colorspace, bool full_range, const InputOptio
                      matrix_override >= 0 || !options.range.empty() ? " as stated" : "");
 }
 
-VideoInput open_libav(const std::string& path, const InputOptions& options) {
-  check_video_file(path);
-  auto src = std::make_unique<LibavSource>(path, options);
+VideoInput open_libav(InputFile& file, const InputOptions& options) {
+  auto src = std::make_unique<LibavSource>(file, options);
   VideoInput in;
   in.fps_num = src->fps_num();
   in.fps_den = src->fps_den();
@@ -1086,7 +1123,7 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
       in.fps_num, in.fps_den,
       in.frame_count >= 0 ? plural(in.frame_count, "frame", "frames") : "? frames",
       src->codec_name(), src->pix_name(), src->colour(),
-      f.is_planar() ? ", planes to the encoder" : " to RGB (libswscale)");
+      f.is_planar() && !f.swscale_after ? ", planes to the encoder" : " to RGB (libswscale)");
   for (const std::string& n : src->open_notices()) in.notices.push_back(n);
   in.has_audio = src->has_audio();
   in.video_stream = src->stream_index();
@@ -1097,6 +1134,16 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   const LibavSource* raw = src.get();
   in.final_notices = [raw] { return raw->final_notices(); };
+  if (f.swscale_after) {  // the reduced planes, then libswscale's RGB of them
+    VideoOptions planes = in.format;
+    planes.range = f.full ? YuvRange::full : YuvRange::limited;
+    const int* table = f.table;
+    in.format = VideoOptions{};
+    in.format.width = f.width;
+    in.format.height = f.height;
+    in.source = swscale_source(std::move(src), planes, table);
+    return in;
+  }
   in.source = std::move(src);
   return in;
 }
