@@ -298,6 +298,35 @@ case_sweep_one_preset_without_ffmpeg() {
   grep -q "unknown table preset 'bogus'" err.txt || die "bad --tunes message: $(cat err.txt)"
 }
 
+case_ssim_under_8x8_is_undefined_as_in_ffmpeg() {
+  # A picture under 8x8 (in either direction) has no 8x8 window: ffmpeg's ssim filter has no
+  # figure for it either (it prints nan, or inf where only the width is under 8). The summary
+  # says n/a and the JSON holds null, never "inf" or an infinite range.
+  need_tools
+  local size w h
+  for size in 6x6 16x5 5x16; do
+    w=${size%x*} h=${size#*x}
+    rm -f q.json
+    ffmpeg -v error -y -f lavfi -i "testsrc2=size=64x64:rate=25" -frames:v 3 -vf "scale=$w:$h" \
+      -c:v rawvideo -pix_fmt rgb24 src.nut || die "ffmpeg could not make a $size clip"
+    run_ok encode src.nut -o enc.avi -q 30 --quiet -y
+    luma_of src.nut src.gray "$w" "$h"
+    luma_of enc.avi enc.gray "$w" "$h"
+    ffmpeg_luma ssim enc.gray src.gray "$w" "$h" | grep -q 'SSIM Y:-*\(nan\|inf\) ' ||
+      die "ffmpeg's ssim filter has a figure at $size: $(ffmpeg_luma ssim enc.gray src.gray "$w" "$h")"
+    run_ok quality src.nut enc.avi --json q.json
+    grep -q '^  SSIM Y    n/a' out.txt || die "$size: summary: $(grep SSIM out.txt)"
+    [[ $(json_get q.json '[d["summary"]["ssim_y"][k] for k in ("min", "mean", "max")]') == \
+       "[None, None, None]" ]] || die "$size: JSON summary: $(json_get q.json 'd["summary"]["ssim_y"]')"
+    [[ $(json_get q.json 'set(f["ssim_y"] for f in d["per_frame"])') == "{None}" ]] ||
+      die "$size: JSON per frame: $(json_get q.json '[f["ssim_y"] for f in d["per_frame"]]')"
+    # PSNR stays a number (the pictures differ).
+    json_get q.json 'float(d["summary"]["psnr_rgb"]["mean"])' >/dev/null
+    run_ok encode src.nut -o enc2.avi -q 30 --psnr -y
+    grep -q '^  SSIM Y    n/a' err.txt || die "$size: encode --psnr: $(grep SSIM err.txt)"
+  done
+}
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------

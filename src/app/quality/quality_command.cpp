@@ -67,7 +67,8 @@ std::string frames_json(const QualityArgs& args, int width, int height,
   j["colour_spaces"] = {
       {"psnr_rgb", "8-bit RGB as decoded; PSNR of the mean of the R, G and B MSE"},
       {"psnr_y_cb_cr", "full-range BT.601 YCbCr (JPEG), 4:4:4, libjpeg's conversion of the RGB"},
-      {"ssim_y", "that Y plane; 8x8 windows on a 4-pixel grid, as ffmpeg's ssim filter"},
+      {"ssim_y", "that Y plane; 8x8 windows on a 4-pixel grid, as ffmpeg's ssim filter; null "
+                 "for a picture under 8x8, which has no window (ffmpeg gives no figure either)"},
       {"summary_mean", "PSNR: of the mean MSE over frames; SSIM: mean of the frames"}};
   nlohmann::json summary;
   summary["psnr_rgb"] = range_json(s.psnr_rgb);
@@ -276,10 +277,13 @@ std::vector<std::string> summary_lines(const quality::Summary& s) {
   lines.push_back(db("Y", s.psnr_y));
   lines.push_back(db("Cb", s.psnr_cb));
   lines.push_back(db("Cr", s.psnr_cr));
-  lines.push_back(fmt::format("  SSIM Y    min {:>7}  mean {:>7}  max {:>7}",
-                              quality::format_db(s.ssim_y.min, 4),
-                              quality::format_db(s.ssim_y.mean, 4),
-                              quality::format_db(s.ssim_y.max, 4)));
+  if (std::isnan(s.ssim_y.mean))
+    lines.push_back("  SSIM Y    n/a (a picture under 8x8 has no 8x8 window to measure)");
+  else
+    lines.push_back(fmt::format("  SSIM Y    min {:>7}  mean {:>7}  max {:>7}",
+                                quality::format_db(s.ssim_y.min, 4),
+                                quality::format_db(s.ssim_y.mean, 4),
+                                quality::format_db(s.ssim_y.max, 4)));
   std::string worst = "  worst frames (RGB PSNR):";
   for (std::int64_t w : s.worst) worst += fmt::format(" {}", w + 1);
   lines.push_back(worst);
