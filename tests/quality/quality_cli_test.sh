@@ -327,6 +327,41 @@ case_ssim_under_8x8_is_undefined_as_in_ffmpeg() {
   done
 }
 
+case_segment_compared_with_start_agrees_with_ffmpeg_select() {
+  # A segment (encode --start 30 --frames 30) against its source: --start 30 pairs its frame 1
+  # with the source's frame 31, as ffmpeg's psnr filter does after select=gte(n,30).
+  need_tools
+  make_source flower.mp4 320:180 60 src.nut
+  run_ok encode src.nut -o seg.avi --start 30 --frames 30 -q 75 --quiet
+  run_ok quality src.nut seg.avi --start 30 --json q.json
+  grep -q "from frame 30 on" out.txt || die "the source line does not say where it starts: $(head -2 out.txt)"
+  local theirs ours
+  theirs=$(ffmpeg -v info -nostats -i seg.avi -i src.nut -lavfi \
+    "[0:v]format=rgb24,setpts=PTS-STARTPTS[a];[1:v]select=gte(n\,30),format=rgb24,setpts=PTS-STARTPTS[b];[a][b]psnr=stats_file=psnr_rgb.log" \
+    -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1)
+  [[ -n $theirs ]] || die "no PSNR from ffmpeg"
+  ours=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
+  close "$ours" "$theirs" 0.05 || die "RGB PSNR $ours dB with --start 30, ffmpeg with select says $theirs dB"
+  [[ $(json_get q.json 'd["frames"]') == 30 ]] || die "expected 30 frames"
+  per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+  # Without --start the counts differ, and the error says how to pair a segment.
+  expect_fail 1 quality src.nut seg.avi
+  grep -q "frame counts differ.*encode --start N, compare it with --start N" err.txt ||
+    die "the error does not name --start: $(cat err.txt)"
+  # --frames 30 pairs the first 30 source frames with the segment: said, not silent.
+  run_ok quality src.nut seg.avi --frames 30 --json off.json
+  grep -q "^mjpeg: note: --frames 30 compared the first 30 frames of 'src.nut' (it has more) with all 30 of 'seg.avi'.*--start N" err.txt ||
+    die "no note about the pairing: $(cat err.txt)"
+  python3 -c "import sys; sys.exit(0 if $(json_get off.json 'd["summary"]["psnr_rgb"]["mean"]') < $ours - 5 else 1)" ||
+    die "the offset pairing should be far worse than $ours dB"
+  # Both cut by --frames (the source longer, the encoded too): nothing to say.
+  run_ok quality src.nut src.nut --frames 10 --quiet
+  ! grep -q 'note' err.txt || die "a note where both inputs were cut: $(cat err.txt)"
+  expect_fail 2 quality src.nut seg.avi --start -1
+  ffmpeg -v error -y -i src.nut -frames:v 1 one.ppm || die "ffmpeg failed"
+  expect_fail 2 quality one.ppm one.ppm --start 1
+}
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------

@@ -73,9 +73,11 @@ Image read_picture(const std::string& path) {
 
 }  // namespace
 
-FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
+FrameReader::FrameReader(const std::string& path, std::int64_t max_frames, std::int64_t start)
     : path_(path), max_frames_(max_frames) {
   const InputKind kind = input_kind(path);
+  if (kind == InputKind::image && start > 0)
+    throw UsageError(fmt::format("--start {}: '{}' is a still image (one frame)", start, path));
   if (kind == InputKind::image) {
     const Image image = read_picture(path);
     still_ = to_rgb(image.view());
@@ -88,6 +90,7 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
   }
   InputOptions options;
   options.max_frames = max_frames;
+  options.start = start;
   options.read_image = read_picture;
   video_ = open_video_input(path, kind, options);
   const VideoOptions& f = video_.format;
