@@ -109,6 +109,14 @@ struct Image {
 /// per table in natural order, 1 to 4 tables. Throws UsageError naming `source` and the line.
 std::vector<QuantTableValues> parse_qtables(const std::string& text, const std::string& source);
 
+/// The two tables (luma, chroma) of a plain `cjpeg -quality Q`: ITU-T T.81 Annex K scaled by
+/// libjpeg's quality scaling and limited to 255 (jpeg_set_quality's forced baseline), as values
+/// to use unscaled (EncodeOptions::qtables at quality 50). `cjpeg -qtables FILE` without
+/// -quality keeps them at quality 75 (jpeg_set_defaults) in the slots the file does not give;
+/// `mjpeg encode --qtables FILE` without -q fills those slots from here so. Throws UsageError
+/// for a quality outside 1..100.
+std::vector<QuantTableValues> default_qtables(int quality);
+
 /// Parses a cjpeg -qslots list "N[,N...]" (each 0..3). Throws UsageError.
 std::vector<int> parse_qslots(const std::string& text);
 
