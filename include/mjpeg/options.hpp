@@ -43,8 +43,10 @@ Tune parse_tune(const std::string& text);
 using QuantTableValues = std::array<std::uint32_t, 64>;
 inline constexpr int kMaxQuantTables = 4;  ///< table slots 0..3, as in libjpeg
 
-/// Largest width or height accepted: JPEG's own limit (16-bit fields of the SOF marker).
-inline constexpr int kMaxDimension = 65535;
+/// Largest width or height accepted: libjpeg's JPEG_MAX_DIMENSION. A JPEG's SOF marker could
+/// say 65535, but libjpeg (and so cjpeg, djpeg and most JPEG readers) refuses pictures above
+/// 65500 per side, and there an encoder that is exact to libjpeg has no reference.
+inline constexpr int kMaxDimension = 65500;
 inline constexpr int kMaxRestartInterval = 65535;
 
 struct EncodeOptions {

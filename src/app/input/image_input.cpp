@@ -92,8 +92,9 @@ int tiff_orientation(const std::uint8_t* t, std::size_t n, int* width = nullptr,
 
 void check_jpeg_size(const std::string& name, long long width, long long height) {
   if (width > kMaxDimension || height > kMaxDimension)
-    throw Error(fmt::format("'{}' is {}x{} pixels, above JPEG's limit of {}x{}", name, width,
-                            height, kMaxDimension, kMaxDimension));
+    throw Error(fmt::format("'{}' is {}x{} pixels, above {} per side, libjpeg's limit (cjpeg, "
+                            "djpeg and most JPEG readers refuse larger pictures)",
+                            name, width, height, kMaxDimension));
 }
 
 void check_optimize_size(int width, int height, Subsampling sampling, bool optimize) {
@@ -204,7 +205,7 @@ const char* orientation_words(int o) {
 }
 
 Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool autorotate) {
-  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; JPEG allows 65535x65535
+  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; we take 65500x65500
   // (memory permitting). Read by OpenCV once, at its first decode.
   static const bool limit_set = [] {
     ::setenv("OPENCV_IO_MAX_IMAGE_PIXELS", "4294836225", /*overwrite=*/0);

@@ -28,12 +28,12 @@ std::string supported_input_formats();
 Image read_input_image(const std::string& path, const NoticeSink& notice,
                            bool autorotate = true);
 
-/// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what a
-/// JPEG can hold (kMaxDimension, 65535, per side), naming `name`.
+/// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what
+/// libjpeg reads and writes (kMaxDimension, 65500, per side), naming `name`.
 void check_jpeg_size(const std::string& name, long long width, long long height);
 
 /// Throws UsageError when --optimize's symbol counts (32 bits per symbol, as the coder keeps
-/// them) could overflow for a frame of this size and sampling (only near 65535x65535 at 4:4:4
+/// them) could overflow for a frame of this size and sampling (only near 65500x65500 at 4:4:4
 /// or 4:2:2).
 void check_optimize_size(int width, int height, Subsampling sampling, bool optimize);
 
