@@ -1,5 +1,7 @@
 #include "stream_command.hpp"
 
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -114,8 +117,23 @@ Offload fit_device_memory(const EncodeArgs& args, const VideoOptions& o, std::in
   return Offload::cpu;
 }
 
+/// The width of the terminal on stderr (TIOCGWINSZ, asked each time: it may be resized), else
+/// $COLUMNS, else 80.
+int terminal_columns() {
+  winsize ws{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int n = std::atoi(c);
+    if (n > 0) return n;
+  }
+  return 80;
+}
+
 /// Progress: frames, fps, ETA when the length is known. On a terminal one line updated in
-/// place ("\r"); elsewhere (--progress) one line each, so a script can follow it.
+/// place ("\r"), never wider than the terminal less one column (a line that reaches the last
+/// column wraps, and every later update would leave the wrapped part behind): the fields that
+/// do not fit are left out, the last first. Elsewhere (--progress) one line each, so a script
+/// can follow it.
 class ProgressLine {
  public:
   ProgressLine(bool enabled, bool terminal, std::int64_t total)
@@ -124,29 +142,40 @@ class ProgressLine {
     if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
     last_ = p.elapsed_s;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
-    std::string line =
+    std::vector<std::string> fields = {
         fmt::format("mjpeg: {}{}", terminal_ ? "" : "progress: ",
                     total_ > 0 ? fmt::format("{} of {} frames", p.frames, total_)
-                               : count_of(p.frames, "frame", "frames"));
-    line += fmt::format(", {:.1f} fps", fps);
+                               : count_of(p.frames, "frame", "frames")),
+        fmt::format(", {:.1f} fps", fps)};
     if (total_ > 0 && fps > 0)
-      line += fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps));
-    if (terminal_) {
-      std::fprintf(stderr, "\r%-70s", line.c_str());
-      shown_ = true;
-    } else {
+      fields.push_back(fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps)));
+    if (!terminal_) {
+      std::string line;
+      for (const std::string& f : fields) line += f;
       std::fprintf(stderr, "%s\n", line.c_str());
+      return;
     }
+    const std::size_t room = static_cast<std::size_t>(std::max(1, terminal_columns() - 1));
+    std::string line = fields[0].substr(0, room);
+    for (std::size_t i = 1; i < fields.size() && line.size() + fields[i].size() <= room; ++i)
+      line += fields[i];
+    // Spaces over what is left of the previous, longer line (within the terminal's width).
+    const std::size_t cover = std::min(room, shown_);
+    const std::size_t pad = cover > line.size() ? cover - line.size() : 0;
+    std::fprintf(stderr, "\r%s%*s", line.c_str(), static_cast<int>(pad), "");
+    shown_ = line.size();
   }
   void finish() {
-    if (shown_) std::fprintf(stderr, "\r%-70s\r", "");
+    const std::size_t cover =
+        std::min(shown_, static_cast<std::size_t>(std::max(1, terminal_columns() - 1)));
+    if (shown_ > 0) std::fprintf(stderr, "\r%*s\r", static_cast<int>(cover), "");
   }
 
  private:
   bool enabled_, terminal_;
   std::int64_t total_;
   double last_ = -1;
-  bool shown_ = false;
+  std::size_t shown_ = 0;  ///< the length of the line on the terminal (0: none)
 };
 
 /// One still picture as a one-frame stream.
