@@ -51,3 +51,20 @@ EOF
   done
 }
 
+case_no_gpu_note_where_there_is_no_nvidia_gpu() {
+  # Without an NVIDIA driver (the machine has no NVIDIA GPU; /proc/driver/nvidia is the kernel
+  # driver's own folder) the CPU is the only way to encode: no notice on every run, the summary
+  # says "cpu mode", and `mjpeg info` says why. A named device still gets its notice.
+  [[ -e /proc/driver/nvidia ]] && skip "this machine has an NVIDIA driver"
+  make_y4m in.y4m 3 64x48
+  expect_ok encode in.y4m -o out.avi
+  ! grep -qi 'nvidia\|cuda\|encoding on the CPU' err.txt ||
+    die "a GPU notice on a machine without an NVIDIA GPU: $(cat err.txt)"
+  grep -q '^mjpeg: wrote out.avi: 3 frames, .* (cpu mode)' err.txt || die "summary: $(cat err.txt)"
+  expect_ok info
+  grep -q '^CUDA devices: none (.*); encoding runs on the CPU' out.txt || die "info: $(cat out.txt)"
+  expect_ok encode in.y4m -o dev.avi --device 0
+  grep -q '^mjpeg: note: CUDA device 0 does not exist .*encoding on the CPU' err.txt ||
+    die "no notice for the named device: $(cat err.txt)"
+}
+

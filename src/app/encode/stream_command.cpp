@@ -34,9 +34,12 @@ void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
 }
 
-/// The mode to run: as asked, or aok when the GPUs are usable and cpu (with a notice)
-/// otherwise; `devices` gets the stream buffers' devices (--devices, or {--device}). `later`:
-/// a notice to print once the input is open (so that an input error stays the only line).
+/// The mode to run: as asked, or aok when the GPUs are usable and cpu otherwise; `devices` gets
+/// the stream buffers' devices (--devices, or {--device}). `later`: a notice to print once the
+/// input is open (so that an input error stays the only line), saying why the CPU encodes when
+/// that may surprise: a device was named, or the machine has an NVIDIA GPU (its driver is
+/// loaded) that cannot be used. On a machine without one the CPU is simply the way it runs: no
+/// notice on every run (the summary says "cpu mode"; `mjpeg info` says why).
 Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
   std::string reason;
   const std::vector<GpuDevice> gpus = gpu_devices(&reason);
@@ -78,7 +81,8 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
       if (d < count) reason = gpus[static_cast<std::size_t>(d)].problem;
       for (char& c : reason)
         if (c == '\n') c = ' ';
-      later = fmt::format("{}; encoding on the CPU", reason);
+      if (count > 0 || nvidia_driver_loaded())
+        later = fmt::format("{}; encoding on the CPU", reason);
       return Offload::cpu;
     }
   }
