@@ -147,7 +147,8 @@ case_segments_joined_equal_one_pass() {
 case_start_errors() {
   make_y4m in.y4m 5 64x48
   expect_fail 1 encode in.y4m -o out.avi --start 5 --mode cpu --quiet
-  grep -q "no frames after the first 5 (--start)" err.txt || die "$(cat err.txt)"
+  grep -qx "mjpeg: error: 'in.y4m' has 5 frames, all before --start 5 (frames count from 0: its last is --start 4)" err.txt ||
+    die "$(cat err.txt)"
   expect_fail 2 encode in.y4m -o out.avi --start -1
   expect_fail 2 encode in.y4m -o out.avi --start x
   expect_fail 2 encode "$SAMPLE" -o out.avi --start 1

@@ -68,3 +68,86 @@ case_no_gpu_note_where_there_is_no_nvidia_gpu() {
     die "no notice for the named device: $(cat err.txt)"
 }
 
+# expect_line "LINE": err.txt is exactly that one line.
+expect_line() {
+  [[ "$(cat err.txt)" == "$1" ]] || die "expected: $1
+got: $(cat err.txt)"
+}
+
+case_wording_of_everyday_errors() {
+  make_y4m in.y4m 38 64x48
+  # --frames: 0 and negative counts each say what is wrong (the range starts at 1).
+  expect_fail 2 encode in.y4m -o out.avi --frames -3
+  expect_line "mjpeg: error: --frames: -3 is not a number of frames (1 to 1099511627776)"
+  expect_fail 2 encode in.y4m -o out.avi --frames 0
+  expect_line "mjpeg: error: --frames: 0 asks for nothing to encode (1 or more frames)"
+  # The output without -o: the stray argument is named, with the way to give it.
+  expect_fail 2 encode in.y4m out/a.avi
+  expect_line "mjpeg: error: --output is required, and 'out/a.avi' is an extra argument: the output is given with -o (mjpeg encode in.y4m -o out/a.avi)"
+  # --start past the end gives the count where the input tells it.
+  expect_fail 1 encode in.y4m -o out.avi --start 40 --quiet
+  expect_line "mjpeg: error: 'in.y4m' has 38 frames, all before --start 40 (frames count from 0: its last is --start 37)"
+  "$MJPEG" encode - -o out.avi --start 40 --quiet <in.y4m >out.txt 2>err.txt && die "stdin past the end exited 0"
+  expect_line "mjpeg: error: standard input ends before frame 40: --start 40 skips every frame it has"
+  if have_opencv; then
+    ffmpeg -v error -i in.y4m -frames:v 3 f%d.png || die "ffmpeg failed"
+    expect_fail 1 encode 'f%d.png' -o out.avi --start 3 --quiet
+    expect_line "mjpeg: error: 'f%d.png' has 3 frames, all before --start 3 (frames count from 0: its last is --start 2)"
+  fi
+  [[ ! -e out.avi && ! -d out ]] || die "an output was created"
+  # mjpeg info lists every input kind of this build and the outputs.
+  expect_ok info
+  grep -q '^inputs: Y4M (a file, a FIFO or - for standard input), PPM/PGM pictures, ' out.txt ||
+    die "info's inputs: $(grep inputs out.txt)"
+  if "$MJPEG" info | grep -q '^FFmpeg libraries: yes'; then
+    grep -q "^inputs: .*videos through FFmpeg's libraries" out.txt || die "no videos: $(grep inputs out.txt)"
+  fi
+  grep -q '^outputs: .jpg, .jpeg (one picture); .avi' out.txt || die "info's outputs: $(cat out.txt)"
+}
+
+case_cover_picture_of_an_audio_file_is_one_frame() {
+  # An audio file with a cover picture (ffmpeg encodes the cover as one frame): to a .jpg with
+  # --frames 1 and to an AVI, the bytes cjpeg writes for the picture.
+  need_ffmpeg
+  need_cjpeg
+  "$MJPEG" info | grep -q '^FFmpeg libraries: yes' || skip "built without FFmpeg's libraries"
+  ffmpeg -v error -f lavfi -i testsrc2=size=96x64 -frames:v 1 cover.png &&
+    ffmpeg -v error -i cover.png -pix_fmt rgb24 cover.ppm || die "ffmpeg failed"
+  ffmpeg -v error -f lavfi -i sine=duration=1 -i cover.png -map 0 -map 1 -c:a flac -c:v copy \
+    -disposition:v attached_pic song.flac || skip "ffmpeg cannot attach a cover to FLAC"
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg cover.ppm || die "cjpeg failed"
+  expect_ok encode song.flac -o ours.jpg --frames 1
+  grep -q "^mjpeg: note: 'song.flac' has no video stream but a cover picture (png 96x64): it is encoded as one frame$" err.txt ||
+    die "no notice of the cover: $(cat err.txt)"
+  same_bytes ours.jpg theirs.jpg
+  expect_ok encode song.flac -o song.avi
+  [[ $(probe_counts song.avi) == "mjpeg 96 64 25/1 1 1" ]] || die "ffprobe: $(probe_counts song.avi)"
+  ffmpeg -v error -i song.avi -c copy -f image2 frame%d.jpg || die "cannot extract the frame"
+  same_bytes frame1.jpg theirs.jpg
+}
+
+case_timestamps_going_back_are_a_discontinuity_not_a_rate() {
+  # Two MPEG-TS recordings joined (the second starts 0.5 s before the first ends): one notice
+  # that time goes back, where it happens and by how much, not a rate of "-460 to 40 ms".
+  need_ffmpeg
+  "$MJPEG" info | grep -q '^FFmpeg libraries: yes' || skip "built without FFmpeg's libraries"
+  ffmpeg -v error -f lavfi -i testsrc2=size=96x64:rate=25 -frames:v 25 -c:v mpeg2video \
+    -f mpegts a.ts &&
+    ffmpeg -v error -f lavfi -i testsrc2=size=96x64:rate=25 -frames:v 25 -c:v mpeg2video \
+      -output_ts_offset 0.5 -f mpegts b.ts || skip "ffmpeg cannot write MPEG-2 in MPEG-TS"
+  cat a.ts b.ts >joined.ts
+  # What ffprobe reads: the first frame of b.ts is shown 500 ms before the last of a.ts.
+  local back
+  back=$(ffprobe -v error -select_streams v:0 -show_entries frame=best_effort_timestamp_time \
+    -of csv=p=0 joined.ts | python3 -c "
+import sys
+t = [float(l.split(',')[0]) for l in sys.stdin if l.strip(', \n')]
+jumps = [(i, t[i - 1] - t[i]) for i in range(1, len(t)) if t[i] <= t[i - 1]]
+assert len(jumps) == 1, jumps
+print('%d %.1f' % (jumps[0][0] + 1, 1e3 * jumps[0][1]))") || die "ffprobe does not see one jump back"
+  expect_ok encode joined.ts -o out.avi --mode cpu
+  grep -qx "mjpeg: note: 'joined.ts' has 1 place where its timestamps go back (the first before frame ${back% *}, by ${back#* } ms; e.g. recordings joined together): its frames are written in decode order at a constant 25/1 fps" err.txt ||
+    die "notice of the jump (ffprobe: frame ${back% *}, ${back#* } ms back): $(cat err.txt)"
+  ! grep -q 'variable frame rate' err.txt || die "a rate notice: $(cat err.txt)"
+  [[ $(probe_counts out.avi) == "mjpeg 96 64 25/1 50 50" ]] || die "ffprobe: $(probe_counts out.avi)"
+}

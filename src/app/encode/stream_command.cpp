@@ -231,6 +231,27 @@ VideoInput open_input(const EncodeArgs& args, Offload mode, const std::vector<in
   return in;
 }
 
+/// How many frames the whole input has, for the error of a --start past its end: the input
+/// opened again from its first frame (a regular file or an image sequence; a pipe cannot be
+/// read twice) and its count as it says it (a Y4M file's size, an image sequence's files, a
+/// video's container); -1 when unknown.
+std::int64_t whole_input_frames(const EncodeArgs& args, InputKind kind) {
+  if (args.input == "-") return -1;
+  struct stat st {};
+  if (kind != InputKind::image_sequence &&
+      (::stat(args.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode)))
+    return -1;
+  try {
+    InputOptions options = args.input_options;
+    options.start = 0;
+    options.max_frames = -1;
+    options.map_y4m = false;
+    return open_video_input(args.input, kind, options).frame_count;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 /// One line per stage: busy seconds summed over its threads, and that over the wall time,
 /// i.e. how many cores the stage kept busy on average; then the split of producers and entropy
 /// workers, the stage that bounds the frame rate and the bytes uploaded per frame.
@@ -323,11 +344,13 @@ bool is_gif(const std::string& path) {
 bool is_stream_request(const EncodeArgs& args) {
   if (!is_single_jpeg(args.output)) return true;
   // One picture out of a stream input (with --frames 1, or a GIF's first frame) goes through
-  // the stream path too, which refuses more frames with a clear message; anything else (an
-  // image, or a file of unknown type) is read as an image.
+  // the stream path too, which refuses more frames with a clear message; a picture (by its
+  // name, or by its signature when the name does not say) is read as an image. A file of any
+  // other kind (an audio file with a cover picture, a video named otherwise) is a stream.
   const InputKind kind = input_kind(args.input);
   return kind == InputKind::y4m || kind == InputKind::image_sequence ||
-         is_video_name(args.input) || (kind != InputKind::image && is_gif(args.input));
+         is_video_name(args.input) ||
+         (kind != InputKind::image && (is_gif(args.input) || !is_still_image_file(args.input)));
 }
 
 int run_encode_stream(const EncodeArgs& args_in) {
@@ -436,9 +459,17 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
-  if (stats.frames == 0 && args.start > 0)
-    throw Error(fmt::format("'{}' has no frames after the first {} (--start)", args.input,
-                            args.start));
+  if (stats.frames == 0 && args.start > 0) {
+    const std::int64_t whole = whole_input_frames(args, kind);
+    if (whole >= 0)
+      throw Error(fmt::format("'{}' has {}, all before --start {} (frames count from 0: its "
+                              "last is --start {})",
+                              args.input, count_of(whole, "frame", "frames"), args.start,
+                              std::max<std::int64_t>(0, whole - 1)));
+    throw Error(fmt::format("{} ends before frame {}: --start {} skips every frame it has",
+                            args.input == "-" ? "standard input" : "'" + args.input + "'",
+                            args.start, args.start));
+  }
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
   sink.close();

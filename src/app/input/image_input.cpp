@@ -283,6 +283,32 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
 
 }  // namespace
 
+bool is_still_image_file(const std::string& path) {
+  // Regular files only: a pipe's bytes would be gone for its reader, and a FIFO without a
+  // writer would block here.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  unsigned char b[12] = {};
+  const std::size_t n = std::fread(b, 1, sizeof b, f);
+  std::fclose(f);
+  if (looks_like_pnm(b, n)) return true;
+#if MJPEG_HAVE_OPENCV
+  const auto starts = [&](const char* sig, std::size_t len, std::size_t at = 0) {
+    return n >= at + len && std::memcmp(b + at, sig, len) == 0;
+  };
+  return starts("\x89PNG\r\n\x1a\n", 8) || starts("\xff\xd8\xff", 3) || starts("BM", 2) ||
+         starts("II*\0", 4) || starts("MM\0*", 4) ||
+         (starts("RIFF", 4) && starts("WEBP", 4, 8)) || starts("\0\0\0\x0cjP  ", 8) ||
+         starts("\xff\x4f\xff\x51", 4) || starts("v/1\x01", 4) || starts("#?RADIANCE", 10) ||
+         starts("#?RGBE", 6) || starts("PF\n", 3) || starts("Pf\n", 3) ||
+         starts("\x59\xa6\x6a\x95", 4);
+#else
+  return false;
+#endif
+}
+
 std::string supported_input_formats() {
 #if MJPEG_HAVE_OPENCV
   return "PPM/PGM, and PNG, JPEG, BMP, TIFF, WebP and other formats through OpenCV";

@@ -28,6 +28,13 @@ std::string supported_input_formats();
 Image read_input_image(const std::string& path, const NoticeSink& notice,
                            bool autorotate = true);
 
+/// True when `path` starts with the signature of a picture read_input_image takes: PPM/PGM
+/// always; with OpenCV also PNG, JPEG, BMP, TIFF, WebP, JPEG 2000, OpenEXR, Radiance HDR, PFM
+/// and Sun raster. False for anything else (a video, an audio file with a cover picture, a
+/// file that cannot be read) and for what is not a regular file (a pipe is read once, by its
+/// reader).
+bool is_still_image_file(const std::string& path);
+
 /// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what
 /// libjpeg reads and writes (kMaxDimension, 65500, per side), naming `name`.
 void check_jpeg_size(const std::string& name, long long width, long long height);
