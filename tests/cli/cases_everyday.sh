@@ -151,3 +151,51 @@ print('%d %.1f' % (jumps[0][0] + 1, 1e3 * jumps[0][1]))") || die "ffprobe does n
   ! grep -q 'variable frame rate' err.txt || die "a rate notice: $(cat err.txt)"
   [[ $(probe_counts out.avi) == "mjpeg 96 64 25/1 50 50" ]] || die "ffprobe: $(probe_counts out.avi)"
 }
+
+case_alpha_dropped_with_one_notice_for_every_input_kind() {
+  # Alpha cannot go into a JPEG: it is dropped, and said once, whatever carries it.
+  need_ffmpeg
+  need_cjpeg
+  # VP9 with alpha in WebM: the alpha travels beside the picture (the track's AlphaMode, which
+  # ffprobe shows); FFmpeg's own vp9 decoder gives yuv420p without it.
+  if "$MJPEG" info | grep -q '^FFmpeg libraries: yes' &&
+    ffmpeg -v error -f lavfi -i testsrc2=size=96x64:rate=25 -frames:v 5 \
+      -vf "format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='X*2'" -c:v libvpx-vp9 \
+      -pix_fmt yuva420p alpha.webm 2>/dev/null; then
+    ffprobe -v error -show_entries stream_tags=alpha_mode -of csv=p=0 alpha.webm | grep -qx 1 ||
+      die "the WebM has no alpha track (ffprobe)"
+    expect_ok encode alpha.webm -o a.avi --mode cpu
+    [[ $(grep -c '^mjpeg: note: .*alpha' err.txt) -eq 1 ]] ||
+      die "not one alpha notice for VP9 alpha: $(cat err.txt)"
+    grep -q "^mjpeg: note: the source's alpha channel (vp9 alpha, stored beside the picture) is ignored$" err.txt ||
+      die "alpha notice: $(cat err.txt)"
+    ffmpeg -v error -f lavfi -i testsrc2=size=96x64:rate=25 -frames:v 5 -c:v libvpx-vp9 plain.webm &&
+      expect_ok encode plain.webm -o p.avi --mode cpu &&
+      ! grep -q 'alpha' err.txt || die "an alpha notice for VP9 without alpha: $(cat err.txt)"
+  fi
+  have_opencv || return 0
+  # RGBA PNG sequences: one notice for the sequence (not one per file, nor none), the frames
+  # cjpeg's of the RGB.
+  local i
+  for i in 1 2 3; do
+    ffmpeg -v error -i "$SAMPLE" -vf "crop=64:48:${i}0:0,format=rgba" -y "a$i.png" &&
+      ffmpeg -v error -i "a$i.png" -pix_fmt rgb24 -y "a$i.ppm" || die "ffmpeg failed"
+  done
+  mkdir s
+  expect_ok encode 'a%d.png' -o s/%d.jpg
+  [[ $(grep -c '^mjpeg: note: .*alpha' err.txt) -eq 1 ]] || die "not one alpha notice: $(cat err.txt)"
+  grep -q "^mjpeg: note: 'a%d.png' has an alpha channel; it is dropped$" err.txt ||
+    die "alpha notice: $(cat err.txt)"
+  for i in 1 2 3; do
+    "$CJPEG" -quality 90 -sample 2x2 -outfile c.jpg "a$i.ppm" || die "cjpeg failed"
+    same_bytes "s/$i.jpg" c.jpg
+  done
+  # Alpha from the third file on only: said once the frames are read.
+  cp a1.ppm b1.ppm && cp a2.ppm b2.ppm && cp a3.png b3.png
+  ffmpeg -v error -i a1.ppm -y b1.png && ffmpeg -v error -i a2.ppm -y b2.png || die "ffmpeg failed"
+  expect_ok encode 'b%d.png' -o b.avi --mode cpu
+  [[ $(grep -c '^mjpeg: note: .*alpha' err.txt) -eq 1 ]] ||
+    die "not one alpha notice for a later file: $(cat err.txt)"
+  [[ $(grep -n "alpha" err.txt | cut -d: -f1) -gt $(grep -n "^mjpeg: input b%d.png" err.txt | cut -d: -f1) ]] ||
+    die "the later file's notice should come after the frames: $(cat err.txt)"
+}

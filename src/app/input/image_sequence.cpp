@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -43,6 +44,34 @@ std::string number_range(const SequencePattern& p, std::int64_t a, std::int64_t 
   bare.suffix.clear();
   return a == b ? bare.name(a) : bare.name(a) + ".." + bare.name(b);
 }
+
+/// What the reader says of the sequence's files (an alpha channel dropped, 16-bit samples, an
+/// EXIF turn), each said once for the whole sequence: the file's name in it becomes the
+/// pattern. Any producer may add; take() hands out what is new since the last take.
+class SequenceNotices {
+ public:
+  explicit SequenceNotices(std::string pattern) : pattern_(std::move(pattern)) {}
+  void add(const std::string& path, std::string text) {
+    const std::string file = "'" + path + "'", sequence = "'" + pattern_ + "'";
+    for (std::size_t at = text.find(file); at != std::string::npos;
+         at = text.find(file, at + sequence.size()))
+      text.replace(at, file.size(), sequence);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (std::find(said_.begin(), said_.end(), text) == said_.end()) said_.push_back(text);
+  }
+  std::vector<std::string> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> fresh(said_.begin() + static_cast<std::ptrdiff_t>(taken_), said_.end());
+    taken_ = said_.size();
+    return fresh;
+  }
+
+ private:
+  const std::string pattern_;
+  std::mutex mutex_;
+  std::vector<std::string> said_;
+  std::size_t taken_ = 0;
+};
 
 /// The files decode on any number of threads at once (frame i is file numbers[i]).
 class ImageSequenceSource final : public mjpeg::FrameSource {
@@ -95,9 +124,11 @@ class ImageSequenceSource final : public mjpeg::FrameSource {
 
 VideoInput open_image_sequence(const std::string& pattern, const InputOptions& options_in) {
   InputOptions options = options_in;
+  const auto said = std::make_shared<SequenceNotices>(pattern);
   if (!options.read_image)
-    options.read_image = [autorotate = options.autorotate](const std::string& path) {
-      return read_input_image(path, [](const std::string&) {}, autorotate);
+    options.read_image = [autorotate = options.autorotate, said](const std::string& path) {
+      return read_input_image(
+          path, [&](const std::string& text) { said->add(path, text); }, autorotate);
     };
   SequencePattern p;
   if (!SequencePattern::parse(pattern, p))
@@ -164,6 +195,8 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                                number_range(p, numbers.front(), numbers.back()), in.fps_num,
                                in.fps_den);
   in.notices = std::move(notices);
+  for (std::string& n : said->take()) in.notices.push_back(std::move(n));  // the first file's
+  in.final_notices = [said] { return said->take(); };  // what later files added
   auto source = std::make_unique<ImageSequenceSource>(pattern, p, std::move(numbers), options,
                                                      std::move(first));
   in.format = source->format();

@@ -475,6 +475,11 @@ class LibavSource final : public mjpeg::FrameSource {
       if (raw->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) has_audio_ = true;
     }
     codec_name_ = codec->name;
+    // VP8/VP9 alpha in Matroska/WebM travels beside the picture (BlockAdditional), marked by
+    // the track's AlphaMode: FFmpeg's own vp8/vp9 decoders give no alpha plane, so the pixel
+    // format cannot say it.
+    const AVDictionaryEntry* alpha_mode = av_dict_get(st->metadata, "alpha_mode", nullptr, 0);
+    side_alpha_ = alpha_mode != nullptr && std::strcmp(alpha_mode->value, "0") != 0;
     dec_.reset(avcodec_alloc_context3(codec));
     if (!dec_) throw std::bad_alloc();
     err = avcodec_parameters_to_context(dec_.get(), st->codecpar);
@@ -614,6 +619,10 @@ class LibavSource final : public mjpeg::FrameSource {
                                     d->comp[0].depth, pix_name_));
     if (d->flags & AV_PIX_FMT_FLAG_ALPHA)
       notices.push_back(fmt::format("the source's alpha channel ({}) is ignored", pix_name_));
+    else if (side_alpha_)
+      notices.push_back(fmt::format("the source's alpha channel ({} alpha, stored beside the "
+                                    "picture) is ignored",
+                                    codec_name_));
     return notices;
   }
 
@@ -1024,6 +1033,7 @@ class LibavSource final : public mjpeg::FrameSource {
   int stream_ = -1;
   bool has_audio_ = false;
   bool cover_ = false;  ///< the stream is a cover picture (attached to an audio file)
+  bool side_alpha_ = false;  ///< the track carries alpha beside the picture (WebM AlphaMode)
   std::string codec_name_, pix_name_, colour_;
   std::vector<std::string> notices_;
   int pix_format_ = -1;
