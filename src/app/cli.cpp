@@ -51,6 +51,9 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->type_name("OUTPUT")
       ->required();
   add_jpeg_options(cmd, args.options, subsampling);
+  cmd->get_option("--subsampling")
+      ->description("Chroma subsampling: 444, 422, 420 or gray; a grey source (PGM, grey PNG, "
+                    "mono Y4M, grey video) makes gray JPEGs unless -s is given");
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
   cmd->add_option("--dump-input", args.dump_input,
@@ -245,6 +248,7 @@ int cli_main(int argc, char** argv, bool run_command) {
   commands.push_back({encode, [&] {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         encode_args.device_given = encode->count("--device") > 0;
+                        encode_args.subsampling_given = encode->count("--subsampling") > 0;
                         return run_encode(encode_args);
                       }});
   CompareArgs compare_args;

@@ -68,6 +68,135 @@ case_no_gpu_note_where_there_is_no_nvidia_gpu() {
     die "no notice for the named device: $(cat err.txt)"
 }
 
+# ncomp JPEG: the number of components in the frame header of a JPEG file.
+ncomp() {
+  python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); i = d.find(b'\xff\xc0'); print(d[i + 9] if i >= 0 else -1)" "$1"
+}
+
+# planes_as_pgm Y4M N PREFIX RANGE: frame N (1-based) of a mono Y4M as PREFIX.pgm, its plane
+# as stored (RANGE full) or expanded from limited range to 0..255 (RANGE limited), computed
+# here from the file's bytes.
+mono_frame_as_pgm() {
+  python3 - "$@" <<'PY' || die "cannot cut frame $2 of $1"
+import sys
+path, n, out, rng = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+data = open(path, "rb").read()
+head, _, rest = data.partition(b"\n")
+fields = dict((f[:1], f[1:]) for f in head.split()[1:])
+w, h = int(fields[b"W"]), int(fields[b"H"])
+for _ in range(n):
+    _, _, rest = rest.partition(b"\n")  # FRAME
+    plane, rest = rest[:w * h], rest[w * h:]
+if rng == "limited":
+    plane = bytes(min(255, max(0, round((v - 16) * 255 / 219))) for v in plane)
+open(out, "wb").write(b"P5\n%d %d\n255\n" % (w, h) + plane)
+PY
+}
+
+case_grey_sources_make_grayscale_jpegs_like_cjpeg() {
+  need_ffmpeg
+  need_cjpeg
+  # A grey picture, a PGM sequence and a mono Y4M: one component, the bytes cjpeg writes for
+  # the grey plane as a PGM (cjpeg needs no -grayscale for a PGM).
+  local i
+  for i in 1 2 3; do
+    ffmpeg -v error -i "$SAMPLE" -vf "crop=203:101:${i}0:7,format=gray" -y "g$i.pgm" ||
+      die "ffmpeg cannot write g$i.pgm"
+  done
+  against_cjpeg "$PWD/g1.pgm" "" "-quality 90"
+  [[ $(ncomp ours.jpg) == 1 ]] || die "a PGM gave $(ncomp ours.jpg) components"
+  mkdir seq
+  expect_ok encode 'g%d.pgm' -o seq/%d.jpg --dump-input dump -q 80
+  for i in 1 2 3; do
+    "$CJPEG" -quality 80 -outfile c.jpg "g$i.pgm" || die "cjpeg failed"
+    same_bytes "seq/$i.jpg" c.jpg
+    cmp -s "dump/00000$i.pgm" "g$i.pgm" || die "--dump-input did not write frame $i as the PGM"
+  done
+  [[ ! -e dump/000001.ppm ]] || die "--dump-input wrote a PPM for grey frames"
+  expect_ok encode 'g%d.pgm' -o seq.avi --mode cpu
+  [[ $(ffprobe -v error -show_entries stream=pix_fmt -of csv=p=0 seq.avi) == gray ]] ||
+    die "ffprobe does not read grey frames: $(ffprobe -v error -show_entries stream=pix_fmt -of csv=p=0 seq.avi)"
+  expect_ok quality 'g%d.pgm' seq.avi --quiet
+  # Mono Y4M: ffmpeg's, full range (XCOLORRANGE=FULL), and the same plane tagged limited.
+  ffmpeg -v error -f lavfi -i testsrc2=size=97x61:rate=25 -frames:v 2 -pix_fmt gray \
+    -strict -1 -f yuv4mpegpipe -y mono.y4m || die "ffmpeg cannot write a mono Y4M"
+  head -1 mono.y4m | grep -q 'Cmono XCOLORRANGE=FULL' || die "unexpected header: $(head -1 mono.y4m)"
+  sed '1s/XCOLORRANGE=FULL/XCOLORRANGE=LIMITED/' mono.y4m >limited.y4m
+  local range
+  for range in full limited; do
+    rm -rf m && mkdir m
+    expect_ok encode "$([[ $range == full ]] && echo mono || echo limited).y4m" -o m/%d.jpg \
+      -q 70 --mode cpu --quiet
+    for i in 1 2; do
+      mono_frame_as_pgm mono.y4m "$i" plane.pgm "$range"
+      "$CJPEG" -quality 70 -outfile c.jpg plane.pgm || die "cjpeg failed"
+      same_bytes "m/$i.jpg" c.jpg
+    done
+  done
+  echo "ok: a PGM, a PGM sequence and mono Y4M (full and limited range) equal cjpeg of the grey plane"
+}
+
+case_grey_alpha_png_stays_grey_with_one_notice() {
+  need_ffmpeg
+  need_cjpeg
+  have_opencv || skip "PNG needs OpenCV"
+  ffmpeg -v error -i "$SAMPLE" -vf "crop=120:80:30:40,format=ya8" -y ga.png &&
+    ffmpeg -v error -i ga.png -pix_fmt gray -y ga.pgm &&
+    ffmpeg -v error -i "$SAMPLE" -vf "crop=120:80:30:40,format=ya16be" -y ga16.png &&
+    ffmpeg -v error -i ga16.png -pix_fmt gray16be -y ga16.pgm || die "ffmpeg failed"
+  expect_ok encode ga.png -o ours.jpg
+  [[ $(grep -c '^mjpeg: note: .*alpha' err.txt) -eq 1 ]] || die "not one alpha notice: $(cat err.txt)"
+  "$CJPEG" -quality 90 -outfile theirs.jpg ga.pgm || die "cjpeg failed"
+  same_bytes ours.jpg theirs.jpg
+  expect_ok encode ga16.png -o ours16.jpg  # 16 bits to 8 as cjpeg rounds them
+  "$CJPEG" -quality 90 -outfile theirs16.jpg ga16.pgm || die "cjpeg failed"
+  same_bytes ours16.jpg theirs16.jpg
+  # A sequence of them: grey frames, and one notice for the sequence.
+  cp ga.png s1.png && cp ga.png s2.png && mkdir s
+  expect_ok encode 's%d.png' -o s/%d.jpg
+  [[ $(grep -c '^mjpeg: note: .*alpha' err.txt) -eq 1 ]] || die "not one alpha notice: $(cat err.txt)"
+  same_bytes s/2.jpg theirs.jpg
+}
+
+case_grey_source_with_explicit_subsampling_makes_colour_frames() {
+  # -s 420 (or 422, 444) asks for 3-component frames (a decoder that takes only YCbCr):
+  # the grey as R = G = B, the bytes cjpeg writes for that PPM.
+  need_ffmpeg
+  need_cjpeg
+  ffmpeg -v error -i "$SAMPLE" -vf "crop=203:101:10:7,format=gray" -y g1.pgm &&
+    cp g1.pgm g2.pgm && ffmpeg -v error -i g1.pgm -pix_fmt rgb24 -y g.ppm || die "ffmpeg failed"
+  expect_ok encode g1.pgm -o ours.jpg -s 420
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg g.ppm || die "cjpeg failed"
+  same_bytes ours.jpg theirs.jpg
+  mkdir s
+  expect_ok encode 'g%d.pgm' -o s/%d.jpg -s 444 -q 60
+  "$CJPEG" -quality 60 -sample 1x1 -outfile c.jpg g.ppm || die "cjpeg failed"
+  same_bytes s/2.jpg c.jpg
+  ffmpeg -v error -f lavfi -i testsrc2=size=64x48:rate=25 -frames:v 1 -pix_fmt gray \
+    -strict -1 -f yuv4mpegpipe -y mono.y4m || die "ffmpeg cannot write a mono Y4M"
+  expect_ok encode mono.y4m -o m.jpg --frames 1 -s 422
+  [[ $(ncomp m.jpg) == 3 ]] || die "-s 422 on mono gave $(ncomp m.jpg) components"
+  expect_ok encode mono.y4m -o m.jpg --frames 1 -y
+  [[ $(ncomp m.jpg) == 1 ]] || die "mono gave $(ncomp m.jpg) components"
+}
+
+case_sequence_of_grey_and_colour_files_stays_colour() {
+  # A grey file among colour ones (an optimiser stores grey-looking pictures as grey): the
+  # sequence is colour, each grey file as R = G = B; nothing refused.
+  need_ffmpeg
+  need_cjpeg
+  ffmpeg -v error -i "$SAMPLE" -vf "crop=64:48:0:0,format=gray" -y f1.pgm &&
+    ffmpeg -v error -i "$SAMPLE" -vf "crop=64:48:0:0" -pix_fmt rgb24 -y f2.ppm &&
+    ffmpeg -v error -i f1.pgm -pix_fmt rgb24 -y grey.ppm || die "ffmpeg failed"
+  cp f1.pgm f1.ppm  # a PGM named .ppm: the reader goes by the signature
+  mkdir s
+  expect_ok encode 'f%d.ppm' -o s/%d.jpg
+  "$CJPEG" -quality 90 -sample 2x2 -outfile c1.jpg grey.ppm &&
+    "$CJPEG" -quality 90 -sample 2x2 -outfile c2.jpg f2.ppm || die "cjpeg failed"
+  same_bytes s/1.jpg c1.jpg
+  same_bytes s/2.jpg c2.jpg
+}
+
 # expect_line "LINE": err.txt is exactly that one line.
 expect_line() {
   [[ "$(cat err.txt)" == "$1" ]] || die "expected: $1
@@ -198,4 +327,33 @@ case_alpha_dropped_with_one_notice_for_every_input_kind() {
     die "not one alpha notice for a later file: $(cat err.txt)"
   [[ $(grep -n "alpha" err.txt | cut -d: -f1) -gt $(grep -n "^mjpeg: input b%d.png" err.txt | cut -d: -f1) ]] ||
     die "the later file's notice should come after the frames: $(cat err.txt)"
+}
+
+case_grey_video_makes_grayscale_jpegs() {
+  # A grey video: gray planes (tagged full range, as ffmpeg writes them) equal cjpeg of
+  # ffmpeg's PGM of the frame, whether the planes or libswscale's RGB reach the encoder; a
+  # 10-bit grey video, converted by libswscale, equals cjpeg -grayscale of ffmpeg's rgb24.
+  need_ffmpeg
+  need_cjpeg
+  "$MJPEG" info | grep -q '^FFmpeg libraries: yes' || skip "built without FFmpeg's libraries"
+  local fmt
+  for fmt in gray gray10le; do
+    ffmpeg -v error -f lavfi -i testsrc2=size=97x61:rate=25 -frames:v 2 -pix_fmt "$fmt" \
+      -c:v ffv1 -y "$fmt.mkv" || die "ffmpeg cannot write $fmt FFV1"
+    ffmpeg -v error -i "$fmt.mkv" -frames:v 1 -pix_fmt gray -y "$fmt.pgm" &&
+      ffmpeg -v error -i "$fmt.mkv" -frames:v 1 -pix_fmt rgb24 -y "$fmt.ppm" || die "ffmpeg failed"
+  done
+  "$CJPEG" -quality 90 -outfile gray.jpg gray.pgm &&
+    "$CJPEG" -quality 90 -grayscale -outfile gray10le.jpg gray10le.ppm || die "cjpeg failed"
+  expect_ok encode gray.mkv -o a.jpg --frames 1 --mode cpu
+  same_bytes a.jpg gray.jpg
+  expect_ok encode gray.mkv -o b.jpg --frames 1 --mode cpu --rgb-decode swscale
+  same_bytes b.jpg gray.jpg
+  expect_ok encode gray10le.mkv -o c.jpg --frames 1 --mode cpu
+  same_bytes c.jpg gray10le.jpg
+  expect_ok encode gray.mkv -o g.avi --mode cpu
+  [[ $(ffprobe -v error -show_entries stream=pix_fmt -of csv=p=0 g.avi) == gray ]] ||
+    die "ffprobe: $(ffprobe -v error -show_entries stream=pix_fmt -of csv=p=0 g.avi)"
+  expect_ok encode gray.mkv -o d.jpg --frames 1 --mode cpu -s 420
+  [[ $(ncomp d.jpg) == 3 ]] || die "-s 420 on a grey video gave $(ncomp d.jpg) components"
 }

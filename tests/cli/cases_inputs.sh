@@ -18,11 +18,12 @@ rgb_equals_ffmpeg() {
 # swscale_equals_ffmpeg FILE FRAMES [PATH]: after rgb_equals_ffmpeg FILE FRAMES (ref/ holds
 # ffmpeg's rgb24), the pixels encoded with --rgb-decode swscale (libswscale into padded rows,
 # then turned) are ffmpeg's too, byte for byte; and the default decode of FILE took PATH
-# ("planes" or "libswscale") when given.
+# ("planes" or "libswscale") when given. (-s 444: 3-component frames also of a grey source,
+# whose dump is then the RGB, as of any other.)
 swscale_equals_ffmpeg() {
   rm -rf sw
   "$MJPEG" encode "$1" -o sw.avi -y --rgb-decode swscale --dump-input sw --frames "$2" \
-    --mode cpu --quiet 2>err.txt || die "--rgb-decode swscale on $1: $(cat err.txt)"
+    -s 444 --mode cpu --quiet 2>err.txt || die "--rgb-decode swscale on $1: $(cat err.txt)"
   local i
   for ((i = 1; i <= $2; i++)); do
     same_bytes "sw/$(printf '%06d' "$i").ppm" "ref/$(printf '%03d' "$i").ppm"

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "app/input/frame_reader.hpp"
 #include "app/input/image_input.hpp"
 #include "app/input/input_dump.hpp"
 #include "mjpeg/files.hpp"
@@ -61,16 +62,23 @@ int run_encode(const EncodeArgs& args) {
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   std::unique_ptr<InputDump> dump;  // --dump-input
   if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
-  const Image image = read_input_image(args.input, notice, args.input_options.autorotate);
-  check_optimize_size(image.width, image.height,
-                      image.format == PixelFormat::gray8 ? Subsampling::gray
-                                                         : args.options.subsampling,
-                      args.options.optimize && !args.options.progressive);
+  Image image = read_input_image(args.input, notice, args.input_options.autorotate);
+  // A grey picture makes a grayscale JPEG (as cjpeg makes of a PGM) unless -s asks for
+  // 3-component frames (for a decoder that takes only YCbCr): then it goes in as R = G = B.
+  EncodeOptions options = args.options;
+  if (image.format == PixelFormat::gray8) {
+    if (args.subsampling_given && options.subsampling != Subsampling::gray)
+      image = to_rgb(image.view());
+    else
+      options.subsampling = Subsampling::gray;
+  }
+  check_optimize_size(image.width, image.height, options.subsampling,
+                      options.optimize && !options.progressive);
 
   if (dump) dump->add(0, image.view());
   const auto t_encode = Clock::now();
   // One picture: every core (or --entropy-threads of them) when it is large enough to pay.
-  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options, args.entropy_threads);
+  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), options, args.entropy_threads);
   const double encode_ms = ms_since(t_encode);
   // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
   int x_density = 0, y_density = 0;
@@ -87,7 +95,7 @@ int run_encode(const EncodeArgs& args) {
                              args.output, jpeg.size(), image.width, image.height,
                              image.format == PixelFormat::gray8 ? "gray" : "rgb",
                              8.0 * static_cast<double>(jpeg.size()) / pixels,
-                             args.options.quality, to_string(args.options.subsampling),
+                             options.quality, to_string(options.subsampling),
                              ms_since(t_start), encode_ms)
                      .c_str());
   }

@@ -200,6 +200,33 @@ class StillSource final : public mjpeg::FrameSource {
   const Image image_;
 };
 
+/// A grey source's gray8 frames as rgb24 (R = G = B): what -s 444|422|420 asks of a grey
+/// picture or image sequence (the encoder makes grayscale JPEGs of gray8 frames).
+class GrayAsRgbSource final : public mjpeg::FrameSource {
+ public:
+  GrayAsRgbSource(std::unique_ptr<mjpeg::FrameSource> inner, int width, int height)
+      : inner_(std::move(inner)), pixels_(static_cast<std::size_t>(width) * height) {}
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    // The grey frame is read into the last third of the slot and spread forward in place:
+    // pixel x is read (at 2N + x) before bytes 3x..3x+2 are written, which never reach
+    // beyond 2N + x.
+    std::uint8_t* grey = dst + 2 * pixels_;
+    if (!inner_->read(index, grey)) return false;
+    for (std::size_t x = 0; x < pixels_; ++x) {
+      const std::uint8_t v = grey[x];
+      dst[3 * x] = dst[3 * x + 1] = dst[3 * x + 2] = v;
+    }
+    return true;
+  }
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
+  int max_concurrent_reads() const override { return inner_->max_concurrent_reads(); }
+  std::int64_t frame_count() const override { return inner_->frame_count(); }
+
+ private:
+  std::unique_ptr<mjpeg::FrameSource> inner_;
+  const std::size_t pixels_;
+};
+
 VideoInput open_input(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
                       InputKind kind) {
   if (args.input_options.stream > 0 && kind != InputKind::video)
@@ -297,7 +324,7 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
   }
 }
 
-int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0);
+int encode_stream_stoppable(const EncodeArgs& args_in, std::chrono::steady_clock::time_point t0);
 
 /// --decode-only: every frame read as the encoder would read it (into host memory; frames
 /// NVDEC decodes stay on the GPU, converted into its pool and dropped), nothing encoded.
@@ -399,8 +426,9 @@ int run_encode_stream(const EncodeArgs& args_in) {
 
 namespace {
 
-int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0) {
+int encode_stream_stoppable(const EncodeArgs& args_in, std::chrono::steady_clock::time_point t0) {
   using Clock = std::chrono::steady_clock;
+  EncodeArgs args = args_in;  // (a grey source changes the default subsampling below)
   const bool one_picture_of_gif = args.first_frame_of_gif;
   std::string mode_notice;
   std::vector<int> devices;
@@ -420,6 +448,15 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
                              args.output, args.input));
   for (const std::string& n : in.notices) notice(args, n);
   const int width = in.format.width, height = in.format.height;
+  // A grey source makes grayscale JPEGs, as cjpeg makes of a PGM, unless -s asks for other
+  // frames (a player or decoder that takes only YCbCr); then gray8 frames go in as R = G = B.
+  const bool grey_source = in.gray || in.format.format == FrameFormat::gray8 ||
+                           in.format.format == FrameFormat::yuv400p;
+  if (grey_source && !args.subsampling_given) args.options.subsampling = Subsampling::gray;
+  if (in.format.format == FrameFormat::gray8 && args.options.subsampling != Subsampling::gray) {
+    in.source = std::make_unique<GrayAsRgbSource>(std::move(in.source), width, height);
+    in.format.format = FrameFormat::rgb24;
+  }
   const bool gray = in.format.format == FrameFormat::gray8;
   check_jpeg_size(args.input, width, height);
   check_optimize_size(width, height, gray ? Subsampling::gray : args.options.subsampling,
@@ -437,7 +474,11 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   std::unique_ptr<WrittenQuality> written_quality;
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   std::unique_ptr<InputDump> dump;
-  if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+  if (!args.dump_input.empty()) {
+    dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+    // A grey source's grayscale frames: PGM, though planar mono comes as R = G = B.
+    if (grey_source && args.options.subsampling == Subsampling::gray) dump->grey_frames();
+  }
   if (written_quality || dump) {
     o.on_frame = [q = written_quality.get(), d = dump.get()](const ImageView& pixels,
                                                              const EncodedFrame& jpeg) {

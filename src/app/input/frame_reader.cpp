@@ -116,9 +116,12 @@ bool FrameReader::next(Image& out) {
   const VideoOptions& f = video_.format;
   if (!planar_scratch_.empty()) {
     if (!video_.source->read(read_, planar_scratch_.data())) return false;
-    // The RGB the encoder encodes from these planes (the transforms' conversion).
-    to_pixels(FrameView::contiguous(planar_scratch_.data(), f), f, out.pixels.data(),
-              out.stride());
+    if (f.format == FrameFormat::gray8)  // a grey image sequence: R = G = B
+      out = to_rgb(ImageView{planar_scratch_.data(), width_, height_, PixelFormat::gray8,
+                             static_cast<std::size_t>(width_)});
+    else  // the RGB the encoder encodes from these planes (the transforms' conversion)
+      to_pixels(FrameView::contiguous(planar_scratch_.data(), f), f, out.pixels.data(),
+                out.stride());
   } else if (!video_.source->read(read_, out.pixels.data())) {
     return false;
   }

@@ -262,9 +262,12 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
 
   const int ch = m.channels();
   if (ch == 2 || ch == 4) notice(fmt::format("'{}' has an alpha channel; it is dropped", path));
+  // OpenCV's PNG reader expands a grey+alpha picture (and a grey one with transparency) to
+  // BGRA: the grey, B = G = R, is kept as grey.
+  const bool grey_png = (ch == 3 || ch == 4) && picture_is_grey(path) == 1;
   cv::Mat conv;
   Image img;
-  switch (ch) {
+  switch (grey_png ? 2 : ch) {
     case 1: conv = m; break;
     case 2: cv::extractChannel(m, conv, 0); break;  // gray + alpha
     case 3: cv::cvtColor(m, conv, cv::COLOR_BGR2RGB); break;
@@ -272,7 +275,8 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
     default:
       throw Error(fmt::format("input '{}' has {} channels (1 to 4 are supported)", path, ch));
   }
-  img = Image(conv.cols, conv.rows, ch <= 2 ? PixelFormat::gray8 : PixelFormat::rgb24);
+  img = Image(conv.cols, conv.rows,
+              ch <= 2 || grey_png ? PixelFormat::gray8 : PixelFormat::rgb24);
   const std::size_t row_bytes = img.stride();
   for (int y = 0; y < conv.rows; ++y)
     std::memcpy(img.pixels.data() + y * row_bytes, conv.ptr<std::uint8_t>(y), row_bytes);
@@ -282,6 +286,57 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
 #endif  // MJPEG_HAVE_OPENCV
 
 }  // namespace
+
+namespace {
+
+/// The colour type of a PNG's IHDR (0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA), -1 when
+/// `b` (the file's first `n` bytes) is not a PNG.
+int png_colour_type(const unsigned char* b, std::size_t n) {
+  if (n < 26 || std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0 || std::memcmp(b + 12, "IHDR", 4) != 0)
+    return -1;
+  return b[25];
+}
+
+/// The number of components in a JPEG's frame header (SOF0..SOF15 but DHT, JPG and DAC), -1
+/// when the markers before it cannot be followed.
+int jpeg_components(std::FILE* f) {
+  unsigned char m[4];
+  if (std::fread(m, 1, 2, f) != 2 || m[0] != 0xFF || m[1] != 0xD8) return -1;
+  for (int segments = 0; segments < 1000; ++segments) {
+    if (std::fread(m, 1, 4, f) != 4 || m[0] != 0xFF) return -1;
+    const int marker = m[1], len = (m[2] << 8) | m[3];
+    if (len < 2) return -1;
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      unsigned char sof[6];
+      return std::fread(sof, 1, 6, f) == 6 ? sof[5] : -1;
+    }
+    if (marker == 0xDA || marker == 0xD9 || std::fseek(f, len - 2, SEEK_CUR) != 0) return -1;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int picture_is_grey(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return -1;
+  unsigned char b[26] = {};
+  const std::size_t n = std::fread(b, 1, sizeof b, f);
+  int grey = -1;
+  if (n >= 2 && b[0] == 'P' && (b[1] == '2' || b[1] == '5')) {
+    grey = 1;
+  } else if (n >= 2 && b[0] == 'P' && (b[1] == '3' || b[1] == '6')) {
+    grey = 0;
+  } else if (const int type = png_colour_type(b, n); type >= 0) {
+    grey = type == 0 || type == 4 ? 1 : 0;
+  } else if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) {
+    std::rewind(f);
+    const int components = jpeg_components(f);
+    grey = components == 1 ? 1 : components > 1 ? 0 : -1;
+  }
+  std::fclose(f);
+  return grey;
+}
 
 bool is_still_image_file(const std::string& path) {
   // Regular files only: a pipe's bytes would be gone for its reader, and a FIFO without a

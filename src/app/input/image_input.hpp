@@ -17,8 +17,8 @@ std::string supported_input_formats();
 
 /// Reads `path` as an 8-bit RGB or gray image.
 /// - PPM/PGM (recognised by their signature) always use read_pnm.
-/// - Otherwise, with OpenCV: cv::imread(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray,
-///   alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
+/// - Otherwise, with OpenCV: cv::imread(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray
+///   (also a grey+alpha PNG, which OpenCV expands to BGRA: its grey is kept), alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
 ///   (v * 255 + 32767) / 65535, each reported once through `notice`.
 ///   The EXIF orientation of a JPEG or TIFF file is applied (the picture is turned as viewers
 ///   show it, with a notice) unless `autorotate` is false.
@@ -34,6 +34,12 @@ Image read_input_image(const std::string& path, const NoticeSink& notice,
 /// file that cannot be read) and for what is not a regular file (a pipe is read once, by its
 /// reader).
 bool is_still_image_file(const std::string& path);
+
+/// What a picture file's header says of its colour, without decoding it: 1 when it is grey
+/// (PGM; PNG of colour type grey or grey+alpha; JPEG of one component), 0 when it is in colour
+/// (PPM; any other PNG; JPEG of 3 or 4 components), -1 when it cannot tell (another format, a
+/// file that cannot be read).
+int picture_is_grey(const std::string& path);
 
 /// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what
 /// libjpeg reads and writes (kMaxDimension, 65500, per side), naming `name`.

@@ -73,11 +73,15 @@ class SequenceNotices {
   std::size_t taken_ = 0;
 };
 
-/// The files decode on any number of threads at once (frame i is file numbers[i]).
+/// The files decode on any number of threads at once (frame i is file numbers[i]). A grey
+/// sequence (every file's header says grey, the first decodes grey) is read as gray8, so that
+/// it encodes as grey JPEGs; any other as rgb24 (a grey file among colour ones expanded to
+/// R = G = B).
 class ImageSequenceSource final : public mjpeg::FrameSource {
  public:
   ImageSequenceSource(std::string pattern, SequencePattern p,
-                      std::vector<std::int64_t> numbers, InputOptions options, Image first)
+                      std::vector<std::int64_t> numbers, InputOptions options, Image first,
+                      bool grey)
       : pattern_(std::move(pattern)),
         p_(std::move(p)),
         numbers_(std::move(numbers)),
@@ -85,6 +89,7 @@ class ImageSequenceSource final : public mjpeg::FrameSource {
         first_(std::move(first)) {
     format_.width = first_.width;
     format_.height = first_.height;
+    format_.format = grey ? FrameFormat::gray8 : FrameFormat::rgb24;
   }
   const VideoOptions& format() const { return format_; }
   bool concurrent_reads() const override { return true; }
@@ -101,9 +106,12 @@ class ImageSequenceSource final : public mjpeg::FrameSource {
       throw Error(fmt::format("'{}' is {}x{}, but the sequence started at {}x{} (pictures of "
                               "one size only)",
                               path, image.width, image.height, format_.width, format_.height));
-    const Image rgb = image.format == PixelFormat::rgb24 ? Image() : to_rgb(image.view());
-    const Image& src = image.format == PixelFormat::rgb24 ? image : rgb;
-    const std::size_t row = static_cast<std::size_t>(format_.width) * 3;
+    const bool grey = format_.format == FrameFormat::gray8;
+    if (grey && image.format != PixelFormat::gray8)
+      throw Error(fmt::format("'{}' decodes in colour, but its header says grey", path));
+    const Image rgb = grey || image.format == PixelFormat::rgb24 ? Image() : to_rgb(image.view());
+    const Image& src = grey || image.format == PixelFormat::rgb24 ? image : rgb;
+    const std::size_t row = static_cast<std::size_t>(format_.width) * (grey ? 1 : 3);
     for (int y = 0; y < format_.height; ++y)
       std::memcpy(dst + static_cast<std::size_t>(y) * row,
                   src.pixels.data() + static_cast<std::size_t>(y) * src.stride(), row);
@@ -185,12 +193,17 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                                   missing == 1 ? "is" : "are", p.name(first_missing)));
 
   Image first = options.read_image(p.name(numbers.front()));
+  // Grey when the first file decodes grey and every file's header says grey (the headers are
+  // read here, a few bytes each; a format whose header cannot tell counts as colour).
+  bool grey = first.format == PixelFormat::gray8;
+  for (std::size_t i = 0; grey && i < numbers.size(); ++i)
+    grey = picture_is_grey(p.name(numbers[i])) == 1;
   VideoInput in;
   in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
   in.fps_den = 1;
   in.frame_count = static_cast<std::int64_t>(numbers.size());
-  in.description = fmt::format("{}x{} image sequence, {} ({}), {}/{} fps", first.width,
-                               first.height,
+  in.description = fmt::format("{}x{} {}image sequence, {} ({}), {}/{} fps", first.width,
+                               first.height, grey ? "grey " : "",
                                count_of(static_cast<std::int64_t>(numbers.size()), "file", "files"),
                                number_range(p, numbers.front(), numbers.back()), in.fps_num,
                                in.fps_den);
@@ -198,8 +211,9 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
   for (std::string& n : said->take()) in.notices.push_back(std::move(n));  // the first file's
   in.final_notices = [said] { return said->take(); };  // what later files added
   auto source = std::make_unique<ImageSequenceSource>(pattern, p, std::move(numbers), options,
-                                                     std::move(first));
+                                                     std::move(first), grey);
   in.format = source->format();
+  in.gray = grey;
   in.source = std::move(source);
   return in;
 }

@@ -598,6 +598,13 @@ class LibavSource final : public mjpeg::FrameSource {
   int fps_den() const { return fps_den_; }
   std::int64_t announced_frames() const { return frame_count_; }
   bool has_audio() const { return has_audio_; }
+  /// The decoder's frames have no colour: grey, with or without alpha, at any depth (a
+  /// palette is colour, whatever it holds).
+  bool grey_source() const {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pix_format_));
+    return d != nullptr && d->nb_components <= 2 &&
+           !(d->flags & (AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_RGB));
+  }
   const std::string& codec_name() const { return codec_name_; }
   const std::string& pix_name() const { return pix_name_; }
   const std::string& colour() const { return colour_; }
@@ -1124,6 +1131,7 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
       in.frame_count >= 0 ? plural(in.frame_count, "frame", "frames") : "? frames",
       src->codec_name(), src->pix_name(), src->colour(),
       f.is_planar() ? ", planes to the encoder" : " to RGB (libswscale)");
+  in.gray = src->grey_source();
   for (const std::string& n : src->open_notices()) in.notices.push_back(n);
   if (src->has_audio()) in.notices.push_back("the input's audio is ignored");
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));

@@ -136,8 +136,9 @@ void y4m_colour_notices(const Y4mStream& info, const std::string& name,
                                   options.range, name,
                                   *info.header_range == YuvRange::full ? "FULL" : "LIMITED",
                                   options.range));
-  // One notice for what is assumed.
-  const bool matrix_assumed = !info.header_matrix && options.colorspace.empty();
+  // One notice for what is assumed (mono has no chroma: its matrix changes nothing).
+  const bool matrix_assumed = !info.header_matrix && options.colorspace.empty() &&
+                              info.format != FrameFormat::yuv400p;
   const bool range_assumed = !info.header_range && options.range.empty();
   if (matrix_assumed || range_assumed) {
     const bool hd = info.width >= 1280 || info.height >= 720;
@@ -204,6 +205,7 @@ VideoInput open_y4m(const std::string& path, const InputOptions& options) {
   in.frame_count = info.frames;
   in.description = info.description;  // "... fps Y4M 420jpeg, ..."
   in.format = y4m->video_options();
+  in.gray = in.format.format == FrameFormat::yuv400p;
   in.source = std::move(y4m);
   if (in.owned->relay)
     in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
