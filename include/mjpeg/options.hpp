@@ -43,8 +43,10 @@ Tune parse_tune(const std::string& text);
 using QuantTableValues = std::array<std::uint32_t, 64>;
 inline constexpr int kMaxQuantTables = 4;  ///< table slots 0..3, as in libjpeg
 
-/// Largest width or height accepted: JPEG's own limit (16-bit fields of the SOF marker).
-inline constexpr int kMaxDimension = 65535;
+/// Largest width or height accepted: libjpeg's JPEG_MAX_DIMENSION. A JPEG's SOF marker could
+/// say 65535, but libjpeg (and so cjpeg, djpeg and most JPEG readers) refuses pictures above
+/// 65500 per side, and there an encoder that is exact to libjpeg has no reference.
+inline constexpr int kMaxDimension = 65500;
 inline constexpr int kMaxRestartInterval = 65535;
 
 /// The density fields of the JFIF header (APP0), as libjpeg's density_unit, X_density and
@@ -128,6 +130,14 @@ struct Image {
 /// space (a comma may follow a number), '#' starts a comment to the end of the line; 64 values
 /// per table in natural order, 1 to 4 tables. Throws UsageError naming `source` and the line.
 std::vector<QuantTableValues> parse_qtables(const std::string& text, const std::string& source);
+
+/// The two tables (luma, chroma) of a plain `cjpeg -quality Q`: ITU-T T.81 Annex K scaled by
+/// libjpeg's quality scaling and limited to 255 (jpeg_set_quality's forced baseline), as values
+/// to use unscaled (EncodeOptions::qtables at quality 50). `cjpeg -qtables FILE` without
+/// -quality keeps them at quality 75 (jpeg_set_defaults) in the slots the file does not give;
+/// `mjpeg encode --qtables FILE` without -q fills those slots from here so. Throws UsageError
+/// for a quality outside 1..100.
+std::vector<QuantTableValues> default_qtables(int quality);
 
 /// Parses a cjpeg -qslots list "N[,N...]" (each 0..3). Throws UsageError.
 std::vector<int> parse_qslots(const std::string& text);

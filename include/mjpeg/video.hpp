@@ -50,7 +50,8 @@ enum class FrameFormat {
   yuv422p,  ///< planar Y, Cb, Cr; chroma planes ceil(W/2) x H
   yuv444p,  ///< planar Y, Cb, Cr; chroma planes W x H
   /// planar Y only (a Y4M "mono" stream, FFmpeg's gray as planes): converted to RGB as YCbCr
-  /// with Cb = Cr = 128, so it gives a 3-component JPEG (gray8 gives a 1-component one)
+  /// with Cb = Cr = 128 (R = G = B), so it gives a 3-component JPEG, or with jpeg.subsampling
+  /// gray a 1-component one of that grey (gray8 always gives a 1-component one)
   yuv400p,
 };
 

@@ -55,6 +55,9 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->type_name("OUTPUT")
       ->required();
   add_jpeg_options(cmd, args.options, subsampling);
+  cmd->get_option("--subsampling")
+      ->description("Chroma subsampling: 444, 422, 420 or gray; a grey source (PGM, grey PNG, "
+                    "mono Y4M, grey video) makes gray JPEGs unless -s is given");
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
   cmd->add_option("--dump-input", args.dump_input,
@@ -157,7 +160,16 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->group(stream);
   cmd->add_option("--frames", args.frames, "Encode at most N frames")
       ->transform(decimal_integer())
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // (decimal_integer has made it a plain integer)
+            if (text == "0") return "0 asks for nothing to encode (1 or more frames)";
+            if (text[0] == '-' || text.size() > 13 || std::stoll(text) > (std::int64_t{1} << 40))
+              return fmt::format("{} is not a number of frames (1 to {})", text,
+                                 std::int64_t{1} << 40);
+            return {};
+          },
+          "", "frame count"))
       ->type_name("N")
       ->group(stream);
   cmd->add_option("--start", args.start,
@@ -348,6 +360,7 @@ int cli_main(int argc, char** argv, bool run_command) {
   commands.push_back({encode, [&] {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         encode_args.device_given = encode->count("--device") > 0;
+                        encode_args.subsampling_given = encode->count("--subsampling") > 0;
                         return run_encode(encode_args);
                       }});
   CompareArgs compare_args;
@@ -379,6 +392,20 @@ int cli_main(int argc, char** argv, bool run_command) {
       if (c.app->parsed()) command = c.app->get_name();
     if (command.empty() && argc >= 2 && argv[1][0] != '-') command = argv[1];
     print_error(extras_message(e.what(), command));
+    return kExitUsage;
+  } catch (const CLI::RequiredError& e) {
+    // `mjpeg encode in.mp4 out.avi`: the output given without -o is an extra argument, which
+    // CLI11 reports only after the missing option. Name it, and how to give it.
+    std::string stray;
+    if (encode->parsed() && encode_args.output.empty() && !encode->remaining().empty())
+      stray = encode->remaining().front();
+    if (!stray.empty() && stray[0] != '-')
+      print_error(fmt::format("--output is required, and '{}' is an extra argument: the output "
+                              "is given with -o (mjpeg encode {} -o {})",
+                              stray, encode_args.input.empty() ? "INPUT" : encode_args.input,
+                              stray));
+    else
+      print_error(e.what());
     return kExitUsage;
   } catch (const CLI::ArgumentMismatch& e) {
     const std::string what = e.what();

@@ -201,8 +201,8 @@ TEST(VideoEncoderErrors, BadOptionsAreUsageErrors) {
     void (*edit)(VideoOptions&);
   };
   const Bad cases[] = {
-      {"width 0 is outside 1..65535", [](VideoOptions& o) { o.width = 0; }},
-      {"height 65536 is outside 1..65535", [](VideoOptions& o) { o.height = 65536; }},
+      {"width 0 is outside 1..65500", [](VideoOptions& o) { o.width = 0; }},
+      {"height 65501 is outside 1..65500", [](VideoOptions& o) { o.height = 65501; }},
       {"quality 0 is outside 1..100", [](VideoOptions& o) { o.jpeg.quality = 0; }},
       {"restart interval -1", [](VideoOptions& o) { o.jpeg.restart_interval = -1; }},
       {"producers -1 is outside 0..256", [](VideoOptions& o) { o.producers = -1; }},
@@ -1027,17 +1027,18 @@ namespace {
 
 TEST(VideoEncoderErrors, OptimizeRefusedWhereItsCountsWouldOverflow) {
   EXPECT_TRUE(optimize_fits(1920, 1080, Subsampling::s444));
-  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::s420));   // 4.23e9 luma symbols at most
-  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::gray));
-  EXPECT_FALSE(optimize_fits(65535, 65535, Subsampling::s444));  // chroma: 8.45e9
-  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::s422));   // chroma: 4.23e9
+  EXPECT_TRUE(optimize_fits(65500, 65500, Subsampling::s420));   // 4.23e9 luma symbols at most
+  EXPECT_TRUE(optimize_fits(65500, 65500, Subsampling::gray));
+  EXPECT_FALSE(optimize_fits(65500, 65500, Subsampling::s444));  // chroma: 8.45e9
+  EXPECT_TRUE(optimize_fits(65500, 65500, Subsampling::s422));   // chroma: 4.23e9
   EXPECT_FALSE(optimize_fits(0, 10, Subsampling::s420));
+  EXPECT_FALSE(optimize_fits(65501, 8, Subsampling::s420));      // above libjpeg's limit
   VideoOptions o;
-  o.width = o.height = 65535;
+  o.width = o.height = 65500;
   o.jpeg.subsampling = Subsampling::s444;
   o.jpeg.optimize = true;
   EXPECT_TRUE(contains(message_of<UsageError>([&] { validate(o); }),
-                       "optimize: a 65535x65535 frame at 444 can hold more of one Huffman symbol"));
+                       "optimize: a 65500x65500 frame at 444 can hold more of one Huffman symbol"));
   o.jpeg.progressive = true;  // progressive files count per scan: not this limit
   EXPECT_NO_THROW(validate(o));
   o.jpeg.progressive = false;

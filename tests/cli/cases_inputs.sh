@@ -19,11 +19,12 @@ rgb_equals_ffmpeg() {
 # swscale_equals_ffmpeg FILE FRAMES [PATH]: after rgb_equals_ffmpeg FILE FRAMES (ref/ holds
 # ffmpeg's rgb24), the pixels encoded with --rgb-decode swscale (libswscale into padded rows,
 # then turned) are ffmpeg's too, byte for byte; and the default decode of FILE took PATH
-# ("planes" or "libswscale") when given.
+# ("planes" or "libswscale") when given. (-s 444: 3-component frames also of a grey source,
+# whose dump is then the RGB, as of any other.)
 swscale_equals_ffmpeg() {
   rm -rf sw
   "$MJPEG" encode "$1" -o sw.avi -y --rgb-decode swscale --dump-input sw --frames "$2" \
-    --mode cpu --quiet 2>err.txt || die "--rgb-decode swscale on $1: $(cat err.txt)"
+    -s 444 --mode cpu --quiet 2>err.txt || die "--rgb-decode swscale on $1: $(cat err.txt)"
   local i
   for ((i = 1; i <= $2; i++)); do
     same_bytes "sw/$(printf '%06d' "$i").ppm" "ref/$(printf '%03d' "$i").ppm"
@@ -393,7 +394,7 @@ case_y4m_colour_matrix_and_range_stated() {
 case_big_pictures_up_to_jpeg_limit() {
   need_ffmpeg
   need_cjpeg
-  # Wider and taller than the old 16384 limit (JPEG allows 65535 per side), as PPM and PNG:
+  # Wider and taller than the old 16384 limit (libjpeg allows 65500 per side), as PPM and PNG:
   # each equals cjpeg's JPEG.
   ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=20000x40 -frames:v 1 wide.ppm &&
     ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=40x20000 -frames:v 1 tall.ppm ||
@@ -411,18 +412,37 @@ case_big_pictures_up_to_jpeg_limit() {
     -pix_fmt yuv420p -f yuv4mpegpipe wide.y4m || die "ffmpeg cannot write the Y4M"
   expect_ok encode wide.y4m -o wide.avi --quiet
   [[ $(probe_counts wide.avi) == "mjpeg 20000 16 25/1 2 2" ]] || die "ffprobe: $(probe_counts wide.avi)"
-  # Beyond 65535: exit 1 and the same message whatever the reader (the PNG was exit 2 before).
+  # libjpeg's limit, 65500 per side: cjpeg writes such a picture, djpeg reads ours back.
+  local w
+  for w in 65500 65535; do
+    python3 -c "import sys; w = $w; sys.stdout.buffer.write(b'P5\n%d 9\n255\n' % w + bytes((x * 7 + y * 31) % 256 for y in range(9) for x in range(w)))" >g$w.pgm ||
+      die "python3 cannot write the PGM"
+  done
+  mv g65500.pgm edge.pgm && mv g65535.pgm over.pgm
+  against_cjpeg "$PWD/edge.pgm" "" "-quality 90"
+  djpeg -outfile back.pgm ours.jpg || die "djpeg cannot read the 65500x9 JPEG"
+  [[ $(head -c 15 back.pgm | tr '\n' ' ') == "P5 65500 9 255 "* ]] || die "djpeg: $(head -c 15 back.pgm)"
+  # Above it (JPEG's SOF could say 65535, but libjpeg and its readers refuse it, and cjpeg
+  # writes no reference): exit 1, one line, whatever the reader.
+  ! "$CJPEG" -outfile x.jpg over.pgm 2>/dev/null || die "cjpeg accepted 65535x9"
+  expect_fail 1 encode over.pgm -o out.jpg --quiet
+  grep -q "65535x9 is above 65500 per side, libjpeg's limit" err.txt || die "unclear: $(cat err.txt)"
   ffmpeg -nostdin -v error -f lavfi -i color=gray:size=70000x8 -frames:v 1 huge.ppm ||
     die "ffmpeg cannot make the 70000x8 picture"
   expect_fail 1 encode huge.ppm -o out.jpg --quiet
-  grep -q "70000x8 is above JPEG's limit of 65535x65535" err.txt || die "unclear: $(cat err.txt)"
+  grep -q "70000x8 is above 65500 per side, libjpeg's limit" err.txt || die "unclear: $(cat err.txt)"
   if have_opencv; then
     ffmpeg -nostdin -v error -i huge.ppm huge.png || die "ffmpeg cannot write the PNG"
     expect_fail 1 encode huge.png -o out.jpg --quiet
-    grep -q "'huge.png' is 70000x8 pixels, above JPEG's limit of 65535x65535" err.txt ||
+    grep -q "'huge.png' is 70000x8 pixels, above 65500 per side, libjpeg's limit" err.txt ||
       die "unclear: $(cat err.txt)"
   fi
-  [[ ! -e out.jpg ]] || die "out.jpg created"
+  # A Y4M stream of 65535-wide frames alike.
+  printf 'YUV4MPEG2 W65535 H2 F25:1 Ip A1:1 C420jpeg\nFRAME\n' >over.y4m
+  head -c $((65535 * 2 + 2 * 32768)) /dev/zero >>over.y4m
+  expect_fail 1 encode over.y4m -o out.avi --quiet
+  grep -q "65535x2 pixels, above 65500 per side" err.txt || die "unclear: $(cat err.txt)"
+  [[ ! -e out.jpg && ! -e out.avi ]] || die "an output was created"
 }
 
 case_video_notices_interlaced_vfr_extra_streams() {

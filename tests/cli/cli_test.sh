@@ -1034,6 +1034,26 @@ case_qtables_match_cjpeg() {
   against_cjpeg "$SAMPLE" "--qslots 1,0 -q 60" "-quality 60 -qslots 1,0 -sample 2x2"
 }
 
+case_qtables_file_of_one_table_without_q_matches_cjpeg() {
+  # Without -quality cjpeg uses the file's table as it is, and slot 1 (chroma) keeps the table
+  # of its default quality 75 (9 9 12 24 ...), not Annex K at 50.
+  need_ffmpeg
+  make_qtables 1 one.txt
+  against_cjpeg "$SAMPLE" "--qtables one.txt" "-qtables one.txt -sample 2x2"
+  against_cjpeg "$SAMPLE" "--qtables one.txt -s 444 --qslots 1,0 --optimize" \
+    "-qtables one.txt -sample 1x1 -qslots 1,0 -optimize"
+  against_cjpeg "$SAMPLE" "--qtables one.txt -s gray" "-qtables one.txt -grayscale"
+  # A stream's frames alike.
+  expect_ok encode "$SAMPLE" -o one.avi --qtables one.txt --quiet --mode cpu
+  ffmpeg -v error -i one.avi -c copy -f image2 frame%d.jpg || die "cannot extract the frame"
+  "$CJPEG" -qtables one.txt -sample 2x2 -outfile theirs.jpg "$SAMPLE" || die "cjpeg failed"
+  same_bytes frame1.jpg theirs.jpg
+  # A slot neither the file nor cjpeg's defaults give is still an error, as in cjpeg.
+  expect_fail 2 encode "$SAMPLE" -o x.jpg --qtables one.txt --qslots 0,1,2
+  ! "$CJPEG" -qtables one.txt -qslots 0,1,2 -outfile x.jpg "$SAMPLE" 2>/dev/null ||
+    die "cjpeg accepted slot 2 without a table"
+}
+
 # preset_section PRESET Q OUT: the "# quality Q" section of docs/tuning/PRESET.txt.
 preset_section() {
   awk -v q="$2" '/^# quality /{p = ($3 == q)} p' "$SOURCE_DIR/docs/tuning/$1.txt" >"$3"

@@ -378,6 +378,70 @@ case_sweep_one_preset_without_ffmpeg() {
   grep -q "unknown table preset 'bogus'" err.txt || die "bad --tunes message: $(cat err.txt)"
 }
 
+case_ssim_under_8x8_is_undefined_as_in_ffmpeg() {
+  # A picture under 8x8 (in either direction) has no 8x8 window: ffmpeg's ssim filter has no
+  # figure for it either (it prints nan, or inf where only the width is under 8). The summary
+  # says n/a and the JSON holds null, never "inf" or an infinite range.
+  need_tools
+  local size w h
+  for size in 6x6 16x5 5x16; do
+    w=${size%x*} h=${size#*x}
+    rm -f q.json
+    ffmpeg -v error -y -f lavfi -i "testsrc2=size=64x64:rate=25" -frames:v 3 -vf "scale=$w:$h" \
+      -c:v rawvideo -pix_fmt rgb24 src.nut || die "ffmpeg could not make a $size clip"
+    run_ok encode src.nut -o enc.avi -q 30 --quiet -y
+    luma_of src.nut src.gray "$w" "$h"
+    luma_of enc.avi enc.gray "$w" "$h"
+    ffmpeg_luma ssim enc.gray src.gray "$w" "$h" | grep -q 'SSIM Y:-*\(nan\|inf\) ' ||
+      die "ffmpeg's ssim filter has a figure at $size: $(ffmpeg_luma ssim enc.gray src.gray "$w" "$h")"
+    run_ok quality src.nut enc.avi --json q.json
+    grep -q '^  SSIM Y    n/a' out.txt || die "$size: summary: $(grep SSIM out.txt)"
+    [[ $(json_get q.json '[d["summary"]["ssim_y"][k] for k in ("min", "mean", "max")]') == \
+       "[None, None, None]" ]] || die "$size: JSON summary: $(json_get q.json 'd["summary"]["ssim_y"]')"
+    [[ $(json_get q.json 'set(f["ssim_y"] for f in d["per_frame"])') == "{None}" ]] ||
+      die "$size: JSON per frame: $(json_get q.json '[f["ssim_y"] for f in d["per_frame"]]')"
+    # PSNR stays a number (the pictures differ).
+    json_get q.json 'float(d["summary"]["psnr_rgb"]["mean"])' >/dev/null
+    run_ok encode src.nut -o enc2.avi -q 30 --psnr -y
+    grep -q '^  SSIM Y    n/a' err.txt || die "$size: encode --psnr: $(grep SSIM err.txt)"
+  done
+}
+
+case_segment_compared_with_start_agrees_with_ffmpeg_select() {
+  # A segment (encode --start 30 --frames 30) against its source: --start 30 pairs its frame 1
+  # with the source's frame 31, as ffmpeg's psnr filter does after select=gte(n,30).
+  need_tools
+  make_source flower.mp4 320:180 60 src.nut
+  run_ok encode src.nut -o seg.avi --start 30 --frames 30 -q 75 --quiet
+  run_ok quality src.nut seg.avi --start 30 --json q.json
+  grep -q "from frame 30 on" out.txt || die "the source line does not say where it starts: $(head -2 out.txt)"
+  local theirs ours
+  theirs=$(ffmpeg -v info -nostats -i seg.avi -i src.nut -lavfi \
+    "[0:v]format=rgb24,setpts=PTS-STARTPTS[a];[1:v]select=gte(n\,30),format=rgb24,setpts=PTS-STARTPTS[b];[a][b]psnr=stats_file=psnr_rgb.log" \
+    -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1)
+  [[ -n $theirs ]] || die "no PSNR from ffmpeg"
+  ours=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
+  close "$ours" "$theirs" 0.05 || die "RGB PSNR $ours dB with --start 30, ffmpeg with select says $theirs dB"
+  [[ $(json_get q.json 'd["frames"]') == 30 ]] || die "expected 30 frames"
+  per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+  # Without --start the counts differ, and the error says how to pair a segment.
+  expect_fail 1 quality src.nut seg.avi
+  grep -q "frame counts differ.*encode --start N, compare it with --start N" err.txt ||
+    die "the error does not name --start: $(cat err.txt)"
+  # --frames 30 pairs the first 30 source frames with the segment: said, not silent.
+  run_ok quality src.nut seg.avi --frames 30 --json off.json
+  grep -q "^mjpeg: note: --frames 30 compared the first 30 frames of 'src.nut' (it has more) with all 30 of 'seg.avi'.*--start N" err.txt ||
+    die "no note about the pairing: $(cat err.txt)"
+  python3 -c "import sys; sys.exit(0 if $(json_get off.json 'd["summary"]["psnr_rgb"]["mean"]') < $ours - 5 else 1)" ||
+    die "the offset pairing should be far worse than $ours dB"
+  # Both cut by --frames (the source longer, the encoded too): nothing to say.
+  run_ok quality src.nut src.nut --frames 10 --quiet
+  ! grep -q 'note' err.txt || die "a note where both inputs were cut: $(cat err.txt)"
+  expect_fail 2 quality src.nut seg.avi --start -1
+  ffmpeg -v error -y -i src.nut -frames:v 1 one.ppm || die "ffmpeg failed"
+  expect_fail 2 quality one.ppm one.ppm --start 1
+}
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------

@@ -131,12 +131,19 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
       "--qtables",
       [cmd, &options](const std::string& path) {
         options.qtables = read_qtables_file(path);
-        // cjpeg uses the file's values as they are unless -quality scales them.
-        if (cmd->count("--quality") == 0) options.quality = 50;
+        // cjpeg uses the file's values as they are unless -quality scales them, and its
+        // other slots keep the tables of its default quality, 75 (jpeg_set_defaults).
+        if (cmd->count("--quality") == 0) {
+          options.quality = 50;
+          const std::vector<QuantTableValues> defaults = default_qtables(75);
+          for (std::size_t i = options.qtables.size(); i < defaults.size(); ++i)
+            options.qtables.push_back(defaults[i]);
+        }
       },
       "Quantization tables from a cjpeg -qtables file (1-4 tables of 64 values, natural "
       "order, '#' comments), scaled by -q as cjpeg -quality scales them; without -q used as "
-      "they are")
+      "they are, and a slot the file does not give keeps cjpeg's default table (quality 75), "
+      "as cjpeg does")
       ->type_name("FILE");
   cmd->add_option_function<std::string>(
          "--qslots", [&options](const std::string& text) { options.qslots = parse_qslots(text); },

@@ -32,7 +32,8 @@ std::vector<QuantTableValues> read_qtables_file(const std::string& path);
 
 /// -q/--quality, -s/--subsampling (into `subsampling`, parsed later with parse_subsampling),
 /// -r/--restart, --optimize, and the quantization tables: --qtables FILE (read while parsing;
-/// without -q the quality becomes 50, i.e. the file's values unscaled, as cjpeg), --qslots,
+/// without -q the quality becomes 50, i.e. the file's values unscaled, and the slots 0..1 the
+/// file does not give hold cjpeg's defaults at quality 75, as cjpeg), --qslots,
 /// --tune.
 void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsampling);
 

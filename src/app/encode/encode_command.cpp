@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app/input/frame_reader.hpp"
 #include "app/input/image_input.hpp"
 #include "app/input/input_dump.hpp"
 #include "app/input/raw_source.hpp"
@@ -74,16 +75,21 @@ int run_encode(const EncodeArgs& args) {
   std::unique_ptr<InputDump> dump;  // --dump-input
   if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
   Density density;
-  const Image image =
-      read_input_image(*input.file, notice, args.input_options.autorotate, &density);
-  check_optimize_size(image.width, image.height,
-                      image.format == PixelFormat::gray8 ? Subsampling::gray
-                                                         : args.options.subsampling,
-                      args.options.optimize && !args.options.progressive);
+  Image image = read_input_image(*input.file, notice, args.input_options.autorotate, &density);
+  // A grey picture makes a grayscale JPEG (as cjpeg makes of a PGM) unless -s asks for
+  // 3-component frames (for a decoder that takes only YCbCr): then it goes in as R = G = B.
+  EncodeOptions options = args.options;
+  if (image.format == PixelFormat::gray8) {
+    if (args.subsampling_given && options.subsampling != Subsampling::gray)
+      image = to_rgb(image.view());
+    else
+      options.subsampling = Subsampling::gray;
+  }
+  check_optimize_size(image.width, image.height, options.subsampling,
+                      options.optimize && !options.progressive);
 
   if (dump) dump->add(0, image.view());
   // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
-  EncodeOptions options = args.options;
   if (density.given()) options.density = {2, density.x_dots_per_cm, density.y_dots_per_cm};
   const auto t_encode = Clock::now();
   // One picture: every core (or --entropy-threads of them) when it is large enough to pay.
@@ -100,7 +106,7 @@ int run_encode(const EncodeArgs& args) {
                              args.output, jpeg.size(), image.width, image.height,
                              image.format == PixelFormat::gray8 ? "gray" : "rgb",
                              8.0 * static_cast<double>(jpeg.size()) / pixels,
-                             args.options.quality, to_string(args.options.subsampling),
+                             options.quality, to_string(options.subsampling),
                              ms_since(t_start), encode_ms)
                      .c_str());
   }

@@ -27,6 +27,9 @@ struct EncodeArgs {
   int entropy_threads = 0;         ///< 0 = the cores left over
   int device = 0;
   bool device_given = false;       ///< --device was on the command line
+  /// -s was on the command line: a grey source then makes the frames it asks for (3-component
+  /// frames unless -s gray); without it a grey source makes grayscale JPEGs.
+  bool subsampling_given = false;
   std::string devices;             ///< --devices: a list or "all" ("" = {device})
   std::string variant = "pipeline";
   std::string gpu_output = "auto";  ///< sok/aok: auto, tokens or coefficients

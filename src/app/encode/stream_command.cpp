@@ -1,5 +1,6 @@
 #include "stream_command.hpp"
 
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -37,9 +39,12 @@ void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
 }
 
-/// The mode to run: as asked, or aok when the GPUs are usable and cpu (with a notice)
-/// otherwise; `devices` gets the stream buffers' devices (--devices, or {--device}). `later`:
-/// a notice to print once the input is open (so that an input error stays the only line).
+/// The mode to run: as asked, or aok when the GPUs are usable and cpu otherwise; `devices` gets
+/// the stream buffers' devices (--devices, or {--device}). `later`: a notice to print once the
+/// input is open (so that an input error stays the only line), saying why the CPU encodes when
+/// that may surprise: a device was named, or the machine has an NVIDIA GPU (its driver is
+/// loaded) that cannot be used. On a machine without one the CPU is simply the way it runs: no
+/// notice on every run (the summary says "cpu mode"; `mjpeg info` says why).
 Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
   std::string reason;
   const std::vector<GpuDevice> gpus = gpu_devices(&reason);
@@ -81,7 +86,8 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
       if (d < count) reason = gpus[static_cast<std::size_t>(d)].problem;
       for (char& c : reason)
         if (c == '\n') c = ' ';
-      later = fmt::format("{}; encoding on the CPU", reason);
+      if (count > 0 || nvidia_driver_loaded())
+        later = fmt::format("{}; encoding on the CPU", reason);
       return Offload::cpu;
     }
   }
@@ -120,8 +126,23 @@ Offload fit_device_memory(const EncodeArgs& args, const VideoOptions& o, std::in
   return Offload::cpu;
 }
 
+/// The width of the terminal on stderr (TIOCGWINSZ, asked each time: it may be resized), else
+/// $COLUMNS, else 80.
+int terminal_columns() {
+  winsize ws{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int n = std::atoi(c);
+    if (n > 0) return n;
+  }
+  return 80;
+}
+
 /// Progress: frames, fps, ETA when the length is known. On a terminal one line updated in
-/// place ("\r"); elsewhere (--progress) one line each, so a script can follow it.
+/// place ("\r"), never wider than the terminal less one column (a line that reaches the last
+/// column wraps, and every later update would leave the wrapped part behind): the fields that
+/// do not fit are left out, the last first. Elsewhere (--progress) one line each, so a script
+/// can follow it.
 class ProgressLine {
  public:
   ProgressLine(bool enabled, bool terminal, std::int64_t total)
@@ -130,29 +151,40 @@ class ProgressLine {
     if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
     last_ = p.elapsed_s;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
-    std::string line =
+    std::vector<std::string> fields = {
         fmt::format("mjpeg: {}{}", terminal_ ? "" : "progress: ",
                     total_ > 0 ? fmt::format("{} of {} frames", p.frames, total_)
-                               : count_of(p.frames, "frame", "frames"));
-    line += fmt::format(", {:.1f} fps", fps);
+                               : count_of(p.frames, "frame", "frames")),
+        fmt::format(", {:.1f} fps", fps)};
     if (total_ > 0 && fps > 0)
-      line += fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps));
-    if (terminal_) {
-      std::fprintf(stderr, "\r%-70s", line.c_str());
-      shown_ = true;
-    } else {
+      fields.push_back(fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps)));
+    if (!terminal_) {
+      std::string line;
+      for (const std::string& f : fields) line += f;
       std::fprintf(stderr, "%s\n", line.c_str());
+      return;
     }
+    const std::size_t room = static_cast<std::size_t>(std::max(1, terminal_columns() - 1));
+    std::string line = fields[0].substr(0, room);
+    for (std::size_t i = 1; i < fields.size() && line.size() + fields[i].size() <= room; ++i)
+      line += fields[i];
+    // Spaces over what is left of the previous, longer line (within the terminal's width).
+    const std::size_t cover = std::min(room, shown_);
+    const std::size_t pad = cover > line.size() ? cover - line.size() : 0;
+    std::fprintf(stderr, "\r%s%*s", line.c_str(), static_cast<int>(pad), "");
+    shown_ = line.size();
   }
   void finish() {
-    if (shown_) std::fprintf(stderr, "\r%-70s\r", "");
+    const std::size_t cover =
+        std::min(shown_, static_cast<std::size_t>(std::max(1, terminal_columns() - 1)));
+    if (shown_ > 0) std::fprintf(stderr, "\r%*s\r", static_cast<int>(cover), "");
   }
 
  private:
   bool enabled_, terminal_;
   std::int64_t total_;
   double last_ = -1;
-  bool shown_ = false;
+  std::size_t shown_ = 0;  ///< the length of the line on the terminal (0: none)
 };
 
 /// One still picture as a one-frame stream.
@@ -171,6 +203,33 @@ class StillSource final : public mjpeg::FrameSource {
 
  private:
   const Image image_;
+};
+
+/// A grey source's gray8 frames as rgb24 (R = G = B): what -s 444|422|420 asks of a grey
+/// picture or image sequence (the encoder makes grayscale JPEGs of gray8 frames).
+class GrayAsRgbSource final : public mjpeg::FrameSource {
+ public:
+  GrayAsRgbSource(std::unique_ptr<mjpeg::FrameSource> inner, int width, int height)
+      : inner_(std::move(inner)), pixels_(static_cast<std::size_t>(width) * height) {}
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    // The grey frame is read into the last third of the slot and spread forward in place:
+    // pixel x is read (at 2N + x) before bytes 3x..3x+2 are written, which never reach
+    // beyond 2N + x.
+    std::uint8_t* grey = dst + 2 * pixels_;
+    if (!inner_->read(index, grey)) return false;
+    for (std::size_t x = 0; x < pixels_; ++x) {
+      const std::uint8_t v = grey[x];
+      dst[3 * x] = dst[3 * x + 1] = dst[3 * x + 2] = v;
+    }
+    return true;
+  }
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
+  int max_concurrent_reads() const override { return inner_->max_concurrent_reads(); }
+  std::int64_t frame_count() const override { return inner_->frame_count(); }
+
+ private:
+  std::unique_ptr<mjpeg::FrameSource> inner_;
+  const std::size_t pixels_;
 };
 
 VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
@@ -202,6 +261,27 @@ VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<i
   in.description = fmt::format("{}x{} still image", still.width, still.height);
   in.source = std::make_unique<StillSource>(std::move(still));
   return in;
+}
+
+/// How many frames the whole input has, for the error of a --start past its end: the input
+/// opened again from its first frame (a regular file or an image sequence; a pipe cannot be
+/// read twice) and its count as it says it (a Y4M file's size, an image sequence's files, a
+/// video's container); -1 when unknown.
+std::int64_t whole_input_frames(const EncodeArgs& args, InputKind kind) {
+  if (args.input == "-" || args.input_options.raw.given()) return -1;
+  struct stat st {};
+  if (kind != InputKind::image_sequence &&
+      (::stat(args.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode)))
+    return -1;
+  try {
+    InputOptions options = args.input_options;
+    options.start = 0;
+    options.max_frames = -1;
+    options.map_y4m = false;
+    return open_video_input(args.input, options).frame_count;
+  } catch (const std::exception&) {
+    return -1;
+  }
 }
 
 /// One line per stage: busy seconds summed over its threads, and that over the wall time,
@@ -432,9 +512,10 @@ int run_encode_stream(const EncodeArgs& args_in, Input input,
 
 namespace {
 
-int encode_stream_stoppable(const EncodeArgs& args, Input input,
+int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
                             std::chrono::steady_clock::time_point t0) {
   using Clock = std::chrono::steady_clock;
+  EncodeArgs args = args_in;  // (a grey source changes the default subsampling below)
   const bool one_picture_of_gif = args.first_frame_of_gif;
   std::string mode_notice;
   std::vector<int> devices;
@@ -445,6 +526,7 @@ int encode_stream_stoppable(const EncodeArgs& args, Input input,
     video_options(args, mode, devices, probe);
   }
 
+  const InputKind in_kind = input.kind;
   VideoInput in = open_stream(args, mode, devices, std::move(input));
   // One picture out of a stream needs --frames 1 (said once the input is known to be readable:
   // an input that is none is the first thing to hear about).
@@ -466,6 +548,15 @@ int encode_stream_stoppable(const EncodeArgs& args, Input input,
     for (const std::string& n : carried_notices) notice(args, n);
   }
   const int width = in.format.width, height = in.format.height;
+  // A grey source makes grayscale JPEGs, as cjpeg makes of a PGM, unless -s asks for other
+  // frames (a player or decoder that takes only YCbCr); then gray8 frames go in as R = G = B.
+  const bool grey_source = in.gray || in.format.format == FrameFormat::gray8 ||
+                           in.format.format == FrameFormat::yuv400p;
+  if (grey_source && !args.subsampling_given) args.options.subsampling = Subsampling::gray;
+  if (in.format.format == FrameFormat::gray8 && args.options.subsampling != Subsampling::gray) {
+    in.source = std::make_unique<GrayAsRgbSource>(std::move(in.source), width, height);
+    in.format.format = FrameFormat::rgb24;
+  }
   const bool gray = in.format.format == FrameFormat::gray8;
   check_jpeg_size(args.input, width, height);
   check_optimize_size(width, height, gray ? Subsampling::gray : args.options.subsampling,
@@ -485,7 +576,11 @@ int encode_stream_stoppable(const EncodeArgs& args, Input input,
   std::unique_ptr<WrittenQuality> written_quality;
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   std::unique_ptr<InputDump> dump;
-  if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+  if (!args.dump_input.empty()) {
+    dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+    // A grey source's grayscale frames: PGM, though planar mono comes as R = G = B.
+    if (grey_source && args.options.subsampling == Subsampling::gray) dump->grey_frames();
+  }
   if (written_quality || dump) {
     o.on_frame = [q = written_quality.get(), d = dump.get()](const ImageView& pixels,
                                                              const EncodedFrame& jpeg) {
@@ -535,9 +630,17 @@ int encode_stream_stoppable(const EncodeArgs& args, Input input,
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
-  if (stats.frames == 0 && args.start > 0)
-    throw Error(fmt::format("'{}' has no frames after the first {} (--start)", args.input,
-                            args.start));
+  if (stats.frames == 0 && args.start > 0) {
+    const std::int64_t whole = whole_input_frames(args, in_kind);
+    if (whole >= 0)
+      throw Error(fmt::format("'{}' has {}, all before --start {} (frames count from 0: its "
+                              "last is --start {})",
+                              args.input, count_of(whole, "frame", "frames"), args.start,
+                              std::max<std::int64_t>(0, whole - 1)));
+    throw Error(fmt::format("{} ends before frame {}: --start {} skips every frame it has",
+                            args.input == "-" ? "standard input" : "'" + args.input + "'",
+                            args.start, args.start));
+  }
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
   output.close();

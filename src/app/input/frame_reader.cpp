@@ -56,9 +56,11 @@ Image read_picture(InputFile& file) {
 
 }  // namespace
 
-FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
+FrameReader::FrameReader(const std::string& path, std::int64_t max_frames, std::int64_t start)
     : path_(path), max_frames_(max_frames) {
   Input input = open_input(path);
+  if (input.kind == InputKind::image && start > 0)
+    throw UsageError(fmt::format("--start {}: '{}' is a still image (one frame)", start, path));
   if (input.kind == InputKind::image) {
     const Image image = read_picture(*input.file);
     still_ = to_rgb(image.view());
@@ -71,6 +73,7 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
   }
   InputOptions options;
   options.max_frames = max_frames;
+  options.start = start;
   options.read_image = [](const std::string& file) {
     InputFile in(file);
     return read_picture(in);
@@ -99,9 +102,12 @@ bool FrameReader::next(Image& out) {
   const VideoOptions& f = video_.format;
   if (!planar_scratch_.empty()) {
     if (!video_.source->read(read_, planar_scratch_.data())) return false;
-    // The RGB the encoder encodes from these planes (the transforms' conversion).
-    to_pixels(FrameView::contiguous(planar_scratch_.data(), f), f, out.pixels.data(),
-              out.stride());
+    if (f.format == FrameFormat::gray8)  // a grey image sequence: R = G = B
+      out = to_rgb(ImageView{planar_scratch_.data(), width_, height_, PixelFormat::gray8,
+                             static_cast<std::size_t>(width_)});
+    else  // the RGB the encoder encodes from these planes (the transforms' conversion)
+      to_pixels(FrameView::contiguous(planar_scratch_.data(), f), f, out.pixels.data(),
+                out.stride());
   } else if (!video_.source->read(read_, out.pixels.data())) {
     return false;
   }

@@ -59,8 +59,9 @@ int tiff_orientation(const std::uint8_t* t, std::size_t n, int* width = nullptr,
 
 void check_jpeg_size(const std::string& name, long long width, long long height) {
   if (width > kMaxDimension || height > kMaxDimension)
-    throw Error(fmt::format("'{}' is {}x{} pixels, above JPEG's limit of {}x{}", name, width,
-                            height, kMaxDimension, kMaxDimension));
+    throw Error(fmt::format("'{}' is {}x{} pixels, above {} per side, libjpeg's limit (cjpeg, "
+                            "djpeg and most JPEG readers refuse larger pictures)",
+                            name, width, height, kMaxDimension));
 }
 
 void check_optimize_size(int width, int height, Subsampling sampling, bool optimize) {
@@ -164,7 +165,7 @@ const char* orientation_words(int o) {
 
 Image decode_with_opencv(const std::vector<std::uint8_t>& bytes, const std::string& path,
                          const NoticeSink& notice, bool autorotate) {
-  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; JPEG allows 65535x65535
+  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; we take 65500x65500
   // (memory permitting). Read by OpenCV once, at its first decode.
   static const bool limit_set = [] {
     ::setenv("OPENCV_IO_MAX_IMAGE_PIXELS", "4294836225", /*overwrite=*/0);
@@ -223,9 +224,12 @@ Image decode_with_opencv(const std::vector<std::uint8_t>& bytes, const std::stri
 
   const int ch = m.channels();
   if (ch == 2 || ch == 4) notice(fmt::format("'{}' has an alpha channel; it is dropped", path));
+  // OpenCV's PNG reader expands a grey+alpha picture (and a grey one with transparency) to
+  // BGRA: the grey, B = G = R, is kept as grey.
+  const bool grey_png = (ch == 3 || ch == 4) && picture_is_grey(bytes.data(), bytes.size()) == 1;
   cv::Mat conv;
   Image img;
-  switch (ch) {
+  switch (grey_png ? 2 : ch) {
     case 1: conv = m; break;
     case 2: cv::extractChannel(m, conv, 0); break;  // gray + alpha
     case 3: cv::cvtColor(m, conv, cv::COLOR_BGR2RGB); break;
@@ -233,7 +237,8 @@ Image decode_with_opencv(const std::vector<std::uint8_t>& bytes, const std::stri
     default:
       throw Error(fmt::format("input '{}' has {} channels (1 to 4 are supported)", path, ch));
   }
-  img = Image(conv.cols, conv.rows, ch <= 2 ? PixelFormat::gray8 : PixelFormat::rgb24);
+  img = Image(conv.cols, conv.rows,
+              ch <= 2 || grey_png ? PixelFormat::gray8 : PixelFormat::rgb24);
   const std::size_t row_bytes = img.stride();
   for (int y = 0; y < conv.rows; ++y)
     std::memcpy(img.pixels.data() + y * row_bytes, conv.ptr<std::uint8_t>(y), row_bytes);
@@ -243,6 +248,58 @@ Image decode_with_opencv(const std::vector<std::uint8_t>& bytes, const std::stri
 #endif  // MJPEG_HAVE_OPENCV
 
 }  // namespace
+
+namespace {
+
+/// The colour type of a PNG's IHDR (0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA), -1 when
+/// `b` (the file's first `n` bytes) is not a PNG.
+int png_colour_type(const unsigned char* b, std::size_t n) {
+  if (n < 26 || std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0 || std::memcmp(b + 12, "IHDR", 4) != 0)
+    return -1;
+  return b[25];
+}
+
+/// The number of components in a JPEG's frame header (SOF0..SOF15 but DHT, JPG and DAC), -1
+/// when the markers before it cannot be followed within `b`'s `n` bytes.
+int jpeg_components(const unsigned char* b, std::size_t n) {
+  if (n < 2 || b[0] != 0xFF || b[1] != 0xD8) return -1;
+  std::size_t at = 2;
+  for (int segments = 0; segments < 1000 && at + 4 <= n; ++segments) {
+    if (b[at] != 0xFF) return -1;
+    const int marker = b[at + 1];
+    const std::size_t len = (static_cast<std::size_t>(b[at + 2]) << 8) | b[at + 3];
+    if (len < 2) return -1;
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC)
+      return at + 10 <= n ? b[at + 9] : -1;
+    if (marker == 0xDA || marker == 0xD9) return -1;
+    at += 2 + len;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int picture_is_grey(const unsigned char* b, std::size_t n) {
+  if (n >= 2 && b[0] == 'P' && (b[1] == '2' || b[1] == '5')) return 1;
+  if (n >= 2 && b[0] == 'P' && (b[1] == '3' || b[1] == '6')) return 0;
+  if (const int type = png_colour_type(b, n); type >= 0) return type == 0 || type == 4 ? 1 : 0;
+  if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) {
+    const int components = jpeg_components(b, n);
+    return components == 1 ? 1 : components > 1 ? 0 : -1;
+  }
+  return -1;
+}
+
+int picture_is_grey(const std::string& path) {
+  // The header of a JPEG's frame follows its APP segments (each at most 64 KiB): read the
+  // first MiB (a file whose segments run past it: -1, cannot tell).
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return -1;
+  std::vector<unsigned char> head(1 << 20);
+  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::fclose(f);
+  return picture_is_grey(head.data(), head.size());
+}
 
 std::string supported_input_formats() {
 #if MJPEG_HAVE_OPENCV

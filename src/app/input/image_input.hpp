@@ -29,7 +29,8 @@ struct Density {
 /// Decodes `bytes`, the whole content of the input `name`, as an 8-bit RGB or gray image,
 /// recognised by its content:
 /// - PPM/PGM (their signature) with the project's own reader (pnm.hpp, cjpeg's rounding).
-/// - Otherwise, with OpenCV: cv::imdecode(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray,
+/// - Otherwise, with OpenCV: cv::imdecode(IMREAD_UNCHANGED); BGR becomes RGB, gray stays gray
+///   (also a grey+alpha PNG, which OpenCV expands to BGRA: its grey is kept),
 ///   alpha is dropped and 16-bit samples become 8-bit with cjpeg's rounding for maxval 65535,
 ///   (v * 255 + 32767) / 65535, each reported once through `notice`.
 ///   The EXIF orientation of a JPEG or TIFF is applied (the picture is turned as viewers
@@ -47,12 +48,20 @@ Image read_input_image(InputFile& file, const NoticeSink& notice, bool autorotat
 /// when it is missing, a directory or unreadable.
 Image read_input_image(const std::string& path, const NoticeSink& notice, bool autorotate = true);
 
-/// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what a
-/// JPEG can hold (kMaxDimension, 65535, per side), naming `name`.
+/// What a picture file's header says of its colour, without decoding it: 1 when it is grey
+/// (PGM; PNG of colour type grey or grey+alpha; JPEG of one component), 0 when it is in colour
+/// (PPM; any other PNG; JPEG of 3 or 4 components), -1 when it cannot tell (another format, a
+/// file that cannot be read).
+int picture_is_grey(const std::string& path);
+/// The same of a picture's first `n` bytes (all of them for a JPEG whose APP segments are long).
+int picture_is_grey(const unsigned char* bytes, std::size_t n);
+
+/// Throws Error (exit 1, like every input problem) when `width` x `height` is beyond what
+/// libjpeg reads and writes (kMaxDimension, 65500, per side), naming `name`.
 void check_jpeg_size(const std::string& name, long long width, long long height);
 
 /// Throws UsageError when --optimize's symbol counts (32 bits per symbol, as the coder keeps
-/// them) could overflow for a frame of this size and sampling (only near 65535x65535 at 4:4:4
+/// them) could overflow for a frame of this size and sampling (only near 65500x65500 at 4:4:4
 /// or 4:2:2).
 void check_optimize_size(int width, int height, Subsampling sampling, bool optimize);
 

@@ -500,6 +500,11 @@ class LibavSource final : public mjpeg::FrameSource {
       if (raw->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) has_audio_ = true;
     }
     codec_name_ = codec->name;
+    // VP8/VP9 alpha in Matroska/WebM travels beside the picture (BlockAdditional), marked by
+    // the track's AlphaMode: FFmpeg's own vp8/vp9 decoders give no alpha plane, so the pixel
+    // format cannot say it.
+    const AVDictionaryEntry* alpha_mode = av_dict_get(st->metadata, "alpha_mode", nullptr, 0);
+    side_alpha_ = alpha_mode != nullptr && std::strcmp(alpha_mode->value, "0") != 0;
     dec_.reset(avcodec_alloc_context3(codec));
     if (!dec_) throw std::bad_alloc();
     err = avcodec_parameters_to_context(dec_.get(), st->codecpar);
@@ -524,6 +529,12 @@ class LibavSource final : public mjpeg::FrameSource {
       stream_seconds_ = st->duration * time_base_;
     else if (raw->duration != AV_NOPTS_VALUE && raw->duration > 0)
       container_seconds_ = static_cast<double>(raw->duration) / AV_TIME_BASE;
+    if (cover_) {  // one picture; the file's duration is the audio's
+      fps_num_ = 25;
+      fps_den_ = 1;
+      frame_count_ = 1;
+      stream_seconds_ = container_seconds_ = 0;
+    }
 
     // What the demuxer logs from here on counts (opening may complain about harmless things).
     log_.attach(raw);
@@ -629,6 +640,13 @@ class LibavSource final : public mjpeg::FrameSource {
     av_reduce(&sar.num, &sar.den, sar.num, sar.den, 1 << 30);
     return sar;
   }
+  /// The decoder's frames have no colour: grey, with or without alpha, at any depth (a
+  /// palette is colour, whatever it holds).
+  bool grey_source() const {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pix_format_));
+    return d != nullptr && d->nb_components <= 2 &&
+           !(d->flags & (AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_RGB));
+  }
   const std::string& codec_name() const { return codec_name_; }
   const std::string& pix_name() const { return pix_name_; }
   const std::string& colour() const { return colour_; }
@@ -650,6 +668,10 @@ class LibavSource final : public mjpeg::FrameSource {
                                     d->comp[0].depth, pix_name_));
     if (d->flags & AV_PIX_FMT_FLAG_ALPHA)
       notices.push_back(fmt::format("the source's alpha channel ({}) is ignored", pix_name_));
+    else if (side_alpha_)
+      notices.push_back(fmt::format("the source's alpha channel ({} alpha, stored beside the "
+                                    "picture) is ignored",
+                                    codec_name_));
     return notices;
   }
 
@@ -668,8 +690,15 @@ class LibavSource final : public mjpeg::FrameSource {
                                 plural(concealed_, "frame", "frames"), name_,
                                 concealed_ == 1 ? "was" : "were",
                                 concealed_ == 1 ? "it" : "them"));
+    if (jumps_ > 0)
+      out.push_back(fmt::format(
+          "'{}' has {} where its timestamps go back (the first before frame {}, by {:.1f} ms; "
+          "e.g. recordings joined together): its frames are written in decode order at a "
+          "constant {}/{} fps",
+          name_, plural(jumps_, "place", "places"), first_jump_frame_ + 1, 1e3 * first_jump_s_,
+          fps_num_, fps_den_));
     const double frame_s = static_cast<double>(fps_den_) / fps_num_;
-    if (next_ > 1 && max_shift_s_ > 0.5 * frame_s)
+    if (have_gap_ && max_shift_s_ > 0.5 * frame_s)
       out.push_back(fmt::format(
           "'{}' has a variable frame rate (frames {:.1f} to {:.1f} ms apart): written at a "
           "constant {}/{} fps, which moves frames by up to {:.0f} ms from their times",
@@ -736,12 +765,18 @@ class LibavSource final : public mjpeg::FrameSource {
   /// cover pictures (attached pictures) are not video. Notes the others.
   void choose_stream() {
     AVFormatContext* raw = fmtctx_.get();
-    std::vector<int> videos;
+    std::vector<int> videos, covers;
     for (unsigned i = 0; i < raw->nb_streams; ++i) {
       const AVStream* s = raw->streams[i];
-      if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
-          !(s->disposition & AV_DISPOSITION_ATTACHED_PIC))
-        videos.push_back(static_cast<int>(i));
+      if (s->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) continue;
+      (s->disposition & AV_DISPOSITION_ATTACHED_PIC ? covers : videos)
+          .push_back(static_cast<int>(i));
+    }
+    // An audio file with a cover picture (MP3, M4A, FLAC): the picture is its one frame, as
+    // ffmpeg encodes it.
+    if (videos.empty() && !covers.empty()) {
+      videos = covers;
+      cover_ = true;
     }
     if (videos.empty()) throw Error(fmt::format("'{}' has no video stream", name_));
     int chosen = -1;
@@ -766,9 +801,17 @@ class LibavSource final : public mjpeg::FrameSource {
         list += fmt::format("{}{}: {} {}x{}", n ? ", " : "", n, avcodec_get_name(c->codec_id),
                             c->width, c->height);
       }
-      notices_.push_back(fmt::format("'{}' has {} video streams ({}): stream {} is encoded, "
-                                     "the others are left out (--stream N picks another)",
-                                     name_, videos.size(), list, chosen_n));
+      notices_.push_back(fmt::format("'{}' has {} {} ({}): {} {} is encoded, the others are "
+                                     "left out (--stream N picks another)",
+                                     name_, videos.size(),
+                                     cover_ ? "cover pictures" : "video streams", list,
+                                     cover_ ? "picture" : "stream", chosen_n));
+    }
+    if (cover_) {
+      const AVCodecParameters* c = raw->streams[chosen]->codecpar;
+      notices_.push_back(fmt::format("'{}' has no video stream but a cover picture ({} {}x{}): "
+                                     "it is encoded as one frame",
+                                     name_, avcodec_get_name(c->codec_id), c->width, c->height));
     }
   }
 
@@ -888,7 +931,10 @@ class LibavSource final : public mjpeg::FrameSource {
     }
   }
 
-  /// Records frame times for the variable-frame-rate notice (under the lock).
+  /// Records frame times for the variable-frame-rate and discontinuity notices (under the
+  /// lock). Time that goes back (or stands still) between two frames in decode order is a
+  /// discontinuity (an MPEG-TS stream of joined recordings, a timestamp reset), not a rate:
+  /// counted apart, and the constant rate the frames are written at starts again there.
   void note_time(const AVFrame& f) {
     if (f.best_effort_timestamp == AV_NOPTS_VALUE) return;
     const double t = f.best_effort_timestamp * time_base_;
@@ -896,13 +942,21 @@ class LibavSource final : public mjpeg::FrameSource {
     if (!have_time_) {
       first_time_s_ = t;
       have_time_ = true;
+    } else if (const double gap = t - last_time_s_; gap <= 0) {
+      if (jumps_++ == 0) {
+        first_jump_frame_ = i;
+        first_jump_s_ = -gap;
+      }
+      first_time_s_ = t;
+      first_time_index_ = i;
     } else {
-      const double gap = t - last_time_s_;
-      min_gap_s_ = i == 1 ? gap : std::min(min_gap_s_, gap);
-      max_gap_s_ = i == 1 ? gap : std::max(max_gap_s_, gap);
+      min_gap_s_ = have_gap_ ? std::min(min_gap_s_, gap) : gap;
+      max_gap_s_ = have_gap_ ? std::max(max_gap_s_, gap) : gap;
+      have_gap_ = true;
     }
     last_time_s_ = t;
-    const double constant = first_time_s_ + static_cast<double>(i) * fps_den_ / fps_num_;
+    const double constant =
+        first_time_s_ + static_cast<double>(i - first_time_index_) * fps_den_ / fps_num_;
     max_shift_s_ = std::max(max_shift_s_, std::fabs(t - constant));
   }
 
@@ -1034,6 +1088,8 @@ class LibavSource final : public mjpeg::FrameSource {
   LogCapture log_;
   int stream_ = -1;
   bool has_audio_ = false;
+  bool cover_ = false;  ///< the stream is a cover picture (attached to an audio file)
+  bool side_alpha_ = false;  ///< the track carries alpha beside the picture (WebM AlphaMode)
   std::string codec_name_, pix_name_, colour_;
   std::vector<std::string> notices_;
   int pix_format_ = -1;
@@ -1055,6 +1111,11 @@ class LibavSource final : public mjpeg::FrameSource {
   bool ended_ = false, draining_ = false;
   bool have_time_ = false;
   double first_time_s_ = 0, last_time_s_ = 0, min_gap_s_ = 0, max_gap_s_ = 0, max_shift_s_ = 0;
+  std::int64_t first_time_index_ = 0;  ///< the frame of first_time_s_ (0, or after a jump back)
+  bool have_gap_ = false;              ///< min_gap_s_, max_gap_s_ hold a forward gap
+  std::int64_t jumps_ = 0;             ///< where time went back (or stood still)
+  std::int64_t first_jump_frame_ = 0;  ///< the frame (0-based) after the first of them
+  double first_jump_s_ = 0;            ///< how far back it went
   ScratchPool<Producer> producers_{[this] {
     auto p = std::make_unique<Producer>(Producer{new_frame(), new_frame(), {}, -1, -1, -1, -1, {}});
     // Room for the picture as stored and as turned (their padded rows differ); planar frames
@@ -1124,6 +1185,7 @@ VideoInput open_libav(InputFile& file, const InputOptions& options) {
       in.frame_count >= 0 ? plural(in.frame_count, "frame", "frames") : "? frames",
       src->codec_name(), src->pix_name(), src->colour(),
       f.is_planar() && !f.swscale_after ? ", planes to the encoder" : " to RGB (libswscale)");
+  in.gray = src->grey_source();
   for (const std::string& n : src->open_notices()) in.notices.push_back(n);
   in.has_audio = src->has_audio();
   in.video_stream = src->stream_index();

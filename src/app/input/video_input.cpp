@@ -121,6 +121,7 @@ VideoInput open_y4m(Input input, const InputOptions& options) {
   in.aspect_num = info.aspect_num;
   in.aspect_den = info.aspect_den;
   in.format = planes.format;
+  in.gray = info.format == FrameFormat::yuv400p;
   in.source = planar_source(std::move(y4m), planes);
   if (file.relay() != nullptr)
     in.source = std::make_unique<RelaySource>(std::move(in.source), *file.relay());

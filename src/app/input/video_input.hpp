@@ -78,6 +78,10 @@ struct VideoInput {
   VideoOptions format;
   int fps_num = 25, fps_den = 1;
   std::int64_t frame_count = -1;  ///< -1 when unknown (a pipe, a container without a count)
+  /// The source has no colour: a grey picture or image sequence (format gray8), a mono Y4M
+  /// (yuv400p), a grey video (gray, gray10, ya8, ... also where libswscale makes rgb24 of it).
+  /// `mjpeg encode` writes grayscale JPEGs of it unless -s asks for colour.
+  bool gray = false;
   std::string description;        ///< one line: size, rate, pixel format, reader
   std::vector<std::string> notices;
   /// The frames' pixel aspect ratio (width over height of one pixel): a video's, a Y4M
