@@ -3,13 +3,14 @@
 // StoredFrames maps an AVI (MJPG, OpenDML segments included) or a raw M-JPEG stream (.mjpeg:
 // JPEGs back to back), as FileSink writes them, and finds where each frame's bytes lie, so that
 // a program can copy frames from one file to another at the speed of the disk: what
-// `mjpeg join` does. It also reads back the note that FileSink::Options::note stored with the
+// `mjpeg join` does. It also reads back the note that FileSinkOptions::note stored with the
 // file. Nothing is decoded; each frame is only checked to begin with SOI and end with EOI.
 //
 // Errors: the constructor throws mjpeg::Error naming the file and what is wrong with it: not an
 // AVI or an M-JPEG stream, cut short (a RIFF segment, chunk or JPEG that runs past the end of
 // the file), a frame that is no whole JPEG, header counts that disagree with the frames stored,
-// or chunks of other streams (an AVI's frames alone are read).
+// or chunks of another kind than video, audio, index and JUNK (an AVI's audio chunks are
+// counted and skipped: the frames alone are read).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +42,12 @@ class StoredFrames {
   /// Frame `index` (0-based): its bytes in the mapping, valid while this object lives; index
   /// is set. Throws UsageError for an index outside 0 .. frame_count() - 1.
   EncodedFrame frame(std::int64_t index) const;
-  /// The note stored with the file (FileSink::Options::note), or "" when it has none.
+  /// The note stored with the file (FileSinkOptions::note), or "" when it has none.
   const std::string& note() const;
   /// The file's size in bytes.
   std::uint64_t file_bytes() const;
+  /// The audio chunks an AVI holds beside its frames (not read); 0 for an M-JPEG stream.
+  std::int64_t audio_chunks() const;
 
   struct Impl;
 

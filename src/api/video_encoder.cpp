@@ -7,7 +7,6 @@
 #include "mjpeg/video.hpp"
 
 #include "mjpeg/encoder.hpp"
-#include "mjpeg/files.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -21,7 +20,6 @@
 #include <utility>
 
 #include "gpu_transform.hpp"
-#include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
 #include "core/geometry.hpp"
@@ -746,77 +744,6 @@ FrameView FrameView::contiguous(const std::uint8_t* data, const VideoOptions& o)
   return planar(data + l.offset[0], data + l.offset[1], data + l.offset[2], o.width, o.height,
                 l.pitch[0], l.pitch[1]);
 }
-
-// ---------------------------------------------------------------------------------------------
-// FileSink
-// ---------------------------------------------------------------------------------------------
-
-struct FileSink::Impl {
-  std::unique_ptr<io::FrameSink> sink;
-};
-
-namespace {
-
-bool is_one_picture(const std::string& path) {
-  const std::string ext = file_extension(path);
-  return (ext == "jpg" || ext == "jpeg") && path.find('%') == std::string::npos;
-}
-
-}  // namespace
-
-void FileSink::check_name(const std::string& path) {
-  if (!is_one_picture(path)) (void)io::output_kind(path);
-}
-
-void FileSink::check_target(const std::string& path, bool overwrite, int first_number) {
-  if (path == "-") return;
-  if (!is_one_picture(path) && io::output_kind(path) == io::OutputKind::image_sequence)
-    check_output_allowed(io::ImageSequenceWriter(path).file_name(first_number), overwrite);
-  else
-    check_output_allowed(path, overwrite);
-}
-
-FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
-                   bool overwrite)
-    : FileSink(path, width, height, fps_num, fps_den, [overwrite] {
-        Options o;
-        o.overwrite = overwrite;
-        return o;
-      }()) {}
-
-FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
-                   const Options& options)
-    : impl_(std::make_unique<Impl>()) {
-  const bool overwrite = options.overwrite;
-  if (options.first_number < 0)
-    throw UsageError("FileSink: first number " + std::to_string(options.first_number) +
-                     " is negative");
-  if (width < 1 || width > kMaxDimension || height < 1 || height > kMaxDimension)
-    throw UsageError("FileSink: size " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is outside 1.." + std::to_string(kMaxDimension));
-  if (fps_num <= 0 || fps_den <= 0)
-    throw UsageError("FileSink: frame rate " + std::to_string(fps_num) + "/" +
-                     std::to_string(fps_den) + " is not positive");
-  if (is_one_picture(path)) {
-    // One picture: the stream's only frame (a second one is an error).
-    check_output_allowed(path, overwrite);
-    impl_->sink = std::make_unique<io::SingleJpegWriter>(path, overwrite);
-    return;
-  }
-  const io::OutputKind kind = io::output_kind(path);  // UsageError for an unknown extension
-  if (kind != io::OutputKind::image_sequence && path != "-")
-    check_output_allowed(path, overwrite);
-  impl_->sink = io::make_frame_sink(path, width, height, fps_num, fps_den, options.first_number,
-                                    overwrite);
-  if (!options.note.empty()) impl_->sink->set_note(options.note);
-}
-
-FileSink::~FileSink() = default;
-
-void FileSink::write(const EncodedFrame& frame) { impl_->sink->write_frame(frame.data, frame.size); }
-void FileSink::close() { impl_->sink->close(); }
-std::int64_t FileSink::frames_written() const { return impl_->sink->frames_written(); }
-std::uint64_t FileSink::bytes_written() const { return impl_->sink->bytes_written(); }
 
 // ---------------------------------------------------------------------------------------------
 // VideoEncoder

@@ -35,6 +35,16 @@ std::string id_text(const std::uint8_t* p) {
   throw Error(name + ": " + what);
 }
 
+bool is_digit(std::uint8_t c) { return c >= '0' && c <= '9'; }
+/// '##wb': an audio stream's chunk.
+bool is_audio_chunk(const std::uint8_t* p) {
+  return is_digit(p[0]) && is_digit(p[1]) && p[2] == 'w' && p[3] == 'b';
+}
+/// 'ix##': an OpenDML standard index of one stream.
+bool is_index_chunk(const std::uint8_t* p) {
+  return p[0] == 'i' && p[1] == 'x' && is_digit(p[2]) && is_digit(p[3]);
+}
+
 bool starts_with_note(const std::uint8_t* p, std::size_t n) {
   return n >= kNoteSignatureBytes && std::memcmp(p, kNoteSignature, kNoteSignatureBytes) == 0;
 }
@@ -122,9 +132,12 @@ StoredLayout parse_avi(const std::uint8_t* b, std::size_t n, const std::string& 
           if (is_id(q, "00dc")) {
             check_whole_jpeg(q + 8, msize, out.frames.size(), name);
             out.frames.push_back(FrameSpan{m + 8, msize});
-          } else if (!is_id(q, "ix00") && !is_id(q, "JUNK")) {
-            fail(name, "holds chunks of another stream ('" + id_text(q) +
-                           "'), which are not read: only the video frames of an AVI are");
+          } else if (is_audio_chunk(q)) {
+            ++out.audio_chunks;  // skipped: the frames alone are read
+          } else if (!is_index_chunk(q) && !is_id(q, "JUNK")) {
+            fail(name, "holds chunks of another kind ('" + id_text(q) +
+                           "'), which are not read: only the video frames (and audio) of an "
+                           "AVI are");
           }
           m += 8 + msize + (msize & 1);
         }
@@ -290,6 +303,7 @@ std::int64_t StoredFrames::frame_count() const {
 }
 const std::string& StoredFrames::note() const { return impl_->layout.note; }
 std::uint64_t StoredFrames::file_bytes() const { return impl_->bytes; }
+std::int64_t StoredFrames::audio_chunks() const { return impl_->layout.audio_chunks; }
 
 EncodedFrame StoredFrames::frame(std::int64_t index) const {
   if (index < 0 || index >= frame_count())

@@ -18,6 +18,7 @@ struct StoredLayout {
   bool avi = false;    ///< false: an M-JPEG stream (JPEGs back to back)
   int width = 0, height = 0, fps_num = 0, fps_den = 0;  ///< AVI header (0 for a stream)
   std::vector<FrameSpan> frames;
+  std::int64_t audio_chunks = 0;  ///< an AVI's audio chunks ('##wb'), skipped
   std::string note;    ///< without its signature; "" when none
 };
 

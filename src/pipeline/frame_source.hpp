@@ -71,6 +71,10 @@ class FrameSource {
     (void)producer, (void)data, (void)index;
     return false;
   }
+  /// How many frames the stream has, when the source knows it beforehand (-1: unknown, the
+  /// end shows when read_into or lend returns false). The run then knows the reading is over
+  /// as soon as the last frame is read (the last frames are coded on idle workers' cores too).
+  virtual std::int64_t frame_count() const { return -1; }
   /// lends_frames() sources: called once before the producers start when the lent frames
   /// will be uploaded to a GPU (sok --pinned, aok). A source whose frames are not page-locked
   /// yet (a mapped file) locks them from then on as they are lent, a window at a time.
@@ -169,6 +173,7 @@ class MemoryFrameSource final : public FrameSource {
   bool lends_frames() const override { return lends_; }
   bool lent_frames_pinned() const override { return lends_ && pinned_; }
   bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
+  std::int64_t frame_count() const override { return static_cast<std::int64_t>(data_.size()); }
 
  private:
   bool next_index(std::int64_t& index);

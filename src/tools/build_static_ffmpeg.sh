@@ -9,8 +9,9 @@
 # Configured minimally: the demuxers, parsers and decoders of the containers and codecs users
 # have (MP4/MOV, MKV/WebM, AVI, MPEG-TS/PS, raw H.264/HEVC/MPEG streams, IVF; H.264, HEVC, VP9,
 # AV1, MPEG-1/2, MPEG-4, MJPEG, ProRes, FFV1, raw video, and the common audio codecs), the
-# bitstream filters that turn MP4/MKV packets into the Annex B streams NVDEC's parser reads, and
-# libswscale. No programs, devices, filters, network or autodetected system libraries (the
+# bitstream filters that turn MP4/MKV packets into the Annex B streams NVDEC's parser reads, the
+# Matroska and QuickTime muxers of the .mkv / .mov outputs (with the filter that turns ADTS AAC
+# into theirs), and libswscale. No programs, devices, filters, network or autodetected system libraries (the
 # archives must link into a binary with no shared FFmpeg, X11 or VA-API beside it). NVDEC is
 # used by mjpeg through NVIDIA's cuvid API directly (headers of libffmpeg-nvenc-dev), so FFmpeg
 # needs no hwaccel of its own.
@@ -72,6 +73,8 @@ parsers=h264,hevc,vp9,av1,mpegvideo,mpeg4video,mjpeg,aac,aac_latm,ac3,flac,mpega
 decoders=h264,hevc,vp9,libdav1d,mpeg1video,mpeg2video,mpeg4,mjpeg,prores,ffv1,rawvideo
 decoders+=,aac,aac_latm,ac3,eac3,mp2,mp3,flac,opus,vorbis,pcm_s16le,pcm_s16be,pcm_s24le,pcm_s32le,pcm_f32le
 bsfs=h264_mp4toannexb,hevc_mp4toannexb,mpeg4_unpack_bframes,vp9_superframe_split,extract_extradata,null
+bsfs+=,aac_adtstoasc  # AAC of a transport stream into Matroska / QuickTime
+muxers=matroska,mov   # mjpeg encode -o x.mkv / x.mov
 PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" "$FFMPEG_SRC/configure" \
   --prefix="$PREFIX" --enable-static --disable-shared --enable-pic \
   --disable-programs --disable-doc --disable-network --disable-autodetect --disable-debug \
@@ -80,7 +83,7 @@ PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" "$FFMPEG_SRC/configure" \
   --enable-zlib --enable-libdav1d --enable-x86asm \
   --enable-protocol=file,pipe \
   --enable-demuxer="$demuxers" --enable-parser="$parsers" --enable-decoder="$decoders" \
-  --enable-bsf="$bsfs" >"$WORK/ffmpeg-configure.log"
+  --enable-bsf="$bsfs" --enable-muxer="$muxers" >"$WORK/ffmpeg-configure.log"
 make -j"$JOBS" >/dev/null
 make install >/dev/null
 

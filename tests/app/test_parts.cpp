@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "app/common/part_range.hpp"
 #include "app/common/part_record.hpp"
@@ -89,6 +91,28 @@ TEST(PartRecord, TextRoundTripAndDamage) {
                           "part: 2/4\nframes: 30..59\n",                 // no whole
                           "part: 2/4\nframes 30..59\nof: 0..119\n"})     // no ": "
     EXPECT_THROW(PartRecord::parse(std::string(kPartRecordHeader) + "\n" + bad), Error) << bad;
+}
+
+TEST(PartRecord, TagsComeBackExactly) {
+  // Any text a source's tags hold survives the record's one line: the separators, '%', line
+  // breaks, UTF-8 and bytes that are no UTF-8 at all; an empty list is an empty line.
+  const std::vector<std::pair<std::string, std::string>> tags = {
+      {"title", "A, B=C 100% \xC3\xA9"},
+      {"comment", "line one\nline two\r\tend"},
+      {"artist", std::string("\xFF\x01\x00x", 4)},
+      {"genre", ""},
+      {"k=ey,", ", "}};
+  const std::string line = tags_text(tags);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_EQ(parse_tags(line), tags) << line;
+  EXPECT_EQ(tags_text({}), "");
+  EXPECT_TRUE(parse_tags("").empty());
+  // The record carries it as one field like the others.
+  PartRecord r = PartRecord::parse(std::string(kPartRecordHeader) +
+                                   "\npart: 1/2\nframes: 0..4\nof: 0..9\ntags: " + line + "\n");
+  EXPECT_EQ(parse_tags(r.get("tags")), tags);
+  for (const char* bad : {"title", "title=%", "title=%4", "title=%zz", "title=%4g"})
+    EXPECT_THROW(parse_tags(bad), Error) << bad;
 }
 
 }  // namespace

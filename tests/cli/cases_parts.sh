@@ -3,10 +3,6 @@
 # encode of the same input, byte for byte (cmp); parts and joins read by ffprobe and ffmpeg;
 # the frames decoded from each part's --json report against the bound of the seeks.
 
-# The shared media (Kodak pictures, real clips): MJPEG_MEDIA_DIR at test time, else the
-# folder the build was configured with.
-media_dir() { echo "${MJPEG_MEDIA_DIR:-${MJPEG_TEST_MEDIA_DEFAULT:-}}"; }
-
 # split_and_join INPUT EXT K [ENCODE OPTIONS...]: encodes the K parts of INPUT to pK_I.EXT and
 # joins them, given shuffled and in reverse, into joinedK.EXT; each join must equal one.EXT
 # (made by the caller with the same options).
@@ -88,10 +84,9 @@ case_parts_of_a_video_seek_and_decode_little() {
   # before their range, so K parts decode at most the clip's frames plus K GOPs in all (the
   # frames decoded come from each part's --json), and still join to the one-pass bytes.
   need_ffmpeg
-  local media clip=clip.mp4 gop=12 k i sum frames
-  media=$(media_dir)
-  [[ -f $media/video/flower.mp4 ]] || die "test media not found: $media/video/flower.mp4 (MJPEG_MEDIA_DIR)"
-  ffmpeg -v error -i "$media/video/flower.mp4" -an -vf scale=320:180 -c:v libx264 -g $gop \
+  local clip=clip.mp4 gop=12 k i sum frames
+  need_media video/flower.mp4
+  ffmpeg -v error -i "$MEDIA/video/flower.mp4" -an -vf scale=320:180 -c:v libx264 -g $gop \
     -keyint_min $gop -sc_threshold 0 -bf 2 -y "$clip" || die "ffmpeg could not make $clip"
   frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
     -of csv=p=0 "$clip")
@@ -233,6 +228,9 @@ case_part_usage_errors() {
   expect_fail 2 encode "$SAMPLE" --part 1/2 -o out.avi
   grep -q -- "--part splits a stream input" err.txt || die "$(cat err.txt)"
   expect_fail 2 encode in.y4m --part 1/2 -o one.jpg --frames 1
+  expect_fail 2 encode in.y4m --part 1/2 -o out.mkv
+  grep -q -- "--part writes a part of a stream to .avi, .mjpeg or numbered JPEGs" err.txt ||
+    die "$(cat err.txt)"
   expect_fail 2 encode in.y4m --part 1/2 -o out.avi --keep-going
   expect_fail 2 encode - --part 1/2 -o out.avi <in.y4m
   grep -q "not standard input" err.txt || die "$(cat err.txt)"
@@ -268,4 +266,76 @@ PY
     die "plain.json: $(cat plain.json)"
   expect_fail 1 encode in.y4m -o again.avi --mode cpu --quiet --json plain.json  # exists: -y
   [[ ! -e again.avi ]] || die "again.avi written although its report was refused"
+}
+
+case_join_carries_audio_aspect_and_tags() {
+  # What one pass writes beside the frames, the join writes too: the source's audio (read from
+  # the source again, as one pass reads it: the parts each hold their own range's), its tags
+  # (RIFF INFO) and its pixel aspect ratio (vprp). Judged by cmp against one pass, and the
+  # one-pass file by ffprobe, so that the case cannot pass on a file without them.
+  need_ffmpeg
+  ffmpeg -v error -f lavfi -i "testsrc2=size=320x180:rate=25" -f lavfi \
+    -i "sine=frequency=440:sample_rate=48000" -t 4 -vf setsar=4/3 -c:v libx264 -g 12 -bf 2 \
+    -c:a aac -metadata title="A, B=C 100% é" -metadata artist=someone -shortest clip.mp4 ||
+    die "ffmpeg could not make clip.mp4"
+  need_libav clip.mp4
+  expect_ok encode clip.mp4 -o one.avi --mode cpu --quiet
+  [[ $(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 one.avi | tr '\n' ' ') == "mjpeg aac " ]] ||
+    die "one.avi: $(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 one.avi)"
+  [[ $(ffprobe -v error -select_streams v:0 -show_entries stream=sample_aspect_ratio -of csv=p=0 one.avi) == 4:3 ]] ||
+    die "one.avi's pixel aspect ratio: $(ffprobe -v error -show_entries stream=sample_aspect_ratio -of csv=p=0 one.avi)"
+  [[ $(ffprobe -v error -show_entries format_tags=title -of default=nw=1:nk=1 one.avi) == "A, B=C 100% é" ]] ||
+    die "one.avi's title: $(ffprobe -v error -show_entries format_tags=title -of default=nw=1:nk=1 one.avi)"
+  # Each part carries the audio of its own range (an AVI of its own).
+  split_and_join clip.mp4 avi 3
+  [[ $(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 p3_2.avi) == aac ]] ||
+    die "p3_2.avi carries no audio"
+  # A range of the source, its audio cut where one pass over that range cuts it.
+  expect_ok encode clip.mp4 -o range.avi --start 10 --frames 60 --mode cpu --quiet
+  expect_ok encode clip.mp4 -o r1.avi --start 10 --frames 60 --part 1/2 --mode cpu --quiet
+  expect_ok encode clip.mp4 -o r2.avi --start 10 --frames 60 --part 2/2 --mode cpu --quiet
+  expect_ok join r2.avi r1.avi -o range-joined.avi --quiet
+  same_bytes range-joined.avi range.avi
+  # --no-audio on the join equals one pass with --no-audio.
+  expect_ok encode clip.mp4 -o silent.avi --mode cpu --quiet --no-audio
+  expect_ok join p3_3.avi p3_1.avi p3_2.avi -o silent-joined.avi --quiet --no-audio
+  same_bytes silent-joined.avi silent.avi
+  # Parts made with and without audio are not one pass.
+  expect_ok encode clip.mp4 --part 2/3 -o mute2.avi --mode cpu --quiet --no-audio
+  expect_fail 1 join p3_1.avi mute2.avi p3_3.avi -o mixed.avi
+  grep -q "mute2.avi: other audio (none; the other parts: aac 48000 Hz mono)" err.txt || die "$(cat err.txt)"
+  # Where the source cannot be read, or is another file now, the audio cannot be joined
+  # exactly: refused with the reason, nothing written; --no-audio still joins the frames.
+  mv clip.mp4 moved.mp4
+  expect_fail 1 join p3_1.avi p3_2.avi p3_3.avi -o lost.avi
+  grep -q "p3_1.avi: the parts carry aac 48000 Hz mono audio, which join takes from their source as one pass does, but '.*clip.mp4' cannot be read here; nothing written" err.txt ||
+    die "$(cat err.txt)"
+  [[ ! -e lost.avi ]] || die "lost.avi written"
+  ffmpeg -v error -f lavfi -i "testsrc2=size=320x180:rate=25" -f lavfi -i "sine=sample_rate=48000" \
+    -t 4 -c:v libx264 -c:a aac -shortest clip.mp4 || die "ffmpeg could not make another clip.mp4"
+  expect_fail 1 join p3_1.avi p3_2.avi p3_3.avi -o lost.avi
+  grep -q "clip.mp4' is no longer the file the parts were made from" err.txt || die "$(cat err.txt)"
+  expect_ok join p3_1.avi p3_2.avi p3_3.avi -o lost.avi --quiet --no-audio
+  same_bytes lost.avi silent.avi
+  # PCM audio (from Matroska) joins the same way.
+  ffmpeg -v error -f lavfi -i "testsrc2=size=160x96:rate=25" -f lavfi \
+    -i "sine=frequency=300:sample_rate=44100" -t 3 -c:v libx264 -g 10 -c:a pcm_s16le -shortest \
+    pcm.mkv || die "ffmpeg could not make pcm.mkv"
+  expect_ok encode pcm.mkv -o one.avi --mode cpu --quiet -y
+  [[ $(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 one.avi) == pcm_s16le ]] ||
+    die "one.avi of pcm.mkv carries no PCM"
+  split_and_join pcm.mkv avi 4
+}
+
+case_parts_of_raw_frames() {
+  # Raw frames are counted from the file's size and read from the range's offset.
+  need_ffmpeg
+  make_y4m in.y4m 29 160x96
+  ffmpeg -v error -i in.y4m -f rawvideo -pix_fmt yuv420p in.yuv || die "ffmpeg could not make in.yuv"
+  local raw=(--pix-fmt yuv420p --size 160x96 --fps 25)
+  expect_ok encode in.yuv -o one.avi --mode cpu --quiet "${raw[@]}"
+  split_and_join in.yuv avi 3 "${raw[@]}"
+  expect_fail 2 encode - --part 1/2 -o out.avi --mode cpu "${raw[@]}" <in.yuv
+  grep -q -- "--part splits a file whose frames can be counted, not standard input" err.txt ||
+    die "$(cat err.txt)"
 }

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include <fmt/format.h>
@@ -20,7 +21,8 @@ std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h = 0xcbf2
   return h;
 }
 
-/// "<bytes> bytes, <frames> frames, first MiB <hash>" of `file`.
+}  // namespace
+
 std::string source_id(const std::string& file, std::int64_t frames) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) throw Error(fmt::format("cannot read '{}'", file));
@@ -31,6 +33,69 @@ std::string source_id(const std::string& file, std::int64_t frames) {
   return fmt::format("{} bytes, {} frames, first MiB {:016x}", static_cast<long long>(st.st_size),
                      frames, fnv1a(head.data(), head.size()));
 }
+
+bool is_source(const std::string& file, const std::string& id) {
+  long long bytes = 0, frames = 0;
+  if (std::sscanf(id.c_str(), "%lld bytes, %lld frames", &bytes, &frames) != 2) return false;
+  return source_id(file, frames) == id;
+}
+
+std::string source_path(const std::string& input) {
+  std::unique_ptr<char, void (*)(void*)> resolved(::realpath(input.c_str(), nullptr), std::free);
+  return resolved ? std::string(resolved.get()) : input;
+}
+
+std::string tags_text(const std::vector<std::pair<std::string, std::string>>& tags) {
+  const auto escape = [](const std::string& text) {
+    std::string out;
+    for (const char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c < 0x20 || c >= 0x7F || c == '%' || c == ',' || c == '=')
+        out += fmt::format("%{:02X}", c);
+      else
+        out += ch;
+    }
+    return out;
+  };
+  std::string out;
+  for (const auto& [key, text] : tags) out += (out.empty() ? "" : ", ") + escape(key) + "=" + escape(text);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_tags(const std::string& text) {
+  const auto unescape = [&](const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '%') {
+        out += s[i];
+        continue;
+      }
+      const auto digit = [&](std::size_t at) {
+        const char c = at < s.size() ? s[at] : '\0';
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        throw Error("its part record is damaged (tags)");
+      };
+      out += static_cast<char>(digit(i + 1) * 16 + digit(i + 2));
+      i += 2;
+    }
+    return out;
+  };
+  std::vector<std::pair<std::string, std::string>> tags;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(", ", at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) throw Error("its part record is damaged (tags)");
+    tags.emplace_back(unescape(item.substr(0, eq)), unescape(item.substr(eq + 1)));
+    at = end + 2;
+  }
+  return tags;
+}
+
+namespace {
 
 std::string jpeg_text(const EncodeOptions& o) {
   std::string tables = "default";
@@ -118,13 +183,16 @@ PartRecord PartRecord::parse(const std::string& text) {
 }
 
 const std::vector<std::string>& shared_part_keys() {
-  static const std::vector<std::string> keys = {"size", "rate", "source id", "of", "jpeg", "input"};
+  static const std::vector<std::string> keys = {"size",   "rate", "source id", "of",
+                                                 "jpeg",   "input", "aspect",   "tags",
+                                                 "audio", "audio timing"};
   return keys;
 }
 
 PartRecord make_part_record(const PartPlan& plan, const std::string& input,
                             const VideoOptions& format, int fps_num, int fps_den,
-                            const EncodeOptions& jpeg, const std::string& reading) {
+                            const EncodeOptions& jpeg, const std::string& reading,
+                            const std::vector<std::pair<std::string, std::string>>& carried) {
   PartRecord r;
   r.part = plan.part;
   r.range = plan.range;
@@ -140,8 +208,9 @@ PartRecord make_part_record(const PartPlan& plan, const std::string& input,
       {"rate", fmt::format("{}/{}", fps_num, fps_den)},
       {"jpeg", jpeg_text(jpeg)},
       {"input", format_text(format) + (reading.empty() ? "" : ", " + reading)},
-      {"encoder", fmt::format("mjpeg {}", version())},
   };
+  r.fields.insert(r.fields.end(), carried.begin(), carried.end());
+  r.fields.emplace_back("encoder", fmt::format("mjpeg {}", version()));
   return r;
 }
 

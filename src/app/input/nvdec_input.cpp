@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/common/wording.hpp"
+#include "libav_rgb.hpp"
 #include "libav_source.hpp"
 #include "mjpeg/error.hpp"
 #include "mjpeg/nvdec.hpp"
@@ -248,6 +249,13 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
   video.bit_depth = d ? d->comp[0].depth : 8;
   video.full_range = options.range.empty() ? full_range_of(c) : options.range == "full";
   const int device = std::max(0, options.gpu_device);
+  // The frames as the CPU reader gives them: planes, or (an odd height: ycbcr.hpp) RGB that
+  // libswscale makes of the 8-bit planes, on the host.
+  bool reduced = false, reduced_then_swscale = false;
+  const VideoOptions format =
+      libav_frame_format(c.format, c.color_space, full_range_of(c), c.width, c.height, options,
+                         reduced, &reduced_then_swscale);
+  const bool swscale_after = !is_planar(format.format) || reduced_then_swscale;
   if (reason.empty()) reason = nvdec_problem(video, device);
   if (!reason.empty()) {
     if (forced) throw Error(fmt::format("--decoder gpu: '{}': {}", path, reason));
@@ -255,10 +263,18 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
     return std::nullopt;
   }
 
-  bool reduced = false;
   VideoInput in;
-  in.format = libav_frame_format(c.format, c.color_space, full_range_of(c), c.width, c.height,
-                                 options, reduced);
+  in.format = format;
+  VideoOptions planes = format;  // what NVDEC's frames are taken as
+  const int* table = libav_sws_table(c.color_space, options);
+  if (swscale_after) {
+    planes.format = FrameFormat::yuv420p;
+    planes.range = libav_full_range(full_range_of(c), options) ? YuvRange::full : YuvRange::limited;
+    planes.coefficients = swscale_coefficients(table, planes.range);
+    in.format = VideoOptions{};
+    in.format.width = c.width;
+    in.format.height = c.height;
+  }
   if (codec == VideoCodec::h264) demux->filter("h264_mp4toannexb");
   if (codec == VideoCodec::hevc) demux->filter("hevc_mp4toannexb");
 
@@ -267,7 +283,7 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
   if (rate.num > 0 && rate.den > 0) av_reduce(&in.fps_num, &in.fps_den, rate.num, rate.den, 1 << 30);
   const std::int64_t announced = st.nb_frames > 0 ? st.nb_frames : -1;
   auto source = std::make_unique<NvdecSource>(
-      video, in.format, [demux](CompressedPacket& p) { return demux->next(p); }, device,
+      video, planes, [demux](CompressedPacket& p) { return demux->next(p); }, device,
       options.decoders, announced);
   if (options.start > 0 || options.max_frames >= 0) source->set_range(options.start, options.max_frames);
   in.frame_count = announced >= 0 ? std::max<std::int64_t>(0, announced - options.start) : -1;
@@ -276,12 +292,14 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
   const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(c.format));
   in.description = fmt::format(
       "{}x{} {}/{} fps, {}, {} {} ({}), decoded by NVDEC ({} at once) into device memory, "
-      "planes to the encoder",
+      "{}",
       c.width, c.height, in.fps_num, in.fps_den,
       in.frame_count >= 0 ? count_of(in.frame_count, "frame", "frames") : "? frames",
       avcodec_get_name(c.codec_id), pix ? pix : "?",
       libav_colour_words(c.color_space, full_range_of(c), options),
-      count_of(source->decoders(), "decoder", "decoders"));
+      count_of(source->decoders(), "decoder", "decoders"),
+      swscale_after ? "to RGB by libswscale on the host (an odd height: ffmpeg's RGB)"
+                    : "planes to the encoder");
   if (demux->video_streams() > 1)
     in.notices.push_back(fmt::format("'{}' has {} video streams: one is encoded, the others are "
                                      "left out (--stream N picks another)",
@@ -290,7 +308,20 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
     in.notices.push_back(fmt::format("the source has {}-bit samples ({}); they are reduced to "
                                      "8 bits as libswscale reduces them to yuv420p",
                                      video.bit_depth, pix ? pix : "?"));
-  in.source = std::move(source);
+  // What an output carries beside the frames (its audio and metadata are read from the file
+  // again, libav_extras.hpp), and the pixel aspect ratio.
+  in.video_stream = st.index;
+  for (unsigned i = 0; i < demux->context()->nb_streams; ++i)
+    if (demux->context()->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO)
+      in.has_audio = true;
+  if (st.start_time != AV_NOPTS_VALUE) in.start_seconds = st.start_time * av_q2d(st.time_base);
+  const AVRational sar = av_guess_sample_aspect_ratio(demux->context(), demux->stream(), nullptr);
+  if (sar.num > 0 && sar.den > 0)
+    av_reduce(&in.aspect_num, &in.aspect_den, sar.num, sar.den, 1 << 30);
+  if (swscale_after)
+    in.source = swscale_source(std::move(source), planes, table);
+  else
+    in.source = std::move(source);
   return in;
 }
 

@@ -39,6 +39,7 @@ VideoIndex index_video(const std::string& path, int stream, std::int64_t limit) 
   VideoIndex index;
   bool timed = true;
   std::int64_t since_key = 0;
+  std::int64_t last_dts = AV_NOPTS_VALUE;
   while ((limit < 0 || index.frames < limit) && (err = av_read_frame(raw, packet.get())) >= 0) {
     const AVPacket& p = *packet;
     // A VP8 frame header's show_frame bit (the fifth bit of its first byte) is clear for a
@@ -48,6 +49,12 @@ VideoIndex index_video(const std::string& path, int stream, std::int64_t limit) 
     if (p.stream_index == stream && shown) {
       ++index.frames;
       if (p.pts == AV_NOPTS_VALUE) timed = false;
+      // Decoding timestamps that go back (joined recordings, a reset): sorted, the pts would
+      // not name the frames in the order a decode gives them.
+      if (p.dts != AV_NOPTS_VALUE) {
+        if (last_dts != AV_NOPTS_VALUE && p.dts < last_dts) timed = false;
+        last_dts = p.dts;
+      }
       if (timed) index.pts.push_back(p.pts);
       if (p.flags & AV_PKT_FLAG_KEY) {
         index.keys.push_back(VideoIndex::Key{p.pts, p.dts});

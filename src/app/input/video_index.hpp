@@ -14,8 +14,9 @@ struct VideoIndex {
   /// list's) and VP8's hidden frames, each of which decodes to no picture.
   std::int64_t frames = 0;
   /// The presentation timestamp of every frame, ascending: frame i (as a one-pass decode
-  /// numbers them) is the picture whose pts is pts[i]. Empty when a packet has no timestamp or
-  /// two share one: then frames are found by counting from the start.
+  /// numbers them) is the picture whose pts is pts[i]. Empty when a packet has no timestamp, two
+  /// share one or the decoding timestamps go back: then frames are found by counting from the
+  /// start.
   std::vector<std::int64_t> pts;
   /// The keyframes a decoder can start at, in file order.
   struct Key {

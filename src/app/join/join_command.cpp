@@ -18,6 +18,9 @@
 #include "mjpeg/files.hpp"
 #include "mjpeg/stored_frames.hpp"
 #include "mjpeg/video.hpp"
+#if MJPEG_HAVE_LIBAV
+#include "app/input/libav_extras.hpp"
+#endif
 
 namespace mjpeg::app {
 namespace {
@@ -65,6 +68,9 @@ const char* key_words(const std::string& key) {
   if (key == "size") return "another frame size";
   if (key == "rate") return "another frame rate";
   if (key == "jpeg") return "other JPEG settings";
+  if (key == "aspect") return "another pixel aspect ratio";
+  if (key == "tags") return "other tags";
+  if (key == "audio" || key == "audio timing") return "other audio";
   return "input read otherwise";
 }
 
@@ -152,6 +158,92 @@ void check_parts(std::vector<Part>& parts) {
   if (next < whole.end()) throw missing(next, whole.end());
 }
 
+/// "N:D" of a record's aspect line; 1:1 for records without one.
+void parse_aspect(const Part& p, int& num, int& den) {
+  const std::string& text = p.record.get("aspect");
+  num = den = 1;
+  if (text.empty()) return;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%d:%d%c", &num, &den, &tail) != 2 || num <= 0 || den <= 0)
+    throw Error(fmt::format("{}: its part record is damaged (aspect)", p.path));
+}
+
+/// What one pass over the whole would carry beside the frames, from the parts' records: the
+/// pixel aspect ratio and the tags always; the audio from the source, read as that pass reads
+/// it (`audio` receives it; null when the parts carry none, the output holds none or
+/// --no-audio). Throws Error when the audio cannot be read as it was.
+void carried_options(const JoinArgs& args, const std::vector<Part>& parts, FileSinkOptions& so,
+                     std::vector<std::string>& notes, std::unique_ptr<AudioSource>& audio) {
+  const Part& first = parts.front();
+  parse_aspect(first, so.aspect_num, so.aspect_den);
+  try {
+    so.metadata = parse_tags(first.record.get("tags"));
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", first.path, e.what()));
+  }
+  const std::string& carried = first.record.get("audio");
+  if (carried.empty() || carried == "none" || args.no_audio) return;
+#if !MJPEG_HAVE_LIBAV
+  static_cast<void>(notes);
+  static_cast<void>(audio);
+  throw Error(fmt::format("{}: the parts carry {} audio, which join takes from their source; "
+                          "this build has no FFmpeg libraries to read it (--no-audio joins the "
+                          "frames alone)",
+                          first.path, carried));
+#else
+  const std::string& timing = first.record.get("audio timing");
+  int stream = -1, read = 0;
+  double zero = 0;
+  char end[32] = {};
+  if (std::sscanf(timing.c_str(), "video stream %d, frame 0 at %lf s, %n", &stream, &zero,
+                  &read) != 2 ||
+      read == 0)
+    throw Error(fmt::format("{}: its part record is damaged (audio timing)", first.path));
+  const std::string until = timing.substr(static_cast<std::size_t>(read));
+  long long frames = -1;
+  if (until != "to its end" &&
+      (std::sscanf(until.c_str(), "for %lld frames%1s", &frames, end) != 1 || frames <= 0))
+    throw Error(fmt::format("{}: its part record is damaged (audio timing)", first.path));
+  // The audio is not in the parts as one pass has it (each part holds its own range's, cut
+  // where its frames are): it is read from the source again, as one pass reads it.
+  std::string source, why = "no part says where it was read";
+  for (const Part& p : parts) {
+    const std::string& path = p.record.get("source path");
+    if (path.empty()) continue;
+    try {
+      if (is_source(path, p.record.get("source id"))) {
+        source = path;
+        break;
+      }
+      why = fmt::format("'{}' is no longer the file the parts were made from", path);
+    } catch (const std::exception&) {
+      why = fmt::format("'{}' cannot be read here", path);
+    }
+  }
+  if (source.empty())
+    throw Error(fmt::format("{}: the parts carry {} audio, which join takes from their source "
+                            "as one pass does, but {}; nothing written (join where the source "
+                            "is, or give --no-audio for the frames alone)",
+                            first.path, carried, why));
+  const double start = zero + static_cast<double>(first.record.whole.first) * so.fps_den / so.fps_num;
+  SourceExtras extras = read_source_extras(source, stream, start, true);
+  if (!extras.audio || extras.audio->describe() != carried)
+    throw Error(fmt::format("{}: the audio of '{}' is not the {} audio the parts carry; nothing "
+                            "written (--no-audio joins the frames alone)",
+                            first.path, source, carried));
+  const std::string problem = FileSink::audio_problem(args.output, extras.audio->format());
+  if (!problem.empty()) {
+    notes.push_back(fmt::format("the parts' {} audio is not carried: {} (--no-audio drops it "
+                                "without this note)",
+                                carried, problem));
+    return;
+  }
+  if (frames > 0) extras.audio->end_at(static_cast<double>(frames) * so.fps_den / so.fps_num);
+  so.audio = extras.audio.get();
+  audio = std::move(extras.audio);
+#endif
+}
+
 }  // namespace
 
 CLI::App* add_join_command(CLI::App& app, JoinArgs& args) {
@@ -170,6 +262,9 @@ CLI::App* add_join_command(CLI::App& app, JoinArgs& args) {
       ->type_name("OUTPUT")
       ->required();
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
+  cmd->add_flag("--no-audio", args.no_audio,
+                "Leave the audio out (the parts' audio is otherwise read from their source, "
+                "as one pass reads it): the output equals a one-pass encode with --no-audio");
   cmd->add_flag("--quiet", args.quiet, "No summary line on stderr");
   return cmd;
 }
@@ -200,9 +295,16 @@ int run_join(const JoinArgs& args) {
   if (std::sscanf(first.get("size").c_str(), "%dx%d", &width, &height) != 2 ||
       std::sscanf(first.get("rate").c_str(), "%d/%d", &fps_num, &fps_den) != 2)
     throw Error(fmt::format("{}: its part record is damaged (size or rate)", parts.front().path));
-  FileSink::Options options;
+  FileSinkOptions options;
+  options.fps_num = fps_num;
+  options.fps_den = fps_den;
   options.overwrite = args.overwrite;
-  FileSink sink(args.output, width, height, fps_num, fps_den, options);
+  std::vector<std::string> notes;
+  std::unique_ptr<AudioSource> audio;
+  carried_options(args, parts, options, notes, audio);
+  if (!args.quiet)
+    for (const std::string& n : notes) std::fprintf(stderr, "mjpeg: note: %s\n", n.c_str());
+  FileSink sink(args.output, width, height, options);
   std::uint64_t jpeg_bytes = 0;
   for (const Part& p : parts) {
     for (std::int64_t i = 0; i < p.frames->frame_count(); ++i) {

@@ -18,6 +18,7 @@ struct JoinArgs {
   std::vector<std::string> parts;
   std::string output;
   bool overwrite = false;  ///< -y
+  bool no_audio = false;   ///< --no-audio: the frames alone
   bool quiet = false;      ///< no summary line
 };
 
