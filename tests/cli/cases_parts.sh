@@ -300,6 +300,16 @@ case_join_carries_audio_aspect_and_tags() {
   expect_ok encode clip.mp4 -o silent.avi --mode cpu --quiet --no-audio
   expect_ok join p3_3.avi p3_1.avi p3_2.avi -o silent-joined.avi --quiet --no-audio
   same_bytes silent-joined.avi silent.avi
+  # .mjpeg parts hold no audio: joined into .mjpeg they equal one pass; into an AVI, whose one
+  # pass would carry the source's audio, they are refused, or joined with --no-audio.
+  expect_ok encode clip.mp4 -o one.mjpeg --mode cpu --quiet
+  split_and_join clip.mp4 mjpeg 2
+  expect_fail 1 join p2_1.mjpeg p2_2.mjpeg -o m.avi
+  grep -q "p2_1.mjpeg: the parts hold no audio (their output has no place for it), but their source has audio that one pass into 'm.avi' would carry; nothing written" err.txt ||
+    die "$(cat err.txt)"
+  [[ ! -e m.avi ]] || die "m.avi written"
+  expect_ok join p2_2.mjpeg p2_1.mjpeg -o m.avi --quiet --no-audio
+  same_bytes m.avi silent.avi
   # Parts made with and without audio are not one pass.
   expect_ok encode clip.mp4 --part 2/3 -o mute2.avi --mode cpu --quiet --no-audio
   expect_fail 1 join p3_1.avi mute2.avi p3_3.avi -o mixed.avi

@@ -41,6 +41,9 @@ struct PartRecord {
 };
 
 inline constexpr char kPartRecordHeader[] = "mjpeg part record 1";
+/// The record's "audio" of a part whose output holds no audio (.mjpeg, numbered JPEGs) while
+/// its source has audio that one pass into an AVI would carry.
+inline constexpr char kAudioNotHeld[] = "the source's, which this output does not hold";
 
 /// The keys whose values all parts of one split share, in the order join checks them.
 const std::vector<std::string>& shared_part_keys();

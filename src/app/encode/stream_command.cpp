@@ -476,9 +476,16 @@ std::vector<std::pair<std::string, std::string>> carried_record(const EncodeArgs
                                                  : std::string("to its end")));
     out.emplace_back("source path", source_path(args.input));
   }
-#else
-  static_cast<void>(args);
 #endif
+  // A part whose output holds no audio at all (.mjpeg, numbered JPEGs) of a source with audio:
+  // one pass into an AVI would carry it, so a join into an AVI cannot equal that pass.
+  AudioFormat pcm;
+  pcm.codec = "pcm_s16le";
+  pcm.sample_rate = 48000;
+  pcm.channels = 2;
+  if (out.back().first == "audio" && in.has_audio && !args.no_audio &&
+      !FileSink::audio_problem(args.output, pcm).empty())
+    out.back().second = kAudioNotHeld;
   return out;
 }
 
