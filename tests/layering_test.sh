@@ -5,7 +5,7 @@
 #                     src/core  <- cuda
 #   src/pipeline (io, jpeg, cuda, core) <- src/api
 #   src/quality (core) <- src/app (include/mjpeg, src/quality, src/plot only), src/tools
-#   inside src/app: common <- input <- trace, quality <- compare, encode <- cli.cpp; lazy (the
+#   inside src/app: common <- input <- trace, quality <- compare, encode, join <- cli.cpp; lazy (the
 #   executable's lazy-loading stubs) includes none of them
 # The CLI reaches the library only through include/mjpeg; one exception, compare's nvJPEG row
 # (cuda/nvjpeg_peer.hpp: a peer of the GPU side that compare measures, not part of the library).
@@ -27,7 +27,8 @@ declare -A allowed=(
   [src/quality]="src/core include/mjpeg"
   [src/plot]="include/mjpeg"
   [src]="include/mjpeg"
-  [src/app]="src/app/encode src/app/compare src/app/quality src/app/trace src/app/input src/app/common src/quality src/plot include/mjpeg"
+  [src/app]="src/app/encode src/app/compare src/app/quality src/app/trace src/app/join src/app/input src/app/common src/quality src/plot include/mjpeg"
+  [src/app/join]="src/app/input src/app/common include/mjpeg"
   [src/app/encode]="src/app/quality src/app/input src/app/common include/mjpeg"
   [src/app/compare]="src/app/trace src/app/input src/app/common src/quality src/plot include/mjpeg"
   [src/app/quality]="src/app/input src/app/common src/quality src/plot include/mjpeg"

@@ -401,6 +401,14 @@ struct FileSinkOptions {
   /// Before each frame the sink writes the packets that start before that frame ends, so the
   /// two are interleaved; close() writes the rest. Must outlive close().
   AudioSource* audio = nullptr;
+  /// Numbered JPEG outputs: the number of the first frame's file (default 1, as ffmpeg's).
+  int first_number = 1;
+  /// Text kept with an AVI or .mjpeg output where players ignore it, written by close(): an
+  /// AVI's 'JUNK' chunk after its last index, after a .mjpeg stream's last frame (what a cat
+  /// of such streams gives plays, but is no longer only JPEGs); StoredFrames
+  /// (stored_frames.hpp) reads it back. "" (default): none, and the file is the same as
+  /// without it. Other outputs ignore it. `mjpeg encode --part` keeps its part record there.
+  std::string note;
 };
 
 /// Writes the frames to a file, chosen by the name: "*.avi" a RIFF AVI with the MJPG codec
@@ -432,9 +440,10 @@ class FileSink final : public FrameSink {
   /// The constructor's checks of `path`, without creating anything (so that a program can
   /// refuse a bad output before it reads any input): check_name throws UsageError for a name
   /// of no output kind above; check_target throws Error when the folder the file (a pattern:
-  /// its first file) would go to is missing, or, with `overwrite` false, the file exists.
+  /// its file numbered `first_number`) would go to is missing, or, with `overwrite` false, the
+  /// file exists.
   static void check_name(const std::string& path);
-  static void check_target(const std::string& path, bool overwrite);
+  static void check_target(const std::string& path, bool overwrite, int first_number = 1);
   /// Empty when an output named `path` carries audio of `format`; otherwise why not, a phrase
   /// such as "AVI has no place for opus audio" or ".mjpeg holds only the video".
   static std::string audio_problem(const std::string& path, const AudioFormat& format);

@@ -124,10 +124,10 @@ void FileSink::check_name(const std::string& path) {
   if (!is_one_picture(path)) (void)io::output_kind(path);
 }
 
-void FileSink::check_target(const std::string& path, bool overwrite) {
+void FileSink::check_target(const std::string& path, bool overwrite, int first_number) {
   if (path == "-") return;
   if (!is_one_picture(path) && io::output_kind(path) == io::OutputKind::image_sequence)
-    check_output_allowed(io::ImageSequenceWriter(path).file_name(1), overwrite);
+    check_output_allowed(io::ImageSequenceWriter(path).file_name(first_number), overwrite);
   else
     check_output_allowed(path, overwrite);
 }
@@ -175,6 +175,9 @@ FileSink::FileSink(const std::string& path, int width, int height, const FileSin
   if (options.fps_num <= 0 || options.fps_den <= 0)
     throw UsageError("FileSink: frame rate " + std::to_string(options.fps_num) + "/" +
                      std::to_string(options.fps_den) + " is not positive");
+  if (options.first_number < 0)
+    throw UsageError("FileSink: first number " + std::to_string(options.first_number) +
+                     " is negative");
   if (options.aspect_num <= 0 || options.aspect_den <= 0)
     throw UsageError("FileSink: pixel aspect ratio " + std::to_string(options.aspect_num) + ":" +
                      std::to_string(options.aspect_den) + " is not positive");
@@ -191,8 +194,9 @@ FileSink::FileSink(const std::string& path, int width, int height, const FileSin
     return;
   }
   if (io::output_kind(path) != io::OutputKind::avi) {
-    m.sink = io::make_frame_sink(path, width, height, options.fps_num, options.fps_den, 1,
-                                 options.overwrite);
+    m.sink = io::make_frame_sink(path, width, height, options.fps_num, options.fps_den,
+                                 options.first_number, options.overwrite);
+    if (!options.note.empty()) m.sink->set_note(options.note);
     return;
   }
   io::AviExtras extras;
@@ -213,7 +217,8 @@ FileSink::FileSink(const std::string& path, int width, int height, const FileSin
     if (m.next_audio()) extras.audio->start_seconds = std::max(0.0, m.pending.time);
   }
   auto avi = std::make_unique<io::AviWriter>(path, width, height, options.fps_num,
-                                             options.fps_den, extras);
+                                             options.fps_den, extras, io::avi_riff_limit());
+  if (!options.note.empty()) avi->set_note(options.note);
   m.avi = avi.get();
   m.sink = std::move(avi);
 }

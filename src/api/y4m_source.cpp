@@ -83,11 +83,17 @@ struct Y4mSource::Impl {
     // The last frame it may read counts from the start of the stream.
     const Y4mReadOptions& o = options;
     const std::int64_t limit = o.max_frames < 0 ? -1 : o.first_frame + o.max_frames;
+    // A range of a file of plain frame headers starts at its frame's fixed offset; otherwise
+    // the frames before it are walked (mapped: their headers only) or read and dropped.
+    const bool direct = o.first_frame > 0 && !o.map && reader->positional_frames() >= 0 &&
+                        o.first_frame <= reader->positional_frames() &&
+                        reader->plain_headers_before(o.first_frame);
     if (o.map && reader->map_frames())
       source = std::make_unique<pipeline::MappedY4mFrameSource>(*reader, limit);
     else
-      source = std::make_unique<pipeline::Y4mFrameSource>(*reader, limit);
-    if (o.first_frame > 0)
+      source = std::make_unique<pipeline::Y4mFrameSource>(*reader, limit,
+                                                          direct ? o.first_frame : 0);
+    if (o.first_frame > 0 && !direct)
       source = std::make_unique<pipeline::SkipFrameSource>(std::move(source), o.first_frame);
     return *source;
   }

@@ -14,9 +14,11 @@
 
 #include "app/compare/bench_command.hpp"
 #include "app/common/cli_options.hpp"
+#include "app/common/part_range.hpp"
 #include "app/compare/compare_command.hpp"
 #include "app/encode/encode_command.hpp"
 #include "app/trace/gantt_command.hpp"
+#include "app/join/join_command.hpp"
 #include "app/input/image_input.hpp"
 #include "app/input/raw_source.hpp"
 #include "info_command.hpp"
@@ -178,6 +180,18 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->transform(decimal_integer())
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
       ->type_name("N")
+      ->group(stream);
+  cmd->add_option("--part", args.part,
+                  "Encode only part I of K equal frame ranges of the input (of the frames "
+                  "--start / --frames select), counted from the input itself, recording what "
+                  "the part is inside its file; `mjpeg join` joins the K parts (README: Several "
+                  "GPUs, and past one host)")
+      ->type_name("I/K")
+      ->group(stream);
+  cmd->add_option("--json", args.json,
+                  "After writing, a report of the encode as JSON: input, output, frames, frames "
+                  "decoded, seconds, and with --part the part's record")
+      ->type_name("FILE")
       ->group(stream);
   add_pipeline_options(cmd, stream, args.producers, args.slots, args.entropy_threads,
                        args.device, args.variant, args.stages);
@@ -361,6 +375,7 @@ int cli_main(int argc, char** argv, bool run_command) {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         encode_args.device_given = encode->count("--device") > 0;
                         encode_args.subsampling_given = encode->count("--subsampling") > 0;
+                        if (encode->count("--part") > 0) parse_part(encode_args.part);
                         return run_encode(encode_args);
                       }});
   CompareArgs compare_args;
@@ -375,6 +390,8 @@ int cli_main(int argc, char** argv, bool run_command) {
                       }});
   GanttArgs gantt_args;
   commands.push_back({add_gantt_command(app, gantt_args), [&] { return run_gantt(gantt_args); }});
+  JoinArgs join_args;
+  commands.push_back({add_join_command(app, join_args), [&] { return run_join(join_args); }});
   commands.push_back({app.add_subcommand("info", "Print the version and build options"), [] {
                         run_info(stdout);
                         return static_cast<int>(kExitOk);

@@ -2,6 +2,7 @@
 #include "io/avi_writer.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -155,6 +156,12 @@ std::vector<std::string> riff_info_keys() {
   std::vector<std::string> keys;
   for (const auto& tag : kInfoTags) keys.emplace_back(tag.first);
   return keys;
+}
+
+std::uint64_t avi_riff_limit() {
+  if (const char* bytes = std::getenv("MJPEG_AVI_SEGMENT_BYTES"); bytes && *bytes)
+    return std::strtoull(bytes, nullptr, 10);
+  return AviWriter::kDefaultRiffLimit;
 }
 
 AviWriter::AviWriter(const std::string& path, int width, int height, int fps_num, int fps_den,
@@ -395,6 +402,8 @@ std::uint64_t AviWriter::trailing_index_bytes(int adding_to) const {
     n += 8 + kIndexHeaderSize +
          kStdEntrySize * (streams_[s].entries.size() + (int(s) == adding_to ? 1 : 0));
   if (first_segment_) n += 8 + kIdx1EntrySize * (segment_chunks_ + 1);
+  // Any segment may turn out to be the last, which ends with the note.
+  if (!note_.empty()) n += 8 + kNoteSignatureBytes + note_.size() + 1;
   return n;
 }
 
@@ -498,6 +507,16 @@ void AviWriter::close() {
   if (closed_) return;
   closed_ = true;  // a failed close is not retried; the destructor removes the temporary file
   end_segment();
+  if (!note_.empty()) {  // a JUNK chunk at the end of the last RIFF: every reader skips it
+    const std::size_t size = kNoteSignatureBytes + note_.size();
+    Bytes junk;
+    junk.fourcc("JUNK"); junk.u32(std::uint32_t(size));
+    file_->write(junk.data(), junk.size());
+    file_->write(kNoteSignature, kNoteSignatureBytes);
+    file_->write(note_.data(), note_.size());
+    if (size & 1) file_->write_zeros(1);
+    patch32(riff_pos_ + 4, std::uint32_t(file_->position() - riff_pos_ - 8));
+  }
 
   const Stream& video = streams_[0];
   const std::uint32_t total = clamp32(std::uint64_t(video.chunks));

@@ -33,6 +33,7 @@
 //       '00dc' ..., '01wb' ...
 //       'ix00', 'ix01'
 //   ...
+//     'JUNK'  a note (set_note), if any: after the last segment's index, where players skip it
 #pragma once
 
 #include <cstddef>
@@ -91,6 +92,11 @@ struct AviExtras {
   bool replace_existing = true;  ///< false: close() refuses to replace a file that exists by then
 };
 
+/// The RIFF segment size of the AVIs FileSink writes: 1 GiB (AviWriter::kDefaultRiffLimit)
+/// unless the environment variable MJPEG_AVI_SEGMENT_BYTES names another size (64 KiB .. 1 GiB;
+/// AviWriter refuses others): tests cross the OpenDML segment boundaries cheaply so.
+std::uint64_t avi_riff_limit();
+
 class AviWriter final : public FrameSink {
  public:
   /// 1 GiB per RIFF segment, the OpenDML convention (and what FFmpeg uses).
@@ -116,6 +122,7 @@ class AviWriter final : public FrameSink {
   std::uint64_t bytes_written() const override;
   /// RIFF segments started so far (1 + the number of 'AVIX' segments).
   int segments() const { return segments_; }
+  void set_note(const std::string& text) override { note_ = text; }
   /// Audio chunks and their bytes written so far.
   std::int64_t audio_chunks() const { return streams_.size() > 1 ? streams_[1].chunks : 0; }
   std::uint64_t audio_bytes() const { return streams_.size() > 1 ? streams_[1].bytes : 0; }
@@ -160,6 +167,7 @@ class AviWriter final : public FrameSink {
   AviExtras extras_;
   std::uint64_t riff_limit_;
   bool closed_ = false;
+  std::string note_;
 
   std::vector<Stream> streams_;  // [0] video, [1] audio when there is one
 

@@ -45,7 +45,8 @@ std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, i
     case OutputKind::avi: {
       AviExtras extras;
       extras.replace_existing = replace_existing;
-      return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den, extras);
+      return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den, extras,
+                                         avi_riff_limit());
     }
     case OutputKind::mjpeg_stream:
       return std::make_unique<MjpegStreamWriter>(path, replace_existing);
@@ -56,12 +57,13 @@ std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, i
 }
 
 // ---------------------------------------------------------------------------------------------
-// MjpegStreamWriter: the frames back to back, nothing in between.
+// MjpegStreamWriter: the frames back to back, nothing in between (a note follows the last).
 // ---------------------------------------------------------------------------------------------
 
 struct MjpegStreamWriter::Impl {
   Impl(const std::string& path, bool replace) : file(path, replace) {}
   AtomicFile file;
+  std::string note;
   bool closed = false;
 };
 
@@ -78,9 +80,16 @@ void MjpegStreamWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) 
   bytes_ += size;
 }
 
+void MjpegStreamWriter::set_note(const std::string& text) { impl_->note = text; }
+
 void MjpegStreamWriter::close() {
   if (impl_->closed) return;
   impl_->closed = true;
+  if (!impl_->note.empty()) {
+    // After the last frame's EOI: decoders and ffmpeg's mjpeg demuxer skip what follows it.
+    impl_->file.write(kNoteSignature, kNoteSignatureBytes);
+    impl_->file.write(impl_->note.data(), impl_->note.size());
+  }
   impl_->file.commit();
 }
 

@@ -23,7 +23,15 @@ class FrameSink {
   virtual std::int64_t frames_written() const = 0;
   /// Bytes of output so far (container overhead included).
   virtual std::uint64_t bytes_written() const = 0;
+  /// Text kept with the output where players ignore it, written by close() (before it): an AVI
+  /// stores it in a 'JUNK' chunk after its last index, a .mjpeg stream after its last frame
+  /// (see mjpeg/stored_frames.hpp, which reads it back). Other outputs have no place for it.
+  virtual void set_note(const std::string& text) { static_cast<void>(text); }
 };
+
+/// What a note starts with in the file, so that a reader tells it from padding or other data.
+inline constexpr char kNoteSignature[] = "MJPEG-NOTE\n";
+inline constexpr std::size_t kNoteSignatureBytes = sizeof(kNoteSignature) - 1;
 
 enum class OutputKind {
   avi,             ///< "*.avi": RIFF AVI, MJPG, idx1 + OpenDML (see avi_writer.hpp)
@@ -39,7 +47,7 @@ OutputKind output_kind(const std::string& path);
 /// ffmpeg's image2 muxer). Unless `replace_existing`, no output replaces a file that exists
 /// when it is published (Error "already exists (use -y to overwrite)"; the name is claimed
 /// atomically, rename_no_replace); whether one exists before the work starts is the caller's
-/// check (check_output_allowed).
+/// check (check_output_allowed). An AVI's RIFF segments are avi_riff_limit() bytes.
 std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, int height,
                                            int fps_num, int fps_den, int first_number = 1,
                                            bool replace_existing = true);
@@ -53,6 +61,7 @@ class MjpegStreamWriter final : public FrameSink {
   void close() override;
   std::int64_t frames_written() const override { return frames_; }
   std::uint64_t bytes_written() const override { return bytes_; }
+  void set_note(const std::string& text) override;
 
  private:
   struct Impl;

@@ -337,6 +337,19 @@ bool Y4mReader::read_frame_at(std::int64_t index, std::uint8_t* dst, std::size_t
   return std::memcmp(head, "FRAME\n", 6) == 0;
 }
 
+bool Y4mReader::plain_headers_before(std::int64_t count) const {
+  if (positional_frames_ < 0 || count < 0 || count > positional_frames_)
+    throw UsageError(name_ + ": plain_headers_before outside the positional frames");
+  const std::int64_t stride = 6 + static_cast<std::int64_t>(info_.frame_bytes());
+  for (std::int64_t i = 0; i < count; ++i) {
+    char head[6];
+    const ssize_t got = ::pread(fd_, head, sizeof head, static_cast<off_t>(data_start_ + i * stride));
+    if (got != static_cast<ssize_t>(sizeof head) || std::memcmp(head, "FRAME\n", 6) != 0)
+      return false;
+  }
+  return true;
+}
+
 void Y4mReader::resume_at(std::int64_t index) {
   if (positional_frames_ < 0 || index < 0 || index > positional_frames_)
     throw UsageError(name_ + ": resume_at outside the positional frames");

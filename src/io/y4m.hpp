@@ -144,6 +144,10 @@ class Y4mReader {
   /// Continues sequential reading (read_frame) at frame `index`, which must be at its fixed
   /// offset: every frame before it has a plain header.
   void resume_at(std::int64_t index);
+  /// True when frames 0 .. count - 1 (count <= positional_frames()) all have plain headers, so
+  /// that frame `count` lies at its fixed offset: checked with one 6-byte pread per frame,
+  /// their pixels unread. Thread-safe like read_frame_at.
+  bool plain_headers_before(std::int64_t count) const;
 
   // --- Mapped reading ----------------------------------------------------------------------
   // A regular file can be mapped read-only, so that frames are used where they lie in the page

@@ -90,7 +90,8 @@ bool MemoryFrameSource::lend(int, const std::uint8_t*& data, std::int64_t& index
 // Y4mFrameSource
 // ---------------------------------------------------------------------------------------------
 
-Y4mFrameSource::Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames)
+Y4mFrameSource::Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames,
+                               std::int64_t first)
     : reader_(reader), max_frames_(max_frames) {
   const io::Y4mInfo& info = reader_.info();
   // Planar, as the file stores it; the transforms convert with yuv_to_rgb24's arithmetic
@@ -102,6 +103,11 @@ Y4mFrameSource::Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames)
     count_ = reader_.positional_frames();
   } else {
     seq_next_ = 0;
+  }
+  if (first > 0) {
+    if (!positional_ || first > count_)
+      throw UsageError("Y4mFrameSource: a first frame outside the positional frames");
+    first_ = next_ = verified_ = first;  // the caller checked their headers
   }
 }
 
@@ -157,6 +163,12 @@ bool Y4mFrameSource::read_in_turn(std::unique_lock<std::mutex>& lock, std::int64
 }
 
 bool Y4mFrameSource::read_into(int, std::uint8_t* dst, std::size_t, std::int64_t& index) {
+  if (!read_at(dst, index)) return false;
+  index -= first_;
+  return true;
+}
+
+bool Y4mFrameSource::read_at(std::uint8_t* dst, std::int64_t& index) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!claim(index)) return false;
   // Sequential reading: claiming and reading under one lock keeps the frames in order.

@@ -220,10 +220,13 @@ class SkipFrameSource final : public FrameSource {
 /// N producers read N frames at once; a frame that turns out to have header parameters
 /// switches the rest of the stream to sequential reading. Pipes, and files with parameters
 /// from the first frame on, are read sequentially (one frame at a time under a lock).
-/// `max_frames` < 0: the whole stream.
+/// `max_frames` < 0: the whole stream. `first` > 0 (positional files whose frames before it all
+/// have plain headers: Y4mReader::plain_headers_before): reading starts at that frame, which
+/// is returned as index 0, without reading the frames before it.
 class Y4mFrameSource final : public FrameSource {
  public:
-  explicit Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames = -1);
+  explicit Y4mFrameSource(io::Y4mReader& reader, std::int64_t max_frames = -1,
+                          std::int64_t first = 0);
   SourceFormat format() const override { return format_; }
   /// Sequential reading (a pipe, frame parameters): one frame at a time, under a lock.
   int max_useful_producers() const override { return positional_ ? 0 : 1; }
@@ -232,10 +235,12 @@ class Y4mFrameSource final : public FrameSource {
 
  private:
   bool claim(std::int64_t& index);
+  bool read_at(std::uint8_t* dst, std::int64_t& index);
   bool read_in_turn(std::unique_lock<std::mutex>& lock, std::int64_t index, std::uint8_t* dst);
 
   io::Y4mReader& reader_;
   std::int64_t max_frames_;
+  std::int64_t first_ = 0;   // frames before the range, neither read nor handed out
   SourceFormat format_;
   std::size_t bytes_ = 0;
   bool positional_ = false;  // the reader can read frames at fixed offsets

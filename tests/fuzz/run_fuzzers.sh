@@ -15,7 +15,7 @@ seconds=${2:-25}
 shift $(( $# >= 2 ? 2 : 1 ))
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
-((${#targets[@]})) || targets=(y4m avi_roundtrip cli jpeg)
+((${#targets[@]})) || targets=(y4m avi_roundtrip stored_frames cli jpeg)
 
 findings=$build/fuzz-findings
 mkdir -p "$findings"

@@ -16,6 +16,7 @@
 #include "io_test_util.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/stored_frames.hpp"
 
 using namespace mjpeg::io;
 using mjpeg::write_file;
@@ -658,3 +659,184 @@ TEST(FrameSinks, OutputKindByName) {
 }
 
 }  // namespace
+
+// --- notes, and StoredFrames reading the frames back --------------------------------------------
+
+namespace {
+
+const std::string kNote = "mjpeg part record 1\npart: 2/4\nframes: 7..14\n";
+
+/// Frames of every JPEG form the encoder writes: baseline, restart markers, optimized tables,
+/// progressive (several scans, each with its tables), 16-bit tables (SOF1) and gray.
+std::vector<Bytes> varied_frames() {
+  std::vector<Bytes> frames;
+  const std::vector<std::uint8_t> rgb = [] {
+    std::vector<std::uint8_t> p(std::size_t(67) * 45 * 3);
+    std::mt19937 rng(7);
+    for (std::uint8_t& v : p) v = std::uint8_t(rng());
+    return p;
+  }();
+  const mjpeg::ImageView view{rgb.data(), 67, 45, mjpeg::PixelFormat::rgb24, 67 * 3};
+  for (int form = 0; form < 6; ++form) {
+    mjpeg::EncodeOptions o;
+    if (form == 1) o.restart_interval = 1;  // RST markers in the entropy-coded data
+    if (form == 2) o.optimize = true;
+    if (form == 3) o.progressive = true;
+    if (form == 4) o.quality = 5;           // 16-bit tables, SOF1
+    if (form == 5) o.subsampling = mjpeg::Subsampling::gray;
+    frames.push_back(mjpeg::encode_jpeg(view, o));
+  }
+  return frames;
+}
+
+std::vector<Bytes> stored(const mjpeg::StoredFrames& s) {
+  std::vector<Bytes> out;
+  for (std::int64_t i = 0; i < s.frame_count(); ++i) {
+    const mjpeg::EncodedFrame f = s.frame(i);
+    EXPECT_EQ(f.index, i);
+    out.emplace_back(f.data, f.data + f.size);
+  }
+  return out;
+}
+
+/// The message of the Error that reading `path` throws ("" when it reads).
+std::string refusal(const std::string& path) {
+  try {
+    mjpeg::StoredFrames s(path);
+  } catch (const mjpeg::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(StoredFrames, AviWithANoteAcrossSegments) {
+  ScratchDir dir;
+  auto frames = make_frames(40, 320, 240, 250, 95);
+  for (const Bytes& f : varied_frames()) frames.push_back(f);
+  const std::string path = dir.file("part.avi");
+  {
+    AviWriter w(path, 320, 240, 24000, 1001, 1 << 20);
+    w.set_note(kNote);
+    write_all(w, frames);
+    w.close();
+    EXPECT_GE(w.segments(), 3);
+  }
+  // The note is one more chunk of the last RIFF: every list and index still nests and points
+  // where it should (the independent walker), and ffmpeg plays the file.
+  const AviFacts f = check_avi(path);
+  EXPECT_EQ(f.frames, frames);
+  const Bytes bytes = io_test::read_bytes(path);
+  const std::string text(bytes.begin(), bytes.end());
+  const std::size_t junk = text.rfind("JUNK");
+  ASSERT_NE(junk, std::string::npos);
+  EXPECT_EQ(text.substr(junk + 8),
+            "MJPEG-NOTE\n" + kNote + std::string((11 + kNote.size()) % 2, '\0'))
+      << "the note is the file's last chunk, padded to an even size";
+  const mjpeg::StoredFrames s(path);
+  EXPECT_EQ(s.container(), mjpeg::StoredFrames::Container::avi);
+  EXPECT_EQ(s.width(), 320);
+  EXPECT_EQ(s.height(), 240);
+  EXPECT_EQ(s.fps_num(), 24000);
+  EXPECT_EQ(s.fps_den(), 1001);
+  EXPECT_EQ(s.note(), kNote);
+  EXPECT_EQ(s.file_bytes(), bytes.size());
+  EXPECT_EQ(stored(s), frames);
+  EXPECT_THROW(s.frame(s.frame_count()), mjpeg::UsageError);
+  EXPECT_THROW(s.frame(-1), mjpeg::UsageError);
+  if (!io_test::have_tool("ffprobe") || !io_test::have_tool("ffmpeg"))
+    GTEST_SKIP() << "ffprobe/ffmpeg not found on PATH: container checks by ffmpeg skipped";
+  check_with_ffmpeg(path, frames, 320, 240, "24000/1001", dir);
+}
+
+TEST(StoredFrames, WithoutANoteTheFileIsUnchanged) {
+  ScratchDir dir;
+  const auto frames = make_frames(5, 64, 48, 0);
+  for (const char* name : {"a.avi", "b.avi"}) {
+    AviWriter w(dir.file(name), 64, 48, 25, 1);
+    if (name[0] == 'b') w.set_note("");
+    write_all(w, frames);
+    w.close();
+  }
+  EXPECT_EQ(io_test::read_bytes(dir.file("a.avi")), io_test::read_bytes(dir.file("b.avi")));
+  const mjpeg::StoredFrames s(dir.file("a.avi"));
+  EXPECT_EQ(s.note(), "");
+  EXPECT_EQ(stored(s), frames);
+}
+
+TEST(StoredFrames, MjpegStreamWithANote) {
+  ScratchDir dir;
+  const auto frames = varied_frames();
+  const std::string path = dir.file("part.mjpeg");
+  MjpegStreamWriter w(path);
+  w.set_note(kNote);
+  write_all(w, frames);
+  w.close();
+  Bytes expected;
+  for (const Bytes& f : frames) expected.insert(expected.end(), f.begin(), f.end());
+  const std::string trailer = "MJPEG-NOTE\n" + kNote;
+  expected.insert(expected.end(), trailer.begin(), trailer.end());
+  EXPECT_EQ(io_test::read_bytes(path), expected) << "the frames, then the note";
+  const mjpeg::StoredFrames s(path);
+  EXPECT_EQ(s.container(), mjpeg::StoredFrames::Container::mjpeg_stream);
+  EXPECT_EQ(s.width(), 0);
+  EXPECT_EQ(s.note(), kNote);
+  EXPECT_EQ(stored(s), frames) << "each frame found by its markers, whatever its form";
+  if (!io_test::have_tool("ffprobe")) GTEST_SKIP() << "ffprobe not found on PATH";
+  EXPECT_EQ(io_test::probe_stream(path, "-f mjpeg")["nb_read_frames"], std::to_string(frames.size()))
+      << "ffprobe counts the frames and ignores the note";
+}
+
+TEST(StoredFrames, DamagedFilesAreRefusedWithTheReason) {
+  ScratchDir dir;
+  const auto frames = make_frames(30, 160, 120, 250, 95);
+  const std::string avi = dir.file("whole.avi"), mj = dir.file("whole.mjpeg");
+  {
+    AviWriter w(avi, 160, 120, 25, 1, 64 << 10);
+    w.set_note(kNote);
+    write_all(w, frames);
+    w.close();
+    ASSERT_GE(w.segments(), 2);
+    MjpegStreamWriter m(mj);
+    write_all(m, frames);
+    m.close();
+  }
+  const Bytes a = io_test::read_bytes(avi), m = io_test::read_bytes(mj);
+  const auto write_cut = [&](const Bytes& b, std::size_t n, const std::string& name) {
+    io_test::write_bytes(dir.file(name), std::string(b.begin(), b.begin() + n));
+    return dir.file(name);
+  };
+  for (std::size_t n : {a.size() - 1, a.size() / 2, a.size() / 7, std::size_t(100), std::size_t(13)})
+    EXPECT_NE(refusal(write_cut(a, n, "cut.avi")).find("cut short"), std::string::npos) << n;
+  // Cut at the end of the first RIFF segment: a whole AVI by its lists, but its header says
+  // more frames than it stores.
+  const std::size_t first_riff = 8 + le32(a, 4);
+  EXPECT_NE(refusal(write_cut(a, first_riff, "first.avi")).find("its header says 30 frames"),
+            std::string::npos)
+      << refusal(write_cut(a, first_riff, "first.avi"));
+  // A frame whose last bytes are not EOI.
+  Bytes broken = a;
+  const std::string text(a.begin(), a.end());
+  const std::size_t movi = text.find("00dc", text.find("movi"));  // the first frame's chunk
+  const std::uint32_t size0 = le32(a, movi + 4);
+  broken[movi + 8 + size0 - 1] = 0x00;
+  io_test::write_bytes(dir.file("broken.avi"), std::string(broken.begin(), broken.end()));
+  EXPECT_NE(refusal(dir.file("broken.avi")).find("frame 1 is not a whole JPEG"), std::string::npos);
+  // Streams cut inside a frame; garbage; an empty file; a folder.
+  EXPECT_NE(refusal(write_cut(m, m.size() - 1, "cut.mjpeg")).find("cut short: frame 30"),
+            std::string::npos)
+      << refusal(write_cut(m, m.size() - 1, "cut.mjpeg"));
+  EXPECT_NE(refusal(write_cut(m, frames[0].size() + 5, "cut2.mjpeg")).find("cut short: frame 2"),
+            std::string::npos);
+  io_test::write_bytes(dir.file("text.avi"), "hello, world\n");
+  EXPECT_NE(refusal(dir.file("text.avi")).find("neither an AVI file nor an M-JPEG stream"),
+            std::string::npos);
+  io_test::write_bytes(dir.file("empty.avi"), "");
+  EXPECT_NE(refusal(dir.file("empty.avi")).find("empty file"), std::string::npos);
+  EXPECT_NE(refusal(dir.path()).find("is a folder"), std::string::npos);
+  EXPECT_NE(refusal(dir.file("missing.avi")).find("cannot open"), std::string::npos);
+  // The whole files still read.
+  EXPECT_EQ(refusal(avi), "");
+  EXPECT_EQ(refusal(mj), "");
+}

@@ -737,6 +737,47 @@ TEST_F(Y4mFiles, FrameRangesThroughSkipFrameSource) {
     }
 }
 
+// A range of a file of plain frame headers starts at its frame's fixed offset (encode --part,
+// --start in the GPU modes): the frames before it are not read, only their headers checked
+// (plain_headers_before); a header with parameters after the start still switches to
+// sequential reading; the frames equal the sequential read's.
+TEST_F(Y4mFiles, FrameRangesStartAtTheirOffset) {
+  const int w = 8, h = 4;  // mono: 32-byte frames, 38-byte plain frames
+  const std::size_t stride = 6 + w * h;
+  const std::string plain = file("plain.y4m"), later = file("later.y4m");
+  ASSERT_EQ(write_y4m(plain, w, h, "Cmono", 15), "");
+  ASSERT_EQ(write_y4m(later, w, h, "Cmono", 14, {9}, stride - 1), "");  // parameters at frame 9
+  EncodeOptions o;
+  o.quality = 80;
+  for (const std::string& path : {plain, later}) {
+    const auto ref = y4m_reference(path, o);
+    const std::int64_t n = static_cast<std::int64_t>(ref.size());
+    for (int producers : {1, 4})
+      for (auto [start, count] : {std::pair<std::int64_t, std::int64_t>{1, 5}, {6, -1}, {8, 3}, {9, -1}}) {
+        io::Y4mReader reader(path);
+        ASSERT_TRUE(reader.plain_headers_before(start)) << path << " " << start;
+        pipeline::Y4mFrameSource source(reader, count < 0 ? -1 : start + count, start);
+        pipeline::PipelineOptions p;
+        p.mode = Offload::cpu;
+        p.producers = producers;
+        p.entropy_threads = 2;
+        p.slots = 4;
+        MemorySink sink;
+        within(30, [&] { pipeline::encode_stream(source, o, sink, p); });
+        const std::int64_t want = (count < 0 ? n : std::min(n, start + count)) - start;
+        ASSERT_EQ(static_cast<std::int64_t>(sink.frames.size()), want) << path << " " << start;
+        for (std::int64_t i = 0; i < want; ++i)
+          ASSERT_EQ(sink.frames[static_cast<std::size_t>(i)], ref[static_cast<std::size_t>(start + i)])
+              << path << " " << start << " frame " << i;
+      }
+    io::Y4mReader reader(path);
+    EXPECT_EQ(reader.plain_headers_before(reader.positional_frames()), path == plain)
+        << "frame 9's parameters are seen by their header alone";
+  }
+  io::Y4mReader reader(plain);
+  EXPECT_THROW(pipeline::Y4mFrameSource(reader, -1, 16), UsageError);
+}
+
 TEST_F(Y4mFiles, EveryChromaLayoutRangeAndMatrix) {
   int i = 0;
   for (const char* tags : {"C420jpeg", "C420paldv XCOLORRANGE=FULL", "C422 XCOLORMATRIX=BT709",

@@ -46,6 +46,16 @@ int run_encode(const EncodeArgs& args) {
     throw UsageError(fmt::format("--pix-fmt {}: raw frames need their size, --size WxH",
                                  raw.pix_fmt));
   const bool one_picture = is_single_jpeg(args.output);
+  if (!args.part.empty()) {
+    if (one_picture || is_muxer_output(args.output))
+      throw UsageError(fmt::format("--part writes a part of a stream to .avi, .mjpeg or numbered "
+                                   "JPEGs (what mjpeg join reads), not to '{}'",
+                                   args.output));
+    if (args.input_options.keep_going)
+      throw UsageError("--part cannot be used with --keep-going: the parts of a damaged input "
+                       "would not add up to one pass");
+  }
+  if (!args.json.empty()) check_output_allowed(args.json, args.overwrite);
   if (!one_picture) {
     check_output_name(args.output);  // UsageError if unknown
     check_stream_options(args);
@@ -57,8 +67,8 @@ int run_encode(const EncodeArgs& args) {
     throw UsageError(fmt::format("output '{}' is the input file", args.output));
   if (is_muxer_output(args.output))
     check_output_allowed(args.output, args.overwrite);
-  else
-    FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
+  else  // (a pattern: its first file; a part's is known once the input is counted)
+    FileSink::check_target(args.output, args.overwrite || !args.part.empty());
 
   // The input, recognised by its content (a pipe's first bytes are awaited here).
   Input input = open_input(args.input, raw.given());

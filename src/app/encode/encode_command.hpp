@@ -22,6 +22,8 @@ struct EncodeArgs {
   std::string mode;                ///< "cpu", "sok", "aok", or "" = aok when a GPU is usable
   std::int64_t frames = -1;        ///< --frames: at most this many (-1 = all)
   std::int64_t start = 0;          ///< --start: skip this many frames first (a frame range)
+  std::string part;                ///< --part I/K: part I of K equal ranges ("" = all)
+  std::string json;                ///< --json FILE: a report of the encode (and its part)
   int producers = 0;               ///< 0 = default
   int slots = 0;                   ///< 0 = default
   int entropy_threads = 0;         ///< 0 = the cores left over

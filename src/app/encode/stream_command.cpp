@@ -10,15 +10,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "app/common/cli_options.hpp"
 #include "app/encode/libav_sink.hpp"
 #include "app/input/image_input.hpp"
 #include "app/input/input_dump.hpp"
 #include "app/common/interrupt.hpp"
+#include "app/common/part_record.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 #include "mjpeg/files.hpp"
@@ -242,6 +245,7 @@ VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<i
     // A frame range (--start): the frames before it are read and dropped.
     options.start = args.start;
     options.max_frames = args.frames;
+    if (!args.part.empty()) options.part = parse_part(args.part);
     options.rgb_swscale = args.rgb_decode == "swscale";
     // The cpu mode transforms a mapped Y4M file's frames where they lie; the GPU modes read
     // them into their pinned slots (measured on the H200 at 1080p: 1.4x the frame rate of
@@ -352,6 +356,14 @@ int decode_only(const EncodeArgs& args, VideoInput& in) {
   return interrupted() ? 130 : 0;
 }
 
+/// How the input's pixels were read beyond their format, for a part's record: what differs
+/// between two parts' frames if a host read them otherwise.
+std::string reading_text(const EncodeArgs& args) {
+  const InputOptions& in = args.input_options;
+  return fmt::format("stream {}, autorotate {}, rgb-decode {}", in.stream < 0 ? "best" : std::to_string(in.stream),
+                     in.autorotate ? "yes" : "no", args.rgb_decode);
+}
+
 /// Where the frames go: the library's FileSink, or FFmpeg's muxers for .mkv / .mov.
 struct EncodeOutput {
   std::unique_ptr<FileSink> file;
@@ -408,7 +420,13 @@ Carried carried_extras(const EncodeArgs& args, const VideoInput& in,
   }
 #if MJPEG_HAVE_LIBAV
   const bool want_audio = in.has_audio && !args.no_audio && holds_audio;
-  const double start = in.start_seconds + static_cast<double>(args.start) * in.fps_den / in.fps_num;
+  // A part (--part) carries the audio of its range, as --start and --frames would select it;
+  // the last part of a split without --frames keeps it to the end, as one pass does.
+  const std::int64_t first = in.plan ? in.plan->range.first : args.start;
+  std::int64_t frames = args.frames;
+  if (in.plan && (args.frames > 0 || in.plan->range.end() < in.plan->whole.end()))
+    frames = in.plan->range.count;
+  const double start = in.start_seconds + static_cast<double>(first) * in.fps_den / in.fps_num;
   SourceExtras extras = read_source_extras(args.input, in.video_stream, start, want_audio);
   for (std::string& n : extras.notices) later.push_back(std::move(n));
   c.metadata = std::move(extras.metadata);
@@ -428,13 +446,40 @@ Carried carried_extras(const EncodeArgs& args, const VideoInput& in,
                                   extras.audio->format().codec, problem,
                                   muxed ? "" : "; .mkv carries it"));
     } else {
-      if (args.frames > 0)
-        extras.audio->end_at(static_cast<double>(args.frames) * in.fps_den / in.fps_num);
+      if (frames > 0)
+        extras.audio->end_at(static_cast<double>(frames) * in.fps_den / in.fps_num);
       c.audio = std::move(extras.audio);
     }
   }
 #endif
   return c;
+}
+
+/// What one pass over the whole input would carry beside the frames, for a part's record
+/// (PartRecord's "aspect", "tags", "audio" and "audio timing"): what mjpeg join needs to write
+/// it too.
+std::vector<std::pair<std::string, std::string>> carried_record(const EncodeArgs& args,
+                                                                const VideoInput& in,
+                                                                Carried& c) {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"aspect", fmt::format("{}:{}", in.aspect_num, in.aspect_den)},
+      {"tags", tags_text(c.metadata)},
+      {"audio", "none"}};
+#if MJPEG_HAVE_LIBAV
+  if (c.audio) {
+    out.back().second = c.audio->describe();
+    // One pass starts the audio at the frame --start names and ends it with --frames.
+    out.emplace_back("audio timing",
+                     fmt::format("video stream {}, frame 0 at {:.17g} s, {}", in.video_stream,
+                                 in.start_seconds,
+                                 args.frames > 0 ? fmt::format("for {} frames", args.frames)
+                                                 : std::string("to its end")));
+    out.emplace_back("source path", source_path(args.input));
+  }
+#else
+  static_cast<void>(args);
+#endif
+  return out;
 }
 
 /// "; carried: aac 48000 Hz stereo audio (5.06 s), tags title, artist, pixel aspect 4:3", or
@@ -490,6 +535,8 @@ int run_encode_stream(const EncodeArgs& args_in, Input input,
   EncodeArgs args = args_in;
   if (args.start > 0 && input.kind == InputKind::image)
     throw UsageError("--start applies to a stream input (a still image has one frame)");
+  if (!args.part.empty() && input.kind == InputKind::image)
+    throw UsageError("--part splits a stream input (a still image has one frame)");
   // One picture out of a stream: its first frame. A GIF is a still picture to most people.
   if (is_single_jpeg(args.output) && args.frames != 1 && input.gif) {
     args.frames = 1;
@@ -592,6 +639,22 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
   ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
   o.on_progress = [&](const Progress& p) { progress.update(p); };
 
+  // A part of a split keeps its record inside its file (and what the one pass over the whole
+  // would carry beside the frames, so that mjpeg join writes it); its numbered JPEGs get the
+  // names they have in one pass over the whole.
+  std::optional<PartRecord> record;
+  int first_number = 1;
+  if (in.plan && !args.part.empty()) {
+    const PartPlan& plan = *in.plan;
+    record = make_part_record(plan, args.input, in.format, in.fps_num, in.fps_den, args.options,
+                              reading_text(args), carried_record(args, in, carried));
+    first_number = static_cast<int>(1 + plan.range.first - plan.whole.first);
+    FileSink::check_target(args.output, args.overwrite, first_number);
+    notice(args, fmt::format("part {}/{}: frames {} of {}'s {} ({}; the parts share {})",
+                             plan.part.index, plan.part.count, range_text(plan.range),
+                             args.input, count_of(plan.total, "frame", "frames"), plan.counted,
+                             range_text(plan.whole)));
+  }
   EncodeOutput output;
   if (is_muxer_output(args.output)) {
     LibavSink::Options so;
@@ -614,6 +677,8 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     so.aspect_den = in.aspect_den;
     so.metadata = carried.metadata;
     so.audio = carried.audio_source();
+    so.first_number = first_number;
+    if (record) so.note = record->text();
     output.file = std::make_unique<FileSink>(args.output, width, height, so);
   }
   const Stats stats = encode_all(o, *in.source, output.sink(), &interrupt_flag());
@@ -643,6 +708,10 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
   }
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
+  if (record && !was_interrupted && stats.frames != record->range.count)
+    throw Error(fmt::format("'{}' ended after {} of the {} frames {} of part {}; nothing written",
+                            args.input, stats.frames, record->range.count,
+                            range_text(record->range), args.part));
   output.close();
 #if MJPEG_HAVE_LIBAV
   if (carried.audio && !carried.audio->problem().empty()) notice(args, carried.audio->problem());
@@ -670,7 +739,35 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
                      .c_str());
   }
   if (args.stats) print_stage_stats(stats, buffers);
+  const std::int64_t decoded = in.frames_decoded ? in.frames_decoded() : -1;
+  if (args.stats && decoded >= 0)
+    std::fprintf(stderr, "mjpeg: %s decoded for %s encoded\n",
+                 count_of(decoded, "frame", "frames").c_str(),
+                 count_of(stats.frames, "frame", "frames").c_str());
   if (written_quality) written_quality->print(stderr, args.output);
+  if (!args.json.empty()) {
+    nlohmann::json j;
+    j["input"] = args.input;
+    j["output"] = args.output;
+    j["frames"] = stats.frames;
+    j["frames_decoded"] = decoded >= 0 ? nlohmann::json(decoded) : nlohmann::json(nullptr);
+    j["interrupted"] = was_interrupted;
+    j["bytes"] = output.bytes();
+    j["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
+    j["mode"] = o.offload == Offload::sok_pinned ? "sok" : to_string(o.offload);
+    nlohmann::json part(nullptr);
+    if (record) {
+      part = nlohmann::json::object();
+      for (const auto& [key, value] : record->fields) part[key] = value;
+      part["first"] = record->range.first;
+      part["count"] = record->range.count;
+    }
+    j["part"] = part;
+    // (A name that is no UTF-8 gets U+FFFD where its bytes are not: JSON holds only text.)
+    write_file(args.json,
+               j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+               args.overwrite);
+  }
   return was_interrupted ? 130 : 0;
 }
 

@@ -164,15 +164,18 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                             "(--start-number {}); its files begin at '{}'",
                             p.name(start), pattern, start, p.name(present.front())));
 
-  // The files to encode: with --frames N the first N numbers; a gap among them is an error
-  // (nothing is written), or skipped with --keep-going.
+  // The files to encode: with --start S and --frames N the numbers S + 1 .. S + N (a split,
+  // --part, counts them all); a gap among them is an error (nothing is written), or skipped
+  // with --keep-going. Frame i is the i-th file present, so a range goes straight to its file.
   std::vector<std::int64_t> numbers;
   std::vector<std::string> notices;
   std::int64_t missing = 0;
   std::int64_t first_missing = -1;
+  const std::int64_t limit = options.part.given() || options.max_frames < 0
+                                 ? -1
+                                 : options.start + options.max_frames;
   for (std::size_t i = 0; i < present.size(); ++i) {
-    if (options.max_frames >= 0 && static_cast<std::int64_t>(numbers.size()) >= options.max_frames)
-      break;
+    if (limit >= 0 && static_cast<std::int64_t>(numbers.size()) >= limit) break;
     const std::int64_t expected = start + static_cast<std::int64_t>(numbers.size()) + missing;
     if (present[i] != expected) {
       if (!options.keep_going)
@@ -192,13 +195,35 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                                   missing, missing == 1 ? "" : "s", pattern,
                                   missing == 1 ? "is" : "are", p.name(first_missing)));
 
-  Image first = options.read_image(p.name(numbers.front()));
-  // Grey when the first file decodes grey and every file's header says grey (the headers are
-  // read here, a few bytes each; a format whose header cannot tell counts as colour).
-  bool grey = first.format == PixelFormat::gray8;
-  for (std::size_t i = 0; grey && i < numbers.size(); ++i)
-    grey = picture_is_grey(p.name(numbers[i])) == 1;
   VideoInput in;
+  std::int64_t skip = options.start;
+  std::int64_t whole_end = static_cast<std::int64_t>(numbers.size());
+  if (options.part.given()) {
+    in.plan = plan_part(options.part, static_cast<std::int64_t>(numbers.size()), options.start,
+                        options.max_frames, pattern);
+    in.plan->counted = "its files";
+    in.plan->identity_file = p.name(numbers.front());
+    skip = in.plan->range.first;
+    whole_end = in.plan->whole.end();
+  }
+  const auto files = static_cast<std::int64_t>(numbers.size());
+  if (skip >= files)
+    throw Error(fmt::format("'{}' has {}, all before --start {} (frames count from 0: its last "
+                            "is --start {})",
+                            pattern, count_of(files, "frame", "frames"), skip,
+                            std::max<std::int64_t>(0, files - 1)));
+  // Grey when the first file decodes grey and every file of the frames encoded (all parts'
+  // with --part, so that each part decides as one pass does) says grey in its header (the
+  // headers are read here, a few bytes each; a format whose header cannot tell counts as
+  // colour).
+  Image first = options.read_image(p.name(numbers[static_cast<std::size_t>(skip)]));
+  bool grey = first.format == PixelFormat::gray8;
+  const std::int64_t whole_first = in.plan ? in.plan->whole.first : skip;
+  for (std::int64_t i = whole_first; grey && i < whole_end; ++i)
+    grey = picture_is_grey(p.name(numbers[static_cast<std::size_t>(i)])) == 1;
+  if (in.plan) numbers.resize(static_cast<std::size_t>(in.plan->range.end()));
+  numbers.erase(numbers.begin(), numbers.begin() + skip);
+
   in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
   in.fps_den = 1;
   in.frame_count = static_cast<std::int64_t>(numbers.size());

@@ -20,6 +20,7 @@
 #include "libav_source.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdarg>
@@ -33,6 +34,7 @@
 
 #include "decode_turns.hpp"
 #include "libav_rgb.hpp"
+#include "video_index.hpp"
 #include "ycbcr.hpp"
 #include "mjpeg/error.hpp"
 
@@ -449,8 +451,14 @@ class LibavSource final : public mjpeg::FrameSource {
  public:
   /// Opens `file`, decodes its first frame (so that size, pixel format and colour tags are the
   /// decoder's, not the container's guess). Throws Error naming the file.
-  LibavSource(InputFile& file, const InputOptions& options)
-      : name_(file.name()), options_(options) {
+  /// A frame range (options.start, options.part): its first frame is found by seeking to the
+  /// keyframe before it when `may_seek` and the packets' timestamps name the frames (else by
+  /// decoding from the start); a seek that does not land on it throws SeekMissed. The packets
+  /// are indexed by a demuxer of their own, which opens the file by its name: a regular file
+  /// named on the command line; a stream's range is found by decoding from its start.
+  LibavSource(InputFile& file, const InputOptions& options, bool may_seek = true)
+      : name_(file.name()), options_(options),
+        index_path_(file.regular() && file.path() != "-" ? file.path() : std::string()) {
     const std::string& path = name_;
     install_log_callback();
     // FFmpeg reads the input through us: a regular file with seeks, a stream (already relayed,
@@ -609,7 +617,22 @@ class LibavSource final : public mjpeg::FrameSource {
           "'{}' is interlaced video ({} field first): the two fields of each frame are encoded "
           "together as one progressive picture (deinterlace it first where that shows)",
           path, tff_ ? "top" : "bottom"));
+    announced_ = frame_count_;
+    first_seconds_ = first_->best_effort_timestamp == AV_NOPTS_VALUE
+                         ? 0.0
+                         : static_cast<double>(first_->best_effort_timestamp) * time_base_;
+    if (options.part.given() || options.start > 0) position(may_seek);
   }
+
+  /// Thrown by the constructor when a seek did not land on the range's first frame.
+  struct SeekMissed {
+    std::int64_t decoded;  ///< frames the attempt decoded
+  };
+
+  /// The frame range and how it was planned (null without --start or --part).
+  const PartPlan* plan() const { return planned_ ? &plan_ : nullptr; }
+  /// Pictures the decoder has delivered so far (the frames before a range included).
+  std::int64_t frames_decoded() const { return decoded_; }
 
   const FrameLayout& layout() const { return format_; }
   /// Decoding is sequential (FFmpeg's own frame threads decode ahead); a producer only copies
@@ -621,15 +644,13 @@ class LibavSource final : public mjpeg::FrameSource {
   }
   int fps_num() const { return fps_num_; }
   int fps_den() const { return fps_den_; }
-  std::int64_t announced_frames() const { return frame_count_; }
+  /// The frames its container announces (all of them, a range's too); -1 when it does not.
+  std::int64_t announced_frames() const { return announced_; }
   bool has_audio() const { return has_audio_; }
   int stream_index() const { return stream_; }
-  /// The time of the first frame, seconds (0 when it has none).
-  double first_frame_seconds() const {
-    return first_->best_effort_timestamp == AV_NOPTS_VALUE
-               ? 0.0
-               : static_cast<double>(first_->best_effort_timestamp) * time_base_;
-  }
+  /// The time of the stream's first frame (frame 0, also for a range), seconds (0 when it has
+  /// none).
+  double first_frame_seconds() const { return first_seconds_; }
   /// The pixel aspect ratio of the frames as encoded (the decoder's, else the container's;
   /// inverted when the display matrix turns them by 90 degrees); 1:1 when unknown.
   AVRational pixel_aspect() const {
@@ -713,13 +734,21 @@ class LibavSource final : public mjpeg::FrameSource {
       std::unique_lock<std::mutex> lock(mutex_);
       if (!turns_.wait(lock, index)) return false;
       DecodeTurns::Section section(turns_);
-      if (ended_ || (options_.max_frames >= 0 && next_ >= options_.max_frames)) return false;
+      if (ended_ || (options_.max_frames >= 0 && next_ >= options_.max_frames)) {
+        check_end();
+        return false;
+      }
       av_frame_unref(&frame);
       if (first_) {
         av_frame_move_ref(&frame, first_.get());
         first_.reset();
       } else if (!decode(frame)) {
         ended_ = true;
+        if (planned_ && !options_.keep_going)
+          throw Error(fmt::format("'{}' ends early: {} of the {} frames {}..{} decoded, which its "
+                                  "packets promised; nothing written",
+                                  name_, next_, plan_.range.count, plan_.range.first,
+                                  plan_.range.end() - 1));
         check_complete();  // throws when the file ends early (without --keep-going)
         return false;
       }
@@ -881,7 +910,12 @@ class LibavSource final : public mjpeg::FrameSource {
     for (;;) {
       int err = avcodec_receive_frame(dec_.get(), &out);
       if (err == 0) {
+        ++decoded_;
         if (out.decode_error_flags != 0 || (out.flags & AV_FRAME_FLAG_CORRUPT) != 0) {
+          if (seeking_) {  // before the range: dropped, or the seek is given up
+            seek_damaged_ = true;
+            return true;
+          }
           if (!options_.keep_going)
             throw Error(fmt::format("{}: damaged video data in frame {}{} (the decoder could "
                                     "only conceal it; --keep-going encodes it so)",
@@ -892,6 +926,11 @@ class LibavSource final : public mjpeg::FrameSource {
       }
       if (err == AVERROR_EOF) return false;
       if (err != AVERROR(EAGAIN)) {
+        if (seeking_) {
+          seek_damaged_ = true;
+          if (draining_) return false;
+          continue;
+        }
         if (!options_.keep_going) fail_decode(err);
         ++bad_packets_;
         if (draining_) return false;
@@ -922,6 +961,10 @@ class LibavSource final : public mjpeg::FrameSource {
         // would lack frames (or show decoder guesses) without the user knowing.
         if (err < 0 && err != AVERROR(EAGAIN)) {
           av_packet_unref(packet_.get());
+          if (seeking_) {
+            seek_damaged_ = true;
+            continue;
+          }
           if (!options_.keep_going) fail_decode(err);
           ++bad_packets_;
           continue;
@@ -929,6 +972,95 @@ class LibavSource final : public mjpeg::FrameSource {
       }
       av_packet_unref(packet_.get());
     }
+  }
+
+  /// Finds the first frame of the range (constructor; first_ holds frame 0) and leaves it in
+  /// first_: after a seek to the keyframe at or before it (the frames before it decoded and
+  /// dropped), or by decoding from the start. --part plans the range from the packets' index
+  /// (all of it); --start alone reads the index only as far as its frame (and a margin past
+  /// it for the frames a decoder reorders).
+  void position(bool may_seek) {
+    const bool split = options_.part.given();
+    if (index_path_.empty() && split)
+      throw UsageError(fmt::format("--part splits a file whose frames can be counted, not {} "
+                                   "(write it to a file first)",
+                                   name_ == "standard input" ? name_ : "a pipe"));
+    constexpr std::int64_t kReorderMargin = 256;  // decoders reorder at most 16 frames
+    if (!index_path_.empty())
+      index_ = index_video(index_path_, stream_, split ? -1 : options_.start + 1 + kReorderMargin);
+    std::int64_t first = options_.start;
+    if (split) {
+      plan_ = plan_part(options_.part, index_.frames, options_.start, options_.max_frames, name_);
+      plan_.counted = "counted from its packets without decoding";
+      planned_ = true;
+      options_.max_frames = plan_.range.count;
+      check_end_ = plan_.range.end() == plan_.total;
+      first = plan_.range.first;
+    }
+    if (first == 0) return;
+    // The packets' timestamps name the frames when the first picture bears the first of them
+    // (a decoder that drops undecodable leading frames would shift every number).
+    const bool timed = !options_.keep_going && first < static_cast<std::int64_t>(index_.pts.size()) &&
+                       first_->pts == index_.pts.front();
+    if (may_seek && timed && seek_to(first)) {
+      frame_count_ = -1;  // the packets before the seek were not read: no count to check
+      return;
+    }
+    for (std::int64_t i = 0; i < first; ++i) {  // counting from the start: a one-pass decode
+      av_frame_unref(first_.get());
+      if (decode(*first_)) continue;
+      if (split)
+        throw Error(fmt::format("'{}' ends after {} frames, before frame {} (--part)", name_, i + 1,
+                                first + 1));
+      first_.reset();  // --start past the end: no frames (the caller says so)
+      ended_ = true;
+      return;
+    }
+  }
+
+  /// Seeks to the keyframe at or before frame `first` (the last one in file order whose pts
+  /// is not after it) and decodes up to that frame. False when no seek is needed (the frame
+  /// lies in the first GOP: the caller decodes on from frame 0); throws SeekMissed when the
+  /// pictures do not reach it exactly (a damaged one, a timestamp skipped).
+  bool seek_to(std::int64_t first) {
+    const std::int64_t target = index_.pts[static_cast<std::size_t>(first)];
+    const VideoIndex::Key* key = nullptr;
+    for (const VideoIndex::Key& k : index_.keys)
+      if (k.pts != AV_NOPTS_VALUE && k.pts <= target) key = &k;
+    if (key == nullptr || key == &index_.keys.front()) return false;
+    // The key's own pts: demuxers index keyframes by their dts (often shifted so that the
+    // first is 0) or by their pts, and a keyframe's dts never exceeds its pts, so the seek
+    // lands on it (or, by an index's rounding, on a keyframe before it: more to decode and
+    // drop, the same frames).
+    if (av_seek_frame(fmtctx_.get(), stream_, key->pts, AVSEEK_FLAG_BACKWARD) < 0)
+      throw SeekMissed{decoded_};
+    avcodec_flush_buffers(dec_.get());
+    draining_ = false;
+    seeking_ = true;
+    for (;;) {
+      av_frame_unref(first_.get());
+      seek_damaged_ = false;
+      if (!decode(*first_)) break;
+      if (first_->pts == AV_NOPTS_VALUE || first_->pts > target) break;
+      if (first_->pts < target) continue;
+      if (seek_damaged_) break;
+      seeking_ = false;
+      return true;
+    }
+    seeking_ = false;
+    throw SeekMissed{decoded_};
+  }
+
+  /// The last part of a --part split: the input must end with its range (the count read from
+  /// the packets would otherwise have been short of the frames a decoder gives).
+  void check_end() {
+    if (!check_end_ || end_checked_) return;
+    end_checked_ = true;
+    FramePtr extra = new_frame();
+    if (decode(*extra))
+      throw Error(fmt::format("'{}' has more frames than the {} its packets counted: its parts "
+                              "cannot be planned exactly; give --frames N",
+                              name_, plan_.total));
   }
 
   /// Records frame times for the variable-frame-rate and discontinuity notices (under the
@@ -1081,6 +1213,7 @@ class LibavSource final : public mjpeg::FrameSource {
 
   std::string name_;
   InputOptions options_;
+  std::string index_path_;  ///< the file index_video opens; "" for a stream
   std::unique_ptr<AVIOContext, IoFreer> avio_;  ///< after the format context, which reads it
   std::unique_ptr<AVFormatContext, FormatCloser> fmtctx_;
   std::unique_ptr<AVCodecContext, CodecFreer> dec_;
@@ -1099,12 +1232,22 @@ class LibavSource final : public mjpeg::FrameSource {
   int matrix_override_ = -1, range_override_ = -1;
   int fps_num_ = 25, fps_den_ = 1;
   double time_base_ = 0;
-  std::int64_t frame_count_ = -1;
+  std::int64_t frame_count_ = -1;  ///< what check_complete holds the packets to
+  std::int64_t announced_ = -1;
+  double first_seconds_ = 0;
   double stream_seconds_ = 0, container_seconds_ = 0;
   FrameLayout format_;
   FramePtr first_;  ///< decoded at open, handed out as frame 0
   std::mutex mutex_;
   std::int64_t next_ = 0;
+  // A frame range (--start, --part): the plan (--part), the packets' index, whether the last
+  // part checks that no frame follows its range, the state of a seek.
+  PartPlan plan_;
+  bool planned_ = false;
+  VideoIndex index_;
+  bool check_end_ = false, end_checked_ = false;
+  bool seeking_ = false, seek_damaged_ = false;
+  std::atomic<std::int64_t> decoded_{0};
   std::int64_t video_packets_ = 0;
   std::int64_t bad_packets_ = 0, concealed_ = 0;
   std::string lost_;  ///< --keep-going: what the end of the stream lacked
@@ -1170,13 +1313,32 @@ std::string libav_colour_words(int colorspace, bool full_range, const InputOptio
 }
 
 VideoInput open_libav(InputFile& file, const InputOptions& options) {
-  auto src = std::make_unique<LibavSource>(file, options);
+  std::unique_ptr<LibavSource> src;
+  std::string missed;
+  std::int64_t missed_decoded = 0;
+  try {
+    src = std::make_unique<LibavSource>(file, options);
+  } catch (const LibavSource::SeekMissed& m) {
+    missed_decoded = m.decoded;
+    missed = fmt::format("'{}': a seek to the keyframe before the first frame did not reach it "
+                         "exactly; its frames were decoded from the start",
+                         file.name());
+    if (file.seek(0, SEEK_SET) != 0)
+      throw Error(fmt::format("cannot read '{}' again from its start", file.name()));
+    src = std::make_unique<LibavSource>(file, options, false);
+  }
   VideoInput in;
   in.fps_num = src->fps_num();
   in.fps_den = src->fps_den();
   in.frame_count = src->announced_frames();
+  if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - options.start);
   if (options.max_frames >= 0 && (in.frame_count < 0 || options.max_frames < in.frame_count))
     in.frame_count = options.max_frames;
+  if (const PartPlan* plan = src->plan()) {
+    in.plan = *plan;
+    in.frame_count = plan->range.count;
+  }
+  if (!missed.empty()) in.notices.push_back(missed);
   const FrameLayout& f = src->layout();
   in.format = video_format(f);
   in.description = fmt::format(
@@ -1196,6 +1358,7 @@ VideoInput open_libav(InputFile& file, const InputOptions& options) {
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   const LibavSource* raw = src.get();
   in.final_notices = [raw] { return raw->final_notices(); };
+  in.frames_decoded = [raw, missed_decoded] { return missed_decoded + raw->frames_decoded(); };
   if (f.swscale_after) {  // the reduced planes, then libswscale's RGB of them
     VideoOptions planes = in.format;
     planes.range = f.full ? YuvRange::full : YuvRange::limited;

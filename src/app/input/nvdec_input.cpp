@@ -221,6 +221,15 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
   if (options.decoder == "cpu") return std::nullopt;
   const bool forced = options.decoder == "gpu";
   if (!forced && options.gpu_device < 0) return std::nullopt;  // a CPU encode decodes there too
+  if (options.part.given()) {
+    // A part seeks to the keyframe before its range and decodes from there (libav_source.cpp);
+    // these decoders would decode every frame before it.
+    const std::string why = "a part (--part) seeks to its first frame, which the GPU's decoders "
+                            "here do not (they would decode every frame before it)";
+    if (forced) throw UsageError("--decoder gpu with --part: " + why + "; use --decoder auto or cpu");
+    cpu_notice = fmt::format("'{}' is decoded on the CPU: {}", path, why);
+    return std::nullopt;
+  }
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0) {
     if (forced) throw Error(fmt::format("--decoder gpu: cannot read '{}' as a video file", path));

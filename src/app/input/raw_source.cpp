@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -177,13 +178,28 @@ VideoInput open_raw(std::unique_ptr<InputFile> file, const InputOptions& options
   const RawLayout layout = raw_layout(raw);
   InputFile& f = *file;
   // A regular file's frames are counted from its size; a last one cut short is said at once
-  // unless --frames stops before it.
+  // unless --frames stops before it. --part plans its range from that count.
+  std::int64_t start = options.start;
   std::int64_t count = options.max_frames;
   std::string cut_short;
+  std::optional<PartPlan> plan;
+  if (options.part.given() && (!f.regular() || f.path() == "-"))
+    throw UsageError(fmt::format("--part splits a file whose frames can be counted, not {} "
+                                 "(write it to a file first)",
+                                 f.path() == "-" ? "standard input" : "a pipe"));
   if (f.regular()) {
     const std::int64_t bytes = static_cast<std::int64_t>(layout.bytes);
     const std::int64_t whole = f.size() / bytes;
-    std::int64_t n = std::max<std::int64_t>(0, whole - options.start);
+    if (options.part.given()) {
+      plan = plan_part(options.part, whole, options.start, options.max_frames, f.name());
+      plan->counted = "from its file size";
+      start = plan->range.first;
+      // The last part of a whole that reaches the end of the file says a last frame cut
+      // short as one pass over the whole would.
+      const bool to_the_end = options.max_frames < 0 || options.start + options.max_frames > whole;
+      count = plan->range.end() == plan->whole.end() && to_the_end ? -1 : plan->range.count;
+    }
+    std::int64_t n = std::max<std::int64_t>(0, whole - start);
     if (count < 0 || count > n) {
       if (f.size() % bytes != 0) {
         const std::string what = fmt::format(
@@ -199,13 +215,13 @@ VideoInput open_raw(std::unique_ptr<InputFile> file, const InputOptions& options
       count = n;
     }
   }
-  auto source = std::make_unique<RawSource>(f, raw, layout, options.start, count,
-                                            options.keep_going);
+  auto source = std::make_unique<RawSource>(f, raw, layout, start, count, options.keep_going);
   const RawSource* reader = source.get();
   VideoInput in;
   in.fps_num = raw.fps_num;
   in.fps_den = raw.fps_den;
   in.frame_count = f.regular() ? count : options.max_frames;
+  in.plan = plan;
   if (!raw.fps_given)
     in.notices.push_back(fmt::format("{}: raw frames carry no frame rate; 25/1 fps is assumed "
                                      "(--fps states it)",

@@ -83,6 +83,25 @@ VideoInput open_y4m(Input input, const InputOptions& options) {
   read.matrix = stated_matrix(options);
   read.range = stated_range(options);
   read.keep_going = options.keep_going;
+  std::optional<PartPlan> plan;
+  if (options.part.given()) {
+    // The frames of a Y4M file of plain frame headers are counted from its size.
+    if (!file.regular() || input.path == "-")
+      throw UsageError(fmt::format("--part splits a file whose frames can be counted, not {} "
+                                   "(write it to a file first)",
+                                   input.path == "-" ? "standard input" : "a pipe"));
+    const std::int64_t total = Y4mSource(input.path).frame_count();
+    if (total < 0 && options.max_frames < 0)
+      throw Error(fmt::format("--part: the frames of '{}' cannot be counted from its size (frame "
+                              "headers with parameters, or a last frame cut short): give "
+                              "--frames N",
+                              input.path));
+    plan = plan_part(options.part, total < 0 ? options.start + options.max_frames : total,
+                     options.start, options.max_frames, input.path);
+    plan->counted = total < 0 ? "as --start and --frames say" : "from its file size";
+    read.first_frame = plan->range.first;
+    read.max_frames = plan->range.count;
+  }
   // A regular file is mapped when options.map_y4m says so (MJPEG_Y4M_MAP=1 / =0 overrides).
   const char* map_env = std::getenv("MJPEG_Y4M_MAP");
   read.map = file.regular() &&
@@ -122,6 +141,7 @@ VideoInput open_y4m(Input input, const InputOptions& options) {
   in.aspect_den = info.aspect_den;
   in.format = planes.format;
   in.gray = info.format == FrameFormat::yuv400p;
+  in.plan = plan;
   in.source = planar_source(std::move(y4m), planes);
   if (file.relay() != nullptr)
     in.source = std::make_unique<RelaySource>(std::move(in.source), *file.relay());
@@ -330,9 +350,20 @@ VideoInput open_frames(Input input, const InputOptions& options) {
 #endif
 }
 
-/// A video or an image sequence, decoded on the CPU (--start read and dropped).
+/// A video or an image sequence, decoded on the CPU (--start read and dropped where the reader
+/// cannot find the range's first frame itself).
 VideoInput open_video_input_cpu(Input input, const InputOptions& options) {
-  if (options.start <= 0) return open_frames(std::move(input), options);
+  // Image sequences and FFmpeg's libraries find a range's first frame themselves.
+  const bool finds_range = input.kind == InputKind::image_sequence ||
+                           (MJPEG_HAVE_LIBAV && input.kind == InputKind::video);
+  if (finds_range || (options.start <= 0 && !options.part.given()))
+    return open_frames(std::move(input), options);
+  if (options.part.given())
+    throw Error(fmt::format("--part needs the exact frame count of '{}', which this build cannot "
+                            "read (it has no FFmpeg libraries; OpenCV only estimates a video's "
+                            "frames): convert it to Y4M or an image sequence, or use --start "
+                            "and --frames",
+                            input.name()));
   InputOptions whole = options;  // frames up to the end of the range
   whole.start = 0;
   if (options.max_frames >= 0) whole.max_frames = options.start + options.max_frames;

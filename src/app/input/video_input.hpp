@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/common/part_range.hpp"
 #include "input_file.hpp"
 #include "mjpeg/options.hpp"
 #include "mjpeg/video.hpp"
@@ -29,8 +31,15 @@ struct RawFormat {
 
 /// How a stream input is read (the command line's input options).
 struct InputOptions {
-  std::int64_t start = 0;        ///< --start: frames before this one are read and dropped
+  /// --start: frames before this one are not encoded (Y4M files and image sequences go
+  /// straight to it; videos through FFmpeg's libraries seek to the keyframe before it; other
+  /// readers read and drop them)
+  std::int64_t start = 0;
   std::int64_t max_frames = -1;  ///< --frames: at most this many from `start` on (-1 = all)
+  /// --part I/K: only part I of K equal ranges of the frames `start` and `max_frames` select,
+  /// worked out from the input's frame count (VideoInput::plan). Needs a count that is exact:
+  /// a Y4M file's size, an image sequence's files, a video's packets (FFmpeg's libraries).
+  PartSpec part;
   /// --keep-going: a truncated or damaged input encodes what can be decoded, with a notice of
   /// what was lost, instead of failing; an image sequence skips its gaps.
   bool keep_going = false;
@@ -96,6 +105,11 @@ struct VideoInput {
   /// After the last frame was read (not after an interruption or --frames): what the user
   /// should know about the whole stream (frames lost with --keep-going, timing evened out).
   std::function<std::vector<std::string>()> final_notices;
+  /// With InputOptions::part (and, for videos, --start): how the range was planned.
+  std::optional<PartPlan> plan;
+  /// Frames the reader decoded (or read) so far, those before the range included; unset when
+  /// it decodes nothing it does not hand on.
+  std::function<std::int64_t()> frames_decoded;
 
   VideoInput();
   ~VideoInput();
