@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "device_frames.hpp"
 #include "device_info.hpp"
 #include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
@@ -113,5 +114,12 @@ void launch_tokenize(const TokenizePlan&, const std::int16_t*, void*, void*) {
 }
 
 std::shared_ptr<void> try_pin_read_only(const void*, std::size_t) noexcept { return nullptr; }
+
+void write_planar(const DeviceFrameIn&, std::uint8_t*, void*) { no_cuda("device frames"); }
+void write_planar_ordered(const DeviceFrameIn&, std::uint8_t*, void*, void*) {
+  no_cuda("device frames");
+}
+void download_planar(const DeviceFrameIn&, std::uint8_t*, void*) { no_cuda("device frames"); }
+void copy_device(void*, const void*, std::size_t, void*) { no_cuda("device frames"); }
 
 }  // namespace mjpeg::gpu

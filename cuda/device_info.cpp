@@ -16,8 +16,11 @@ std::vector<DeviceInfo> list_devices(std::string* reason) {
     (void)cudaGetLastError();
     if (reason) {
       const std::string name = cudaGetErrorName(e);
+      // The runtime says the same when no driver is installed and when it is too old.
       if (e == cudaErrorInsufficientDriver)
-        *reason = "no NVIDIA driver, or one too old for this CUDA runtime: " + name;
+        *reason = driver_loaded()
+                      ? "the NVIDIA driver is too old for this CUDA runtime: " + name
+                      : "no NVIDIA driver is loaded: " + name;
       else if (e == cudaErrorNoDevice)
         *reason = "no CUDA device: " + name;
       else

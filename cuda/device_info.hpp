@@ -22,6 +22,11 @@ struct DeviceInfo {
 /// found there, and every query's `reason` says so.
 bool built_with_cuda();
 
+/// True when an NVIDIA kernel driver is loaded (Linux: /proc/driver/nvidia exists), whether or
+/// not this CUDA runtime can use it: the machine has an NVIDIA GPU. Plain C++, every build
+/// (gpu_names.cpp).
+bool driver_loaded();
+
 /// The devices the CUDA runtime reports, each checked with usable_device (which creates its
 /// context); empty with `reason` set when there are none or the driver cannot be used. Makes CUDA calls: never call it during static initialisation.
 std::vector<DeviceInfo> list_devices(std::string* reason);

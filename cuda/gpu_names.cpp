@@ -1,6 +1,11 @@
-// The names of the GPU options (variant, output) as the CLI and the reports write them: plain
-// C++, in every build (a CPU-only build parses and prints them too, and then refuses the mode).
+// The names of the GPU options (variant, output) as the CLI and the reports write them, and
+// whether an NVIDIA driver is loaded: plain C++, in every build (a CPU-only build parses and
+// prints the names too, and then refuses the mode).
+#include <sys/stat.h>
+
 #include <string>
+
+#include "device_info.hpp"
 
 #include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
@@ -31,6 +36,11 @@ GpuOutput parse_gpu_output(const std::string& text) {
   if (text == "tokens") return GpuOutput::tokens;
   if (text == "coefficients") return GpuOutput::coefficients;
   throw UsageError("unknown GPU output '" + text + "' (expected tokens or coefficients)");
+}
+
+bool driver_loaded() {
+  struct stat st {};
+  return ::stat("/proc/driver/nvidia", &st) == 0;
 }
 
 }  // namespace mjpeg::gpu

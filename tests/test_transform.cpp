@@ -4,7 +4,8 @@
 // qualities 1..100, extreme and random content, strided and unaligned views, rows from a
 // callback source; the vector quantizer against math::quantize for every int16 coefficient and
 // every table value 1..32767; and whole encodes with restarts through each variant against
-// libjpeg-turbo. Every variant this CPU can run is tested (the list comes from the library).
+// libjpeg-turbo. Each variant compiled into the build is a test parameter: one this CPU cannot
+// run (AVX-512 on an AVX2 machine) shows as a skipped test with its name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,10 +14,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/oracle.hpp"
 #include "common/test_media.hpp"
+#include "common/variants.hpp"
 #include "jpeg/entropy.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
@@ -33,12 +36,13 @@ using test::Image;
 constexpr Subsampling kTransformSamplings[] = {Subsampling::s444, Subsampling::s422,
                                                Subsampling::s420, Subsampling::gray};
 
-/// The vector variants (everything but the reference).
+/// The vector variants compiled into this build (everything but the reference), whether or
+/// not this CPU runs them: each is a test parameter.
 std::vector<std::string> vector_variants() {
-  std::vector<std::string> v = transform_variants();
-  v.erase(std::remove(v.begin(), v.end(), "scalar"), v.end());
-  return v;
+  return test::without(built_transform_variants(), "scalar");
 }
+
+#define MJPEG_NEED_TRANSFORM(variant) MJPEG_NEED_VARIANT("CPU transform", variant, transform_variants())
 
 std::vector<std::int16_t> transform(const std::string& variant, const ImageView& view,
                                     Subsampling s, int quality) {
@@ -76,18 +80,16 @@ std::string name_of(const ImageView& v, Subsampling s, int q) {
          std::to_string(q);
 }
 
-/// Every vector variant equals the scalar reference on `view` at every quality in `qualities`.
-void expect_variants_match(const ImageView& view, Subsampling s,
-                           const std::vector<int>& qualities) {
+/// Variant `v` equals the scalar reference on `view` at every quality in `qualities`.
+void expect_variant_matches(const std::string& v, const ImageView& view, Subsampling s,
+                            const std::vector<int>& qualities) {
   for (int q : qualities) {
     const std::vector<std::int16_t> want = transform("scalar", view, s, q);
     const FrameGeometry g = make_geometry(
         view.width, view.height, view.format == PixelFormat::gray8 ? Subsampling::gray : s);
-    for (const std::string& v : vector_variants()) {
-      const std::vector<std::int16_t> got = transform(v, view, s, q);
-      const std::string diff = first_difference(got, want, g);
-      ASSERT_TRUE(diff.empty()) << v << " on " << name_of(view, s, q) << ": " << diff;
-    }
+    const std::vector<std::int16_t> got = transform(v, view, s, q);
+    const std::string diff = first_difference(got, want, g);
+    ASSERT_TRUE(diff.empty()) << v << " on " << name_of(view, s, q) << ": " << diff;
   }
 }
 
@@ -106,6 +108,11 @@ TEST(TransformVariants, ListEndsWithTheReferenceAndStartsWithTheDefault) {
   for (const std::string& v : all) names += " " + v;
   std::printf("CPU transform variants:%s (default %s)\n", names.c_str(), transform_variant());
   EXPECT_EQ(all.back(), "scalar");
+  // The variants this CPU runs are those of the build that it can run, in the same order.
+  std::vector<std::string> built = built_transform_variants(), runnable;
+  for (const std::string& v : built)
+    if (std::find(all.begin(), all.end(), v) != all.end()) runnable.push_back(v);
+  EXPECT_EQ(runnable, all);
   if (const char* forced = std::getenv("MJPEG_CPU_TRANSFORM"); forced && *forced)
     EXPECT_EQ(std::string(transform_variant()), forced);
   else
@@ -124,22 +131,21 @@ TEST(TransformVariants, ListEndsWithTheReferenceAndStartsWithTheDefault) {
 // The vector quantizer: every int16 coefficient, every table value, in four parts (ctest runs
 // them in parallel).
 // ---------------------------------------------------------------------------------------------
-class QuantizerExhaustive : public ::testing::TestWithParam<int> {};
+class QuantizerExhaustive : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(QuantizerExhaustive, EqualsMathQuantizeForEveryCoefficient) {
-  const int part = GetParam();
+  const std::string v = std::get<0>(GetParam());
+  MJPEG_NEED_TRANSFORM(v);
+  const int part = std::get<1>(GetParam());
   const int q_first = 1 + part * 8192, q_last = std::min(32767, (part + 1) * 8192);
   std::vector<std::int16_t> in(65536), want(65536), got(65536);
   for (int i = 0; i < 65536; ++i) in[i] = static_cast<std::int16_t>(i - 32768);
-  const std::vector<std::string> variants = vector_variants();
   for (int q = q_first; q <= q_last; ++q) {
     quantize_values("scalar", in.data(), want.data(), in.size(), q);
-    for (const std::string& v : variants) {
-      quantize_values(v, in.data(), got.data(), in.size(), q);
-      if (got != want) {
-        for (int i = 0; i < 65536; ++i)
-          ASSERT_EQ(got[i], want[i]) << v << ": coefficient " << in[i] << ", q " << q;
-      }
+    quantize_values(v, in.data(), got.data(), in.size(), q);
+    if (got != want) {
+      for (int i = 0; i < 65536; ++i)
+        ASSERT_EQ(got[i], want[i]) << v << ": coefficient " << in[i] << ", q " << q;
     }
   }
   // The reference itself is the rounding libjpeg uses (spot checks; Quant.* checks it more).
@@ -149,7 +155,13 @@ TEST_P(QuantizerExhaustive, EqualsMathQuantizeForEveryCoefficient) {
   EXPECT_EQ(math::quantize(-4 * q_first, d), -1);
 }
 
-INSTANTIATE_TEST_SUITE_P(QuarterOfTheTableValues, QuantizerExhaustive, ::testing::Range(0, 4));
+INSTANTIATE_TEST_SUITE_P(QuarterOfTheTableValues, QuantizerExhaustive,
+                         ::testing::Combine(::testing::ValuesIn(vector_variants()),
+                                            ::testing::Range(0, 4)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // Whole transforms against the reference.
@@ -168,42 +180,51 @@ constexpr Size kSizes[] = {
     {64, 64},  {65, 63},   {66, 66},  {97, 31},   {100, 75}, {127, 129}, {1000, 1}, {1, 1000},
     {4001, 9}, {9, 4001},  {1921, 1081}};
 
-class TransformMatrix : public ::testing::TestWithParam<Subsampling> {};
+/// (variant, sampling): the variant against the scalar reference in that sampling.
+class TransformMatrix : public ::testing::TestWithParam<std::tuple<std::string, Subsampling>> {
+ protected:
+  void SetUp() override { MJPEG_NEED_TRANSFORM(variant()); }
+  std::string variant() const { return std::get<0>(GetParam()); }
+  Subsampling sampling() const { return std::get<1>(GetParam()); }
+  void expect_matches(const ImageView& view, Subsampling s, const std::vector<int>& qualities) {
+    expect_variant_matches(variant(), view, s, qualities);
+  }
+};
 
-TEST_P(TransformMatrix, EveryVariantEqualsTheReferenceOnEverySize) {
-  const Subsampling s = GetParam();
+TEST_P(TransformMatrix, EqualsTheReferenceOnEverySize) {
+  const Subsampling s = sampling();
   std::uint32_t seed = 1;
   for (const Size& z : kSizes) {
     const bool large = z.w * z.h > 100000;
     const Image rgb = test::synthetic(z.w, z.h, 3, seed++, 60);
-    expect_variants_match(rgb.view(), s, large ? std::vector<int>{90} : kSomeQualities);
+    expect_matches(rgb.view(), s, large ? std::vector<int>{90} : kSomeQualities);
     if (s == Subsampling::gray) {
       const Image gray = test::synthetic(z.w, z.h, 1, seed++, 60);
-      expect_variants_match(gray.view(), s, large ? std::vector<int>{75} : kSomeQualities);
+      expect_matches(gray.view(), s, large ? std::vector<int>{75} : kSomeQualities);
     }
   }
 }
 
-TEST_P(TransformMatrix, EveryVariantEqualsTheReferenceAtEveryQuality) {
-  const Subsampling s = GetParam();
+TEST_P(TransformMatrix, EqualsTheReferenceAtEveryQuality) {
+  const Subsampling s = sampling();
   for (const Size& z : {Size{33, 17}, Size{100, 75}}) {
     const Image rgb = test::synthetic(z.w, z.h, 3, 7, 90);
-    expect_variants_match(rgb.view(), s, every_quality());
+    expect_matches(rgb.view(), s, every_quality());
   }
   if (s == Subsampling::gray) {
     const Image gray = test::synthetic(57, 41, 1, 8, 90);
-    expect_variants_match(gray.view(), s, every_quality());
+    expect_matches(gray.view(), s, every_quality());
   }
 }
 
-TEST_P(TransformMatrix, EveryVariantEqualsTheReferenceOnKodakCrops) {
+TEST_P(TransformMatrix, EqualsTheReferenceOnKodakCrops) {
   MJPEG_REQUIRE_MEDIA();
-  const Subsampling s = GetParam();
+  const Subsampling s = sampling();
   const Image mosaic = test::kodak_mosaic(1920, 1080);
-  expect_variants_match(mosaic.view(), s, {50, 90});
+  expect_matches(mosaic.view(), s, {50, 90});
   for (const Size& z : {Size{641, 479}, Size{17, 1033}, Size{1279, 3}}) {
     const Image crop = test::crop(mosaic, 37, 23, z.w, z.h);
-    expect_variants_match(crop.view(), s, {75});
+    expect_matches(crop.view(), s, {75});
   }
 }
 
@@ -250,22 +271,22 @@ Image extreme_image(int channels) {
   return img;
 }
 
-TEST_P(TransformMatrix, EveryVariantEqualsTheReferenceOnExtremeBlocks) {
-  const Subsampling s = GetParam();
+TEST_P(TransformMatrix, EqualsTheReferenceOnExtremeBlocks) {
+  const Subsampling s = sampling();
   for (int channels : {3, 1}) {
     if (channels == 1 && s != Subsampling::gray) continue;
     const Image img = extreme_image(channels);
-    expect_variants_match(img.view(), s, every_quality());
+    expect_matches(img.view(), s, every_quality());
   }
   // Pure noise (the largest high-frequency content), and saturated noise.
   for (int noise : {255, 127}) {
     const Image rgb = test::synthetic(83, 61, 3, 11, noise);
-    expect_variants_match(rgb.view(), s, kSomeQualities);
+    expect_matches(rgb.view(), s, kSomeQualities);
   }
 }
 
 TEST_P(TransformMatrix, StridedAndUnalignedViewsGiveTheSameCoefficients) {
-  const Subsampling s = GetParam();
+  const Subsampling s = sampling();
   for (int channels : {3, 1}) {
     if (channels == 1 && s != Subsampling::gray) continue;
     const Image img = test::synthetic(53, 29, channels, 5, 40);
@@ -278,15 +299,16 @@ TEST_P(TransformMatrix, StridedAndUnalignedViewsGiveTheSameCoefficients) {
     ImageView view = img.view();
     view.data = padded.data() + 1;
     view.stride = stride;
-    for (const std::string& v : transform_variants()) {
-      EXPECT_EQ(transform(v, view, s, 85), want) << v << " " << channels << " channels";
-    }
+    EXPECT_EQ(transform(variant(), view, s, 85), want) << channels << " channels";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllSamplings, TransformMatrix, ::testing::ValuesIn(kTransformSamplings),
-                         [](const ::testing::TestParamInfo<Subsampling>& info) {
-                           return to_string(info.param);
+INSTANTIATE_TEST_SUITE_P(VariantsAndSamplings, TransformMatrix,
+                         ::testing::Combine(::testing::ValuesIn(vector_variants()),
+                                            ::testing::ValuesIn(kTransformSamplings)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  to_string(std::get<1>(info.param));
                          });
 
 // ---------------------------------------------------------------------------------------------
@@ -324,7 +346,14 @@ class GeneratedRows final : public RowSource {
   int next_ = 0, bands_ = 0;
 };
 
-TEST(TransformRowSource, CallbackRowsGiveTheSameCoefficientsInEveryVariant) {
+/// Every variant of the build, the reference included.
+class EachTransformVariant : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { MJPEG_NEED_TRANSFORM(GetParam()); }
+};
+
+TEST_P(EachTransformVariant, CallbackRowsGiveTheSameCoefficients) {
+  const std::string& v = GetParam();
   for (const Subsampling s : kTransformSamplings) {
     for (int channels : {3, 1}) {
       if (channels == 1 && s != Subsampling::gray) continue;
@@ -332,14 +361,12 @@ TEST(TransformRowSource, CallbackRowsGiveTheSameCoefficientsInEveryVariant) {
       const std::vector<std::int16_t> want = transform("scalar", img.view(), s, 80);
       const FrameGeometry g = make_geometry(img.width, img.height, s);
       const QuantTables t = make_quant_tables(80, g.num_components == 1 ? 1 : 2);
-      for (const std::string& v : transform_variants()) {
-        GeneratedRows rows(img);
-        std::vector<std::int16_t> got(g.coefficient_count());
-        transform_cpu(v, rows, g, t, got.data());
-        EXPECT_EQ(got, want) << v << " " << to_string(s);
-        EXPECT_EQ(rows.rows_given(), img.height) << v;
-        EXPECT_EQ(rows.bands(), (img.height + 8 * g.max_v - 1) / (8 * g.max_v)) << v;
-      }
+      GeneratedRows rows(img);
+      std::vector<std::int16_t> got(g.coefficient_count());
+      transform_cpu(v, rows, g, t, got.data());
+      EXPECT_EQ(got, want) << to_string(s);
+      EXPECT_EQ(rows.rows_given(), img.height);
+      EXPECT_EQ(rows.bands(), (img.height + 8 * g.max_v - 1) / (8 * g.max_v));
     }
   }
 }
@@ -348,7 +375,8 @@ TEST(TransformRowSource, CallbackRowsGiveTheSameCoefficientsInEveryVariant) {
 // Whole encodes through each variant (restart intervals, optimized tables) against
 // libjpeg-turbo: the coefficients of every variant make libjpeg's bytes.
 // ---------------------------------------------------------------------------------------------
-TEST(TransformVariants, EncodesThroughEachVariantMatchLibjpeg) {
+TEST_P(EachTransformVariant, EncodesMatchLibjpeg) {
+  const std::string& v = GetParam();
   for (const Subsampling s : kTransformSamplings) {
     const Image img = test::synthetic(97, 53, 3, 3, 70);
     for (int q : {5, 50, 90}) {
@@ -358,21 +386,22 @@ TEST(TransformVariants, EncodesThroughEachVariantMatchLibjpeg) {
           const std::vector<std::uint8_t> reference = test::libjpeg_encode(img.view(), o);
           const FrameGeometry g = make_geometry(img.width, img.height, s);
           const QuantTables t = make_quant_tables(q, g.num_components == 1 ? 1 : 2);
-          for (const std::string& v : transform_variants()) {
-            std::vector<std::int16_t> coeffs(g.coefficient_count());
-            transform_cpu(v, img.view(), g, t, coeffs.data());
-            std::vector<std::uint8_t> jpeg;
-            encode_coefficients(g, t, coeffs.data(), o, jpeg);
-            EXPECT_TRUE(jpeg == reference)
-                << v << " q" << q << " " << to_string(s) << " restart " << restart
-                << (optimize ? " optimize" : "") << ": "
-                << test::describe_difference(jpeg, reference);
-          }
+          std::vector<std::int16_t> coeffs(g.coefficient_count());
+          transform_cpu(v, img.view(), g, t, coeffs.data());
+          std::vector<std::uint8_t> jpeg;
+          encode_coefficients(g, t, coeffs.data(), o, jpeg);
+          EXPECT_TRUE(jpeg == reference)
+              << v << " q" << q << " " << to_string(s) << " restart " << restart
+              << (optimize ? " optimize" : "") << ": "
+              << test::describe_difference(jpeg, reference);
         }
       }
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Built, EachTransformVariant, ::testing::ValuesIn(built_transform_variants()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace mjpeg

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -14,6 +15,8 @@
 #include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "core/jpeg_math.hpp"
+#include "common/oracle.hpp"
+#include "common/variants.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
 
@@ -93,29 +96,48 @@ TEST(Quant, ReciprocalEqualsDivisionExhaustively) {
   }
 }
 
-// The integer DCT approximates 8 x the orthonormal-scaled 2-D DCT-II.
-TEST(Fdct, MatchesFloatingPointDctWithinRounding) {
-  std::srand(7);
-  for (int trial = 0; trial < 200; ++trial) {
-    std::int32_t block[64];
-    double in[64];
-    for (int i = 0; i < 64; ++i) {
-      block[i] = std::rand() % 256 - 128;
-      in[i] = block[i];
+// The integer DCT is libjpeg's jpeg_fdct_islow, bit for bit (the library's own function, in
+// process): random blocks, and blocks that drive each coefficient to its extremes (0/255 on the
+// basis function's sign, and the inverse), flat black and white, checkers.
+TEST(Fdct, EqualsLibjpegsIslowBitForBit) {
+  std::vector<std::array<int, 64>> blocks;
+  std::uint32_t state = 7;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::array<int, 64> b{};
+    const int range = trial % 3 == 0 ? 256 : trial % 3 == 1 ? 16 : 2;  // noise, small, binary
+    for (int& v : b) {
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      v = range == 2 ? ((state & 1) ? 127 : -128) : static_cast<int>(state % range) - range / 2;
     }
-    math::fdct_islow(block);
-    for (int v = 0; v < 8; ++v) {
-      for (int u = 0; u < 8; ++u) {
-        double sum = 0;
-        for (int y = 0; y < 8; ++y)
-          for (int x = 0; x < 8; ++x)
-            sum += in[y * 8 + x] * std::cos((2 * x + 1) * u * M_PI / 16) *
-                   std::cos((2 * y + 1) * v * M_PI / 16);
-        const double cu = u ? 1.0 : 1.0 / std::sqrt(2.0), cv = v ? 1.0 : 1.0 / std::sqrt(2.0);
-        const double expected = 8 * 0.25 * cu * cv * sum;
-        EXPECT_NEAR(block[v * 8 + u], expected, 8.0) << "u " << u << " v " << v;
-      }
+    blocks.push_back(b);
+  }
+  for (int f = 0; f < 64; ++f)
+    for (bool inverse : {false, true}) {
+      std::array<int, 64> b{};
+      for (int y = 0; y < 8; ++y)
+        for (int x = 0; x < 8; ++x) {
+          const double basis = std::cos((2 * x + 1) * (f % 8) * M_PI / 16) *
+                               std::cos((2 * y + 1) * (f / 8) * M_PI / 16);
+          b[y * 8 + x] = (basis > 0) != inverse ? 127 : -128;
+        }
+      blocks.push_back(b);
     }
+  for (int v : {-128, 127}) {
+    std::array<int, 64> b;
+    b.fill(v);
+    blocks.push_back(b);
+    for (int i = 0; i < 64; ++i) b[i] = ((i / 8 + i % 8) & 1) ? v : -1 - v;
+    blocks.push_back(b);
+  }
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    int want[64];
+    test::libjpeg_fdct_islow(blocks[k].data(), want);
+    std::int32_t got[64];
+    std::copy(blocks[k].begin(), blocks[k].end(), got);
+    math::fdct_islow(got);
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(got[i], want[i]) << "block " << k << ", coefficient " << i;
   }
 }
 
@@ -175,53 +197,10 @@ TEST(Huffman, OptimalTableIsLengthLimitedAndOrdered) {
   EXPECT_EQ(used, 40);
 }
 
-// libjpeg's jpeg_gen_optimal_table as it reads (T.81 K.2: a scan of all counts for the two
-// smallest at every merge), written plainly: optimal_spec must give the same table for any
-// counts, ties (which decide the code lengths) and counts above 1e9 (never merged) included.
-HuffmanSpec scan_optimal_spec(const std::uint32_t freq_in[257]) {
-  long long freq[257];
-  for (int i = 0; i < 257; ++i) freq[i] = freq_in[i];
-  freq[256] = 1;
-  int codesize[257] = {};
-  int others[257];
-  std::fill(others, others + 257, -1);
-  for (;;) {
-    int c1 = -1, c2 = -1;
-    long long v = 1000000000LL;
-    for (int i = 0; i <= 256; ++i)
-      if (freq[i] && freq[i] <= v) v = freq[i], c1 = i;
-    v = 1000000000LL;
-    for (int i = 0; i <= 256; ++i)
-      if (freq[i] && freq[i] <= v && i != c1) v = freq[i], c2 = i;
-    if (c2 < 0) break;
-    freq[c1] += freq[c2];
-    freq[c2] = 0;
-    for (++codesize[c1]; others[c1] >= 0; ++codesize[c1]) c1 = others[c1];
-    others[c1] = c2;
-    for (++codesize[c2]; others[c2] >= 0; ++codesize[c2]) c2 = others[c2];
-  }
-  int bits[33] = {};
-  for (int i = 0; i <= 256; ++i)
-    if (codesize[i]) ++bits[codesize[i]];
-  for (int i = 32; i > 16; --i)
-    while (bits[i] > 0) {
-      int j = i - 2;
-      while (bits[j] == 0) --j;
-      bits[i] -= 2, bits[i - 1]++, bits[j + 1] += 2, bits[j]--;
-    }
-  int longest = 16;
-  while (bits[longest] == 0) --longest;
-  bits[longest]--;
-  HuffmanSpec spec;
-  for (int i = 1; i <= 16; ++i) spec.bits[i] = static_cast<std::uint8_t>(bits[i]);
-  int p = 0;
-  for (int len = 1; len <= 32; ++len)
-    for (int sym = 0; sym <= 255; ++sym)
-      if (codesize[sym] == len) spec.values[p++] = static_cast<std::uint8_t>(sym);
-  return spec;
-}
-
-TEST(Huffman, OptimalTableEqualsLibjpegsScanOnTiesAndHugeCounts) {
+// optimal_spec is libjpeg's jpeg_gen_optimal_table (the library's own function, in process)
+// for any counts: ties (which decide the code lengths), deep trees and counts above 1e9 (which
+// libjpeg never merges) included.
+TEST(Huffman, OptimalTableEqualsLibjpegsOnTiesAndHugeCounts) {
   std::uint32_t state = 2463534242u;
   auto next = [&state] {
     state ^= state << 13;
@@ -242,13 +221,13 @@ TEST(Huffman, OptimalTableEqualsLibjpegsScanOnTiesAndHugeCounts) {
         default: freq[sym] = next() % 100000; break;              // zeros too
       }
     }
-    std::uint32_t a[257], b[257];
-    std::copy(freq, freq + 257, a);
+    HuffmanSpec want;
+    test::libjpeg_optimal_table(freq, want.bits, want.values);
+    std::uint32_t b[257];
     std::copy(freq, freq + 257, b);
-    const HuffmanSpec want = scan_optimal_spec(a);
     const HuffmanSpec got = optimal_spec(b);
-    ASSERT_TRUE(std::equal(want.bits, want.bits + 17, got.bits)) << "trial " << trial;
-    ASSERT_TRUE(std::equal(want.values, want.values + 256, got.values)) << "trial " << trial;
+    ASSERT_TRUE(std::equal(want.bits + 1, want.bits + 17, got.bits + 1)) << "trial " << trial;
+    ASSERT_TRUE(std::equal(want.values, want.values + want.count(), got.values)) << "trial " << trial;
   }
 }
 
@@ -413,26 +392,42 @@ std::vector<std::int16_t> edge_case_coefficients(const FrameGeometry& g) {
   return c;
 }
 
-TEST(Huffman, EveryVariantMatchesTheReferenceCoder) {
+TEST(Huffman, VariantListsAgree) {
   const std::vector<std::string> variants = huffman_variants();
   ASSERT_FALSE(variants.empty());
   EXPECT_EQ(variants.back(), "generic");
   EXPECT_EQ(variants.front(), huffman_variant());
+  // The variants this CPU runs are those of the build that it can run, in the same order.
+  std::vector<std::string> runnable;
+  for (const std::string& v : built_huffman_variants())
+    if (std::find(variants.begin(), variants.end(), v) != variants.end()) runnable.push_back(v);
+  EXPECT_EQ(runnable, variants);
+  std::vector<std::uint8_t> unused;
+  EXPECT_THROW(encode_scan("no-such-variant", make_geometry(8, 8, Subsampling::gray), nullptr, 0,
+                           HuffmanTables{}, unused),
+               Error);
+}
+
+/// Every Huffman coder variant compiled into the build (one this CPU cannot run is reported
+/// as skipped, by name) against the reference coder; its symbol statistics against the
+/// generic variant's.
+class EachHuffmanVariant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EachHuffmanVariant, MatchesTheReferenceCoder) {
+  const std::string& v = GetParam();
+  MJPEG_NEED_VARIANT("Huffman coder", v, huffman_variants());
   for (Subsampling s : {Subsampling::s420, Subsampling::s422, Subsampling::s444, Subsampling::gray}) {
     const FrameGeometry g = make_geometry(200, 72, s);
     const std::vector<std::int16_t> coeffs = edge_case_coefficients(g);
     for (int restart : {0, 1, 7}) {
-      // Symbol statistics (--optimize's first pass) agree across variants.
-      HuffmanStats reference_stats;
-      for (const std::string& v : variants) {
-        HuffmanStats stats;
-        gather_stats(v, g, coeffs.data(), restart, stats);
-        if (v == variants.front()) reference_stats = stats;
-        EXPECT_GT(stats.ac[0][0xF0], 0u);  // the data has ZRL codes
-        for (int t = 0; t < 2; ++t) {
-          EXPECT_TRUE(std::equal(stats.dc[t], stats.dc[t] + 257, reference_stats.dc[t])) << v;
-          EXPECT_TRUE(std::equal(stats.ac[t], stats.ac[t] + 257, reference_stats.ac[t])) << v;
-        }
+      // Symbol statistics (--optimize's first pass) agree with the plain C++ variant's.
+      HuffmanStats reference_stats, stats;
+      gather_stats("generic", g, coeffs.data(), restart, reference_stats);
+      gather_stats(v, g, coeffs.data(), restart, stats);
+      EXPECT_GT(stats.ac[0][0xF0], 0u);  // the data has ZRL codes
+      for (int t = 0; t < 2; ++t) {
+        EXPECT_TRUE(std::equal(stats.dc[t], stats.dc[t] + 257, reference_stats.dc[t]));
+        EXPECT_TRUE(std::equal(stats.ac[t], stats.ac[t] + 257, reference_stats.ac[t]));
       }
       for (bool optimize : {false, true}) {
         SCOPED_TRACE(to_string(s) + (optimize ? " optimize" : " standard") + " restart " +
@@ -448,35 +443,32 @@ TEST(Huffman, EveryVariantMatchesTheReferenceCoder) {
         const std::vector<std::uint8_t> expected = reference_scan(g, coeffs.data(), restart, tables);
         const std::uint8_t stuffed[2] = {0xFF, 0x00};
         EXPECT_NE(std::search(expected.begin(), expected.end(), stuffed, stuffed + 2), expected.end());
-        for (const std::string& v : variants) {
-          std::vector<std::uint8_t> out = {0x12, 0x34};  // encode_scan appends
-          encode_scan(v, g, coeffs.data(), restart, tables, out);
-          ASSERT_EQ(out.size(), expected.size() + 2) << v;
-          EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 2)) << v;
-          // Cut into MCU-row ranges on several threads (up to one per row) and joined: the
-          // same bytes; the statistics counted in parts add up to the same counts.
-          for (int threads : {2, 3, 5, 9, 100}) {
-            std::vector<std::uint8_t> par = {0x56};
-            encode_scan_parallel(g, coeffs.data(), restart, tables, threads, par, v);
-            ASSERT_EQ(par.size(), expected.size() + 1) << v << " threads " << threads;
-            EXPECT_TRUE(std::equal(expected.begin(), expected.end(), par.begin() + 1))
-                << v << " threads " << threads;
-            HuffmanStats counted;
-            gather_stats_parallel(g, coeffs.data(), restart, threads, counted, v);
-            for (int t = 0; t < 2; ++t) {
-              EXPECT_TRUE(std::equal(counted.dc[t], counted.dc[t] + 257, reference_stats.dc[t]));
-              EXPECT_TRUE(std::equal(counted.ac[t], counted.ac[t] + 257, reference_stats.ac[t]));
-            }
+        std::vector<std::uint8_t> out = {0x12, 0x34};  // encode_scan appends
+        encode_scan(v, g, coeffs.data(), restart, tables, out);
+        ASSERT_EQ(out.size(), expected.size() + 2);
+        EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 2));
+        // Cut into MCU-row ranges on several threads (up to one per row) and joined: the
+        // same bytes; the statistics counted in parts add up to the same counts.
+        for (int threads : {2, 3, 5, 9, 100}) {
+          std::vector<std::uint8_t> par = {0x56};
+          encode_scan_parallel(g, coeffs.data(), restart, tables, threads, par, v);
+          ASSERT_EQ(par.size(), expected.size() + 1) << v << " threads " << threads;
+          EXPECT_TRUE(std::equal(expected.begin(), expected.end(), par.begin() + 1))
+              << v << " threads " << threads;
+          HuffmanStats counted;
+          gather_stats_parallel(g, coeffs.data(), restart, threads, counted, v);
+          for (int t = 0; t < 2; ++t) {
+            EXPECT_TRUE(std::equal(counted.dc[t], counted.dc[t] + 257, reference_stats.dc[t]));
+            EXPECT_TRUE(std::equal(counted.ac[t], counted.ac[t] + 257, reference_stats.ac[t]));
           }
         }
       }
     }
   }
-  std::vector<std::uint8_t> unused;
-  EXPECT_THROW(encode_scan("no-such-variant", make_geometry(8, 8, Subsampling::gray), nullptr, 0,
-                           HuffmanTables{}, unused),
-               Error);
 }
+
+INSTANTIATE_TEST_SUITE_P(Built, EachHuffmanVariant, ::testing::ValuesIn(built_huffman_variants()),
+                         [](const auto& info) { return info.param; });
 
 // ---------------------------------------------------------------------------------------------
 // The token stream (src/core/token_format.hpp) and the token coder: the CPU tokenizer's histogram

@@ -39,4 +39,11 @@ bool built_with_gpu();
 /// built without CUDA". Never throws.
 std::vector<GpuDevice> gpu_devices(std::string* reason = nullptr);
 
+/// True when an NVIDIA kernel driver is loaded (Linux: /proc/driver/nvidia exists), whether or
+/// not this library can use it: the machine has an NVIDIA GPU, so a program may want to say
+/// why it encodes on the CPU (gpu_devices' reason: a driver too old, a device too old, a build
+/// without CUDA). False on a machine without one, where the CPU is simply the only choice.
+/// Never throws.
+bool nvidia_driver_loaded();
+
 }  // namespace mjpeg

@@ -5,6 +5,9 @@
 //    its folder (".<name>.tmp-XXXXXX") and renamed over its name once complete; on an error, or
 //    when the writer is abandoned, the temporary file is removed. "-" is standard output, and
 //    an existing target that is not a regular file (/dev/null, a FIFO) is written in place.
+//    An output that must not replace a file claims its name atomically when it is published,
+//    so that a file that appeared under that name meanwhile (another program's, another
+//    encode's) is never replaced: the later one fails instead.
 //  - A program that ends itself on a signal can remove every temporary file of the outputs
 //    being written at that moment (remove_partial_outputs), so that nothing half-written stays.
 //  - Image sequences are named by a printf-style pattern ("frames/%05d.jpg"); SequencePattern
@@ -13,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace mjpeg {
@@ -23,9 +27,12 @@ namespace mjpeg {
 void check_output_allowed(const std::string& path, bool overwrite);
 
 /// Writes `size` bytes at `data` as the whole content of `path`, published as described above.
-/// With `replace_existing` false an existing file is never replaced (the refusal is atomic:
-/// renameat2(RENAME_NOREPLACE) or link + unlink). Throws Error with the system's message (disk
-/// full, permission) and leaves nothing under `path` then.
+/// With `replace_existing` false an existing file is never replaced, also one that appeared
+/// while the data was written: the name is claimed atomically (renameat2(RENAME_NOREPLACE);
+/// where the file system lacks it, link + unlink; where it has no hard links either, an empty
+/// file created exclusively under the name and renamed over), and a refusal throws Error
+/// "output '...' already exists (use -y to overwrite)". Throws Error with the system's message
+/// (disk full, permission) and leaves nothing under `path` then.
 void write_file(const std::string& path, const void* data, std::size_t size,
                 bool replace_existing = true);
 /// write_file() for a text.
@@ -33,6 +40,36 @@ inline void write_file(const std::string& path, const std::string& text,
                        bool replace_existing = true) {
   write_file(path, text.data(), text.size(), replace_existing);
 }
+
+/// An output written piece by piece (a container another library muxes, a report that grows)
+/// and published as write_file() publishes: into a hidden temporary file beside `path`,
+/// renamed to `path` by commit(), removed when the object is destroyed uncommitted or the
+/// process ends on a signal (remove_partial_outputs). Not thread-safe.
+class OutputFile {
+ public:
+  /// Creates the temporary file. `replace_existing` as write_file(). Throws Error (with the
+  /// system's message) when it cannot be created.
+  explicit OutputFile(const std::string& path, bool replace_existing = true);
+  ~OutputFile();  ///< uncommitted: removes the temporary file; never throws
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  /// Appends `size` bytes. Throws Error (disk full: with the system's message).
+  void write(const void* data, std::size_t size);
+  /// Writes `size` bytes at `offset`, over bytes already written and past the end (a gap
+  /// before them reads as zeros): what a muxer that goes back to fill in sizes needs.
+  void write_at(std::uint64_t offset, const void* data, std::size_t size);
+  /// Bytes in the file so far.
+  std::uint64_t size() const;
+  /// Publishes the file under `path`. Throws Error, and leaves nothing under `path` then (as
+  /// write_file(); with replace_existing false: when a file of that name appeared meanwhile).
+  void commit();
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Removes the temporary files (and an image sequence's temporary folder) of every output that
 /// is being written now, by FileSink or write_file(). For a signal handler that ends the

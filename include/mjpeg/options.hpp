@@ -43,9 +43,28 @@ Tune parse_tune(const std::string& text);
 using QuantTableValues = std::array<std::uint32_t, 64>;
 inline constexpr int kMaxQuantTables = 4;  ///< table slots 0..3, as in libjpeg
 
-/// Largest width or height accepted: JPEG's own limit (16-bit fields of the SOF marker).
-inline constexpr int kMaxDimension = 65535;
+/// Largest width or height accepted: libjpeg's JPEG_MAX_DIMENSION. A JPEG's SOF marker could
+/// say 65535, but libjpeg (and so cjpeg, djpeg and most JPEG readers) refuses pictures above
+/// 65500 per side, and there an encoder that is exact to libjpeg has no reference.
+inline constexpr int kMaxDimension = 65500;
 inline constexpr int kMaxRestartInterval = 65535;
+
+/// The density fields of the JFIF header (APP0), as libjpeg's density_unit, X_density and
+/// Y_density: unit 0 (no unit: x:y is the pixel aspect ratio), 1 (dots per inch) or 2 (dots
+/// per cm); x and y 0..65535 (cjpeg copies a BMP's resolution, 0 included). The default, 0 and
+/// 1:1, is what cjpeg writes; other values change only these five bytes of each JPEG.
+struct JfifDensity {
+  int unit = 0;
+  int x = 1;
+  int y = 1;
+  /// A pixel aspect ratio num:den (the width of one pixel over its height, e.g. 4:3 for HDV's
+  /// 1440x1080 shown as 1920x1080) as JFIF states it and FFmpeg-based players read it: unit 0,
+  /// x = num, y = den, reduced, and approximated where a term exceeds 16 bits. 1:1, and an
+  /// unknown ratio (a term 0 or negative), give the default.
+  static JfifDensity pixel_aspect(int num, int den);
+  bool operator==(const JfifDensity& o) const { return unit == o.unit && x == o.x && y == o.y; }
+  bool operator!=(const JfifDensity& o) const { return !(*this == o); }
+};
 
 struct EncodeOptions {
   int quality = 90;                        ///< 1..100, libjpeg's scaling of the Annex K tables
@@ -65,6 +84,9 @@ struct EncodeOptions {
   /// depending on the content and quality), and slower to code. Byte-identical to
   /// `cjpeg -optimize -scans FILE` with the script in docs/tuning/scans.md of the source tree.
   bool progressive = false;
+  /// The JFIF header's density: a BMP's resolution, or the source's pixel aspect ratio
+  /// (JfifDensity::pixel_aspect). Nothing else of the JPEG depends on it.
+  JfifDensity density = {};
 };
 
 /// Throws UsageError when a field is out of range (nothing is clamped).
@@ -108,6 +130,14 @@ struct Image {
 /// space (a comma may follow a number), '#' starts a comment to the end of the line; 64 values
 /// per table in natural order, 1 to 4 tables. Throws UsageError naming `source` and the line.
 std::vector<QuantTableValues> parse_qtables(const std::string& text, const std::string& source);
+
+/// The two tables (luma, chroma) of a plain `cjpeg -quality Q`: ITU-T T.81 Annex K scaled by
+/// libjpeg's quality scaling and limited to 255 (jpeg_set_quality's forced baseline), as values
+/// to use unscaled (EncodeOptions::qtables at quality 50). `cjpeg -qtables FILE` without
+/// -quality keeps them at quality 75 (jpeg_set_defaults) in the slots the file does not give;
+/// `mjpeg encode --qtables FILE` without -q fills those slots from here so. Throws UsageError
+/// for a quality outside 1..100.
+std::vector<QuantTableValues> default_qtables(int quality);
 
 /// Parses a cjpeg -qslots list "N[,N...]" (each 0..3). Throws UsageError.
 std::vector<int> parse_qslots(const std::string& text);

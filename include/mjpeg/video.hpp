@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mjpeg/error.hpp"
@@ -49,7 +50,8 @@ enum class FrameFormat {
   yuv422p,  ///< planar Y, Cb, Cr; chroma planes ceil(W/2) x H
   yuv444p,  ///< planar Y, Cb, Cr; chroma planes W x H
   /// planar Y only (a Y4M "mono" stream, FFmpeg's gray as planes): converted to RGB as YCbCr
-  /// with Cb = Cr = 128, so it gives a 3-component JPEG (gray8 gives a 1-component one)
+  /// with Cb = Cr = 128 (R = G = B), so it gives a 3-component JPEG, or with jpeg.subsampling
+  /// gray a 1-component one of that grey (gray8 always gives a 1-component one)
   yuv400p,
 };
 
@@ -187,6 +189,11 @@ struct VideoOptions {
   /// Optional, lighter than on_frame (no pixels are prepared): sees each encoded frame, called
   /// like on_frame (worker threads, concurrently, any order). E.g. a check of the bytes.
   std::function<void(const EncodedFrame& jpeg)> on_jpeg;
+  /// VideoEncoder: frames come to encode(const DeviceFrame&) in CUDA device memory of
+  /// `device` (a planar `format`; nv12 frames as yuv420p) instead of encode(const FrameView&).
+  /// aok copies each one device to device into its slot (no host copy, no upload); sok and
+  /// cpu copy it to the host first. Needs a CUDA build.
+  bool device_frames = false;
   /// Optional: when set, the encode times its GPU work with CUDA events, records a timeline
   /// and fills *profile (profile.hpp) when encode_all returns (VideoEncoder: after finish()).
   /// Costs a little; must outlive the encode.
@@ -228,6 +235,26 @@ struct FrameView {
   /// A frame of `options` stored in the contiguous layout of frame_bytes() at `data`; for a
   /// planar format stride[] holds that layout's row pitches (the plane widths).
   static FrameView contiguous(const std::uint8_t* data, const VideoOptions& options);
+};
+
+/// One input frame in CUDA device memory, for VideoEncoder::encode(const DeviceFrame&) (an
+/// encoder made with VideoOptions::device_frames): the output of a renderer, an inference
+/// pipeline or a hardware decoder, encoded without a trip through host memory. The view does
+/// not own the memory.
+struct DeviceFrame {
+  enum class Layout {
+    planar,  ///< plane[0..2]: Y, Cb, Cr of VideoOptions::format (yuv400p: Y only)
+    nv12,    ///< plane[0]: Y, plane[1]: interleaved Cb, Cr pairs (4:2:0; format yuv420p)
+  };
+  Layout layout = Layout::planar;
+  int width = 0;
+  int height = 0;
+  const void* plane[3] = {nullptr, nullptr, nullptr};  ///< device pointers
+  std::size_t pitch[3] = {0, 0, 0};  ///< bytes from one row to the next, at least a row's bytes
+  /// The cudaStream_t (as void*) whose work writes the frame; null: the legacy default stream.
+  /// The encoder's copy runs after the work issued on it before encode(), and work issued on
+  /// it after encode() returns runs after the copy.
+  void* stream = nullptr;
 };
 
 /// One encoded frame, seen by a FrameSink: a complete JFIF file (SOI..EOI). `data` is valid
@@ -311,21 +338,94 @@ class MemorySource final : public FrameSource {
   friend Impl& impl_of(MemorySource& source);
 };
 
+// ---------------------------------------------------------------------------------------------
+// Audio carried beside the video
+// ---------------------------------------------------------------------------------------------
+
+/// An audio stream that an output carries beside the frames, copied packet by packet as the
+/// source holds it (what `ffmpeg -c:a copy` does): never decoded or re-encoded.
+struct AudioFormat {
+  /// The codec, by FFmpeg's name for it. An AVI carries little-endian PCM ("pcm_u8",
+  /// "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le", "pcm_alaw",
+  /// "pcm_mulaw"), "mp2", "mp3", "ac3" and "aac" (FileSink::audio_problem says so for a name).
+  std::string codec;
+  int sample_rate = 0;  ///< Hz
+  int channels = 0;
+  /// Samples per packet of a frame-based codec (AAC 1024, MP2 and MP3 1152, AC-3 1536); 0 for
+  /// PCM, whose packets hold any whole number of samples.
+  int frame_samples = 0;
+  std::int64_t bit_rate = 0;  ///< bits per second where known (0: unknown)
+  /// The codec's configuration where it has one out of band (AAC from MP4: its
+  /// AudioSpecificConfig; empty for AAC in ADTS frames, whose packets carry it).
+  std::vector<std::uint8_t> extradata;
+};
+
+/// One audio packet, as the source holds it.
+struct AudioPacket {
+  std::vector<std::uint8_t> data;
+  /// Its start, in seconds after the start of the first video frame (slightly negative for a
+  /// packet that begins before it: it goes first).
+  double time = 0;
+};
+
+/// Where a FileSink takes the audio it carries from: one stream's packets in time order.
+class AudioSource {
+ public:
+  virtual ~AudioSource() = default;
+  virtual const AudioFormat& format() const = 0;
+  /// Fills `packet` with the next packet and returns true, or returns false at the end of the
+  /// stream. Called by the sink as it writes (the thread that calls FileSink::write, then
+  /// close()), one call at a time. An exception stops the encode like a sink's.
+  virtual bool read(AudioPacket& packet) = 0;
+};
+
+/// What a FileSink writes beside the frames, where its container has room for it.
+struct FileSinkOptions {
+  int fps_num = 25;  ///< the frame rate fps_num / fps_den (AVI)
+  int fps_den = 1;
+  /// false: the output must not exist, neither when the sink is created (Error) nor when it is
+  /// published at close(), where its name is claimed without replacing anything that appeared
+  /// meanwhile (Error, nothing of the other file touched, no temporary file left).
+  bool overwrite = true;
+  /// The pixels' aspect ratio, width over height of one pixel (1:1: square pixels; 4:3 for
+  /// 1440x1080 HDV shown 16:9). AVI: its 'vprp' header states the display aspect ratio it
+  /// gives, where players read it. The frames carry it in their JFIF headers when they are
+  /// encoded with EncodeOptions::density = JfifDensity::pixel_aspect(num, den).
+  int aspect_num = 1;
+  int aspect_den = 1;
+  /// Tags as (key, text), keyed as FFmpeg keys them. AVI keeps title, artist, comment, date,
+  /// genre, copyright, album, language, track and encoded_by (its RIFF INFO chunks INAM,
+  /// IART, ICMT, ICRD, IGNR, ICOP, IPRD, ILNG, IPRT, ITCH) and leaves other keys out.
+  std::vector<std::pair<std::string, std::string>> metadata;
+  /// Audio to copy into the output (AVI only; audio_problem() says whether it can), or null.
+  /// Before each frame the sink writes the packets that start before that frame ends, so the
+  /// two are interleaved; close() writes the rest. Must outlive close().
+  AudioSource* audio = nullptr;
+};
+
 /// Writes the frames to a file, chosen by the name: "*.avi" a RIFF AVI with the MJPG codec
-/// (OpenDML, so beyond 4 GiB), "*.mjpeg" / "*.mjpg" / "-" the JPEGs back to back (what
-/// `ffmpeg -f mjpeg` reads; "-" is standard output), or a printf pattern with one integer
-/// conversion such as "out/%05d.jpg": one JPEG file per frame, numbered from 1, or "*.jpg" /
-/// "*.jpeg" without a conversion: one picture (a second frame is an error).
+/// (OpenDML, so beyond 4 GiB; with audio, metadata and the pixel aspect ratio of
+/// FileSinkOptions), "*.mjpeg" / "*.mjpg" / "-" the JPEGs back to back (what `ffmpeg -f mjpeg`
+/// reads; "-" is standard output), or a printf pattern with one integer conversion such as
+/// "out/%05d.jpg": one JPEG file per frame, numbered from 1, or "*.jpg" / "*.jpeg" without a
+/// conversion: one picture (a second frame is an error).
+/// Every frame must be a JPEG of the size the sink was made for, all of one layout (the
+/// components and sampling of the first): another is refused with an Error, and then nothing
+/// is published (close() throws too).
 /// The file is written under a temporary name and appears under its own name only at
 /// close(); a FileSink destroyed without close() (an error) removes what it wrote.
 /// Not thread-safe: write() comes from one encoder thread at a time, close() after finish().
 class FileSink final : public FrameSink {
  public:
   /// fps = fps_num / fps_den (AVI only). `overwrite` false: throws Error if the file (for a
-  /// pattern: a frame's file) already exists. Throws UsageError for an unknown extension or
-  /// bad arguments, Error when the file cannot be created.
+  /// pattern: a frame's file) already exists, and close() never replaces one (see
+  /// FileSinkOptions::overwrite). Throws UsageError for an unknown extension or bad arguments,
+  /// Error when the file cannot be created.
   FileSink(const std::string& path, int width, int height, int fps_num = 25, int fps_den = 1,
            bool overwrite = true);
+  /// The same with everything of FileSinkOptions. Throws UsageError also for audio given to
+  /// an output that cannot carry it (audio_problem()).
+  FileSink(const std::string& path, int width, int height, const FileSinkOptions& options);
   ~FileSink() override;
   FileSink(const FileSink&) = delete;
 
@@ -335,11 +435,20 @@ class FileSink final : public FrameSink {
   /// its first file) would go to is missing, or, with `overwrite` false, the file exists.
   static void check_name(const std::string& path);
   static void check_target(const std::string& path, bool overwrite);
+  /// Empty when an output named `path` carries audio of `format`; otherwise why not, a phrase
+  /// such as "AVI has no place for opus audio" or ".mjpeg holds only the video".
+  static std::string audio_problem(const std::string& path, const AudioFormat& format);
+  /// The metadata keys an output named `path` keeps (see FileSinkOptions::metadata; none but
+  /// for an AVI).
+  static std::vector<std::string> metadata_keys(const std::string& path);
   FileSink& operator=(const FileSink&) = delete;
 
-  /// Appends one frame. Throws Error on an I/O failure (disk full: with the system's message).
+  /// Appends one frame (after the audio that starts before it ends). Throws Error on an I/O
+  /// failure (disk full: with the system's message) or a frame that does not fit the sink
+  /// (not a JPEG, another size or layout), and then removes what was written.
   void write(const EncodedFrame& frame) override;
-  /// Finalizes the file (AVI indexes and counts) and publishes it. Throws Error on failure.
+  /// Writes the rest of the audio, finalizes the file (AVI indexes and counts) and publishes
+  /// it. Throws Error on failure, or after a refused frame.
   void close();
   std::int64_t frames_written() const;
   std::uint64_t bytes_written() const;  ///< container overhead included
@@ -433,6 +542,15 @@ class VideoEncoder {
   /// is null, a stride is smaller than a row, or finish() was called (the encoder stays usable
   /// after a rejected frame). Throws the encoder's error (see the class comment).
   std::vector<JpegFrame> encode(const FrameView& frame);
+
+  /// Hands one frame in device memory to an encoder made with VideoOptions::device_frames.
+  /// Returns (with the frames finished, as above) once the frame's copy into the encoder's own
+  /// memory is enqueued behind the work on `frame.stream`; that stream then waits for the
+  /// copy. So the caller may rewrite the buffer with work on `frame.stream` at once, and
+  /// from the host or another stream once `frame.stream` has been synchronized after the
+  /// call. Throws UsageError as encode(const FrameView&) does, and when the encoder was not
+  /// made for device frames or the layout does not fit the format.
+  std::vector<JpegFrame> encode(const DeviceFrame& frame);
 
   /// Ends the stream: waits until every frame is encoded and delivered, stops the threads.
   /// Returns: the frames not returned yet, in order (empty with a sink). A second call

@@ -9,7 +9,8 @@
 //
 // Errors: the constructors throw mjpeg::Error for a file that cannot be opened or a header that
 // is invalid or unsupported (more than 8 bits per sample), with the reader's message; read()
-// and encode_all throw Error for a truncated frame or a malformed frame header.
+// and encode_all throw Error for a truncated frame or a malformed frame header (unless
+// Y4mReadOptions::keep_going).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,10 @@ struct Y4mReadOptions {
   /// writes only XCOLORRANGE): they override the header.
   std::optional<YuvMatrix> matrix;
   std::optional<YuvRange> range;
+  /// A truncated or damaged stream (the last frame cut short, the stream ending inside a FRAME
+  /// header, a malformed FRAME header) ends at the last complete frame instead of throwing
+  /// Error; lost() then says what was left out.
+  bool keep_going = false;
 };
 
 /// What a Y4M stream header says.
@@ -46,8 +51,13 @@ struct Y4mStream {
   YuvRange range = YuvRange::limited;         ///< as read: Y4mReadOptions, the header, or limited
   std::optional<YuvMatrix> header_matrix;     ///< what the header says (XCOLORMATRIX), if it does
   std::optional<YuvRange> header_range;       ///< what the header says (XCOLORRANGE), if it does
+  std::optional<YuvCoefficients> coefficients;  ///< set_coefficients, when called
   int fps_num = 25;                           ///< 25/1 when the header has no rate
   int fps_den = 1;
+  /// The pixel aspect ratio of the header's A tag (width over height of one pixel, e.g. 4:3
+  /// for 1440x1080 HDV); 1:1 when the header has none or says 0:0 (unknown).
+  int aspect_num = 1;
+  int aspect_den = 1;
   /// Frames from first_frame on (max_frames applied) when the file's size tells (a regular
   /// file of plain frame headers), else -1.
   std::int64_t frames = -1;
@@ -69,8 +79,15 @@ class Y4mSource final : public FrameSource {
   Y4mSource& operator=(const Y4mSource&) = delete;
 
   const Y4mStream& stream() const;
-  /// VideoOptions for this stream: width, height, format, matrix and range set, the rest at
-  /// their defaults. encode_all refuses options whose size, format, matrix or range differ.
+  /// Converts the frames to RGB with `k` (video.hpp's YuvCoefficients, e.g.
+  /// swscale_coefficients() to convert as libswscale does) instead of the rounded conversion of
+  /// the matrix and range; video_options() carries it. Before the first frame is read (the
+  /// header, in stream(), may decide it); throws UsageError after.
+  void set_coefficients(const YuvCoefficients& k);
+  /// VideoOptions for this stream: width, height, format, matrix, range and coefficients set,
+  /// and jpeg.density to the pixel aspect ratio (JfifDensity::pixel_aspect; the default for
+  /// 1:1), the rest at their defaults. encode_all refuses options whose size, format, matrix,
+  /// range or coefficients differ.
   VideoOptions video_options() const;
 
   /// Frame `index` of the stream (from first_frame on), one call at a time, in order; used by
@@ -78,6 +95,9 @@ class Y4mSource final : public FrameSource {
   /// stream directly, as the file comment says).
   bool read(std::int64_t index, std::uint8_t* dst) override;
   std::int64_t frame_count() const override;
+  /// With Y4mReadOptions::keep_going, once the stream was read: what a truncated or damaged end
+  /// left out, one line naming the frame ("" when the stream was whole).
+  std::string lost() const;
 
   struct Impl;  ///< the library's reader and its own source (src/api)
 

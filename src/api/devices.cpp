@@ -9,6 +9,8 @@ namespace mjpeg {
 
 bool built_with_gpu() { return gpu::built_with_cuda(); }
 
+bool nvidia_driver_loaded() { return gpu::driver_loaded(); }
+
 std::vector<GpuDevice> gpu_devices(std::string* reason) {
   std::vector<GpuDevice> out;
   try {

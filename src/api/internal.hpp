@@ -20,4 +20,8 @@ pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o
 /// for any other source, and for bgr24 frames, which are copied).
 pipeline::FrameSource* lent_memory_source(FrameSource& source, const VideoOptions& o);
 
+/// The same for an NvdecSource: the pipeline's source of its decoded frames in device memory
+/// (null for any other source).
+pipeline::FrameSource* nvdec_source(FrameSource& source, const VideoOptions& o);
+
 }  // namespace mjpeg::api

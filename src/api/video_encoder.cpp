@@ -7,7 +7,6 @@
 #include "mjpeg/video.hpp"
 
 #include "mjpeg/encoder.hpp"
-#include "mjpeg/files.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -21,11 +20,11 @@
 #include <utility>
 
 #include "gpu_transform.hpp"
-#include "io/atomic_file.hpp"
 #include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
 #include "core/geometry.hpp"
 #include "core/planar_format.hpp"
+#include "device_frames.hpp"
 #include "device_info.hpp"
 #include "internal.hpp"
 #include "jpeg/planar.hpp"
@@ -246,6 +245,35 @@ void check_frame(const FrameView& f, const VideoOptions& o) {
       throw UsageError("VideoEncoder::encode: stride " + std::to_string(f.stride[c]) +
                        " of plane " + std::to_string(c) + " is smaller than a row (" +
                        std::to_string(row) + " bytes)");
+  }
+}
+
+/// Throws UsageError unless `f` is a device frame an encoder of `o` takes.
+void check_device_frame(const DeviceFrame& f, const VideoOptions& o) {
+  const std::string what = "VideoEncoder::encode(DeviceFrame): ";
+  if (!o.device_frames)
+    throw UsageError(what + "the encoder was made without VideoOptions::device_frames");
+  if (f.width != o.width || f.height != o.height)
+    throw UsageError(what + "the frame is " + std::to_string(f.width) + "x" +
+                     std::to_string(f.height) + ", the encoder's frames " +
+                     std::to_string(o.width) + "x" + std::to_string(o.height));
+  const bool nv12 = f.layout == DeviceFrame::Layout::nv12;
+  if (nv12 && o.format != FrameFormat::yuv420p)
+    throw UsageError(what + "an nv12 frame needs the yuv420p format, not " + to_string(o.format));
+  if (f.layout != DeviceFrame::Layout::planar && !nv12)
+    throw UsageError(what + "unknown layout");
+  const PlanarLayout l = planar_layout(o.width, o.height, planar_chroma(o.format));
+  const int planes = nv12 ? 2 : o.format == FrameFormat::yuv400p ? 1 : 3;
+  for (int c = 0; c < planes; ++c) {
+    if (f.plane[c] == nullptr)
+      throw UsageError(what + "plane " + std::to_string(c) + " is null");
+    const std::size_t row = c == 0 ? std::size_t(o.width)
+                            : nv12 ? 2 * std::size_t(l.chroma_width)
+                                   : std::size_t(l.chroma_width);
+    if (f.pitch[c] < row)
+      throw UsageError(what + "pitch " + std::to_string(f.pitch[c]) + " of plane " +
+                       std::to_string(c) + " is smaller than a row (" + std::to_string(row) +
+                       " bytes)");
   }
 }
 
@@ -488,19 +516,25 @@ class PushSource final : public pipeline::FrameSource {
 
   bool read_into(int, std::uint8_t* dst, std::size_t, std::int64_t& index) override {
     const FrameView* frame = nullptr;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return pending_ || finished_ || cancelled_; });
-      if (cancelled_) throw Cancelled{};
-      if (!pending_) return false;  // finished
-      frame = pending_;
-      pending_ = nullptr;
-      index = next_++;
-    }
-    copy_frame(*frame, options_, dst);  // encode() waits: the view is valid
-    std::lock_guard<std::mutex> lock(mutex_);
-    copied_ = index + 1;
-    cv_.notify_all();
+    const DeviceFrame* device = nullptr;
+    if (!take(frame, device, index)) return false;
+    // encode() waits: the view is valid
+    if (device) gpu::download_planar(device_input(*device), dst, device->stream);
+    else copy_frame(*frame, options_, dst);
+    copied(index);
+    return true;
+  }
+
+  bool device_frames() const override { return options_.device_frames; }
+  bool read_device(int, DeviceSlot& slot, std::int64_t& index) override {
+    const FrameView* frame = nullptr;
+    const DeviceFrame* device = nullptr;
+    if (!take(frame, device, index)) return false;
+    const gpu::DeviceFrameIn in = device_input(*device);
+    slot.write([&](std::uint8_t* dst, void* stream) {
+      gpu::write_planar_ordered(in, dst, stream, device->stream);
+    });
+    copied(index);
     return true;
   }
 
@@ -513,20 +547,27 @@ class PushSource final : public pipeline::FrameSource {
 
   /// Hands `frame` over and waits until a producer copied it (true) or the pipeline ended
   /// (false).
-  bool push(const FrameView& frame) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (ended_) return false;
-    const std::int64_t mine = next_;
-    pending_ = &frame;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return copied_ > mine || ended_; });
-    if (copied_ > mine) return true;
-    pending_ = nullptr;  // never taken
-    return false;
-  }
+  bool push(const FrameView& frame) { return push_pending(&frame, nullptr); }
+  /// The same for a frame in device memory: true once its copy is enqueued.
+  bool push(const DeviceFrame& frame) { return push_pending(nullptr, &frame); }
 
   void finish() { set(finished_); }
   void cancel() { set(cancelled_); }
+
+  /// The planes of a device frame of this encoder's format.
+  gpu::DeviceFrameIn device_input(const DeviceFrame& f) const {
+    gpu::DeviceFrameIn in;
+    in.layout = f.layout == DeviceFrame::Layout::nv12 ? gpu::DeviceLayout::nv12
+                                                      : gpu::DeviceLayout::planar;
+    in.chroma = planar_chroma(options_.format);
+    in.width = f.width;
+    in.height = f.height;
+    for (int c = 0; c < 3; ++c) {
+      in.plane[c] = f.plane[c];
+      in.pitch[c] = f.pitch[c];
+    }
+    return in;
+  }
   /// The pipeline has returned (normally or not): nobody will take frames any more.
   void ended() { set(ended_); }
 
@@ -537,11 +578,44 @@ class PushSource final : public pipeline::FrameSource {
     cv_.notify_all();
   }
 
+  /// Waits for the frame encode() hands over; false when finished. Throws Cancelled.
+  bool take(const FrameView*& frame, const DeviceFrame*& device, std::int64_t& index) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return pending_ || pending_device_ || finished_ || cancelled_; });
+    if (cancelled_) throw Cancelled{};
+    if (!pending_ && !pending_device_) return false;  // finished
+    frame = pending_;
+    device = pending_device_;
+    pending_ = nullptr;
+    pending_device_ = nullptr;
+    index = next_++;
+    return true;
+  }
+  void copied(std::int64_t index) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    copied_ = index + 1;
+    cv_.notify_all();
+  }
+  bool push_pending(const FrameView* frame, const DeviceFrame* device) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (ended_) return false;
+    const std::int64_t mine = next_;
+    pending_ = frame;
+    pending_device_ = device;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return copied_ > mine || ended_; });
+    if (copied_ > mine) return true;
+    pending_ = nullptr;  // never taken
+    pending_device_ = nullptr;
+    return false;
+  }
+
   const VideoOptions options_;
   const pipeline::SourceFormat format_;
   std::mutex mutex_;
   std::condition_variable cv_;
   const FrameView* pending_ = nullptr;
+  const DeviceFrame* pending_device_ = nullptr;
   std::int64_t next_ = 0;    // index of the next frame taken
   std::int64_t copied_ = 0;  // frames copied into slots so far
   bool prepared_ = false, finished_ = false, cancelled_ = false, ended_ = false;
@@ -592,6 +666,11 @@ class CountingSink final : public mjpeg::FrameSink {
 
 void validate(const VideoOptions& o) {
   if (!known(o.format)) throw UsageError("VideoOptions: unknown frame format");
+  if (o.device_frames && !is_planar(o.format))
+    throw UsageError("VideoOptions: device_frames needs a planar format, not " +
+                     std::string(to_string(o.format)));
+  if (o.device_frames && !gpu::built_with_cuda())
+    throw UsageError("VideoOptions: device_frames needs a build with CUDA");
   check_range(o.width, 1, kMaxDimension, "width");
   check_range(o.height, 1, kMaxDimension, "height");
   if (o.matrix != YuvMatrix::bt601 && o.matrix != YuvMatrix::bt709 &&
@@ -665,63 +744,6 @@ FrameView FrameView::contiguous(const std::uint8_t* data, const VideoOptions& o)
   return planar(data + l.offset[0], data + l.offset[1], data + l.offset[2], o.width, o.height,
                 l.pitch[0], l.pitch[1]);
 }
-
-// ---------------------------------------------------------------------------------------------
-// FileSink
-// ---------------------------------------------------------------------------------------------
-
-struct FileSink::Impl {
-  std::unique_ptr<io::FrameSink> sink;
-};
-
-namespace {
-
-bool is_one_picture(const std::string& path) {
-  const std::string ext = file_extension(path);
-  return (ext == "jpg" || ext == "jpeg") && path.find('%') == std::string::npos;
-}
-
-}  // namespace
-
-void FileSink::check_name(const std::string& path) {
-  if (!is_one_picture(path)) (void)io::output_kind(path);
-}
-
-void FileSink::check_target(const std::string& path, bool overwrite) {
-  if (path == "-") return;
-  if (!is_one_picture(path) && io::output_kind(path) == io::OutputKind::image_sequence)
-    check_output_allowed(io::ImageSequenceWriter(path).file_name(1), overwrite);
-  else
-    check_output_allowed(path, overwrite);
-}
-
-FileSink::FileSink(const std::string& path, int width, int height, int fps_num, int fps_den,
-                   bool overwrite)
-    : impl_(std::make_unique<Impl>()) {
-  if (width < 1 || width > kMaxDimension || height < 1 || height > kMaxDimension)
-    throw UsageError("FileSink: size " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is outside 1.." + std::to_string(kMaxDimension));
-  if (fps_num <= 0 || fps_den <= 0)
-    throw UsageError("FileSink: frame rate " + std::to_string(fps_num) + "/" +
-                     std::to_string(fps_den) + " is not positive");
-  if (is_one_picture(path)) {
-    // One picture: the stream's only frame (a second one is an error).
-    check_output_allowed(path, overwrite);
-    impl_->sink = std::make_unique<io::SingleJpegWriter>(path, overwrite);
-    return;
-  }
-  const io::OutputKind kind = io::output_kind(path);  // UsageError for an unknown extension
-  if (kind != io::OutputKind::image_sequence && path != "-")
-    check_output_allowed(path, overwrite);
-  impl_->sink = io::make_frame_sink(path, width, height, fps_num, fps_den, 1, overwrite);
-}
-
-FileSink::~FileSink() = default;
-
-void FileSink::write(const EncodedFrame& frame) { impl_->sink->write_frame(frame.data, frame.size); }
-void FileSink::close() { impl_->sink->close(); }
-std::int64_t FileSink::frames_written() const { return impl_->sink->frames_written(); }
-std::uint64_t FileSink::bytes_written() const { return impl_->sink->bytes_written(); }
 
 // ---------------------------------------------------------------------------------------------
 // VideoEncoder
@@ -813,6 +835,21 @@ std::vector<JpegFrame> VideoEncoder::encode(const FrameView& frame) {
   check_frame(frame, m.options);
   if (!m.source.push(frame)) {
     // The pipeline ended before taking the frame: only an error does that.
+    m.join_and_check();
+    throw Error("VideoEncoder::encode: the encoder has stopped");
+  }
+  return m.take();
+}
+
+std::vector<JpegFrame> VideoEncoder::encode(const DeviceFrame& frame) {
+  if (!impl_) throw UsageError("VideoEncoder::encode: the encoder was moved from");
+  Impl& m = *impl_;
+  if (m.finished) {
+    if (m.error) std::rethrow_exception(m.error);
+    throw UsageError("VideoEncoder::encode: called after finish()");
+  }
+  check_device_frame(frame, m.options);
+  if (!m.source.push(frame)) {
     m.join_and_check();
     throw Error("VideoEncoder::encode: the encoder has stopped");
   }

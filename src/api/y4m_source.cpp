@@ -53,6 +53,7 @@ struct Y4mSource::Impl {
     if (o.matrix) reader->set_matrix(io_matrix(*o.matrix));
     if (o.range)
       reader->set_range(*o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited);
+    reader->set_keep_going(o.keep_going);
     const io::Y4mInfo& info = reader->info();
     stream.width = info.width;
     stream.height = info.height;
@@ -61,22 +62,34 @@ struct Y4mSource::Impl {
     stream.range = info.range == io::ColorRange::full ? YuvRange::full : YuvRange::limited;
     stream.fps_num = info.fps_num;
     stream.fps_den = info.fps_den;
+    if (info.aspect_num > 0 && info.aspect_den > 0) {
+      stream.aspect_num = info.aspect_num;
+      stream.aspect_den = info.aspect_den;
+    }
     stream.description = info.describe();
     stream.notices = info.notices;
-    // The pipeline's source: the last frame it may read counts from the start of the stream.
-    const std::int64_t limit = o.max_frames < 0 ? -1 : o.first_frame + o.max_frames;
     if (reader->positional_frames() >= 0) {
       std::int64_t n = reader->positional_frames() - o.first_frame;
       if (n < 0) n = 0;
       if (o.max_frames >= 0 && o.max_frames < n) n = o.max_frames;
       stream.frames = n;
     }
+  }
+
+  /// The pipeline's source, made on first use (its format is fixed then: set_coefficients
+  /// comes before).
+  pipeline::FrameSource& pipeline_source() {
+    if (source) return *source;
+    // The last frame it may read counts from the start of the stream.
+    const Y4mReadOptions& o = options;
+    const std::int64_t limit = o.max_frames < 0 ? -1 : o.first_frame + o.max_frames;
     if (o.map && reader->map_frames())
       source = std::make_unique<pipeline::MappedY4mFrameSource>(*reader, limit);
     else
       source = std::make_unique<pipeline::Y4mFrameSource>(*reader, limit);
     if (o.first_frame > 0)
       source = std::make_unique<pipeline::SkipFrameSource>(std::move(source), o.first_frame);
+    return *source;
   }
 
   std::unique_ptr<io::Y4mReader> reader;
@@ -84,7 +97,6 @@ struct Y4mSource::Impl {
   Y4mStream stream;
   std::unique_ptr<pipeline::FrameSource> source;
   std::mutex mutex;  // read(): one call at a time
-  bool used_by_pipeline = false;
 };
 
 Y4mSource::Y4mSource(const std::string& path, const Y4mReadOptions& options)
@@ -106,12 +118,23 @@ VideoOptions Y4mSource::video_options() const {
   o.format = impl_->stream.format;
   o.matrix = impl_->stream.matrix;
   o.range = impl_->stream.range;
+  o.jpeg.density = JfifDensity::pixel_aspect(impl_->stream.aspect_num, impl_->stream.aspect_den);
+  o.coefficients = impl_->stream.coefficients;
   return o;
+}
+
+void Y4mSource::set_coefficients(const YuvCoefficients& k) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->source)
+    throw UsageError("Y4mSource::set_coefficients: the frames are being read already");
+  impl_->reader->set_conversion(
+      math::YccToRgb{k.truncated ? 1 : 0, k.y0, k.cy, k.cr_r, k.cb_g, k.cr_g, k.cb_b});
+  impl_->stream.coefficients = k;
 }
 
 bool Y4mSource::read(std::int64_t index, std::uint8_t* dst) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  pipeline::FrameSource& s = *impl_->source;
+  pipeline::FrameSource& s = impl_->pipeline_source();
   std::int64_t got = -1;
   const pipeline::SourceFormat f = s.format();
   if (!s.read_into(0, dst, f.row_bytes(), got)) return false;
@@ -123,20 +146,32 @@ bool Y4mSource::read(std::int64_t index, std::uint8_t* dst) {
 
 std::int64_t Y4mSource::frame_count() const { return impl_->stream.frames; }
 
+std::string Y4mSource::lost() const { return impl_->reader->lost(); }
+
 Y4mSource::Impl& impl_of(Y4mSource& source) { return *source.impl_; }
 
 namespace api {
 
 pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o) {
   auto* y4m = dynamic_cast<Y4mSource*>(&source);
-  if (y4m == nullptr) return lent_memory_source(source, o);
+  if (y4m == nullptr) {
+    if (pipeline::FrameSource* nv = nvdec_source(source, o)) return nv;
+    return lent_memory_source(source, o);
+  }
   Y4mSource::Impl& impl = impl_of(*y4m);
   const Y4mStream& s = impl.stream;
+  const auto same = [](const std::optional<YuvCoefficients>& a,
+                       const std::optional<YuvCoefficients>& b) {
+    if (!a || !b) return !a && !b;
+    return a->truncated == b->truncated && a->y0 == b->y0 && a->cy == b->cy &&
+           a->cr_r == b->cr_r && a->cb_g == b->cb_g && a->cr_g == b->cr_g && a->cb_b == b->cb_b;
+  };
   if (o.width != s.width || o.height != s.height || o.format != s.format ||
-      o.matrix != s.matrix || o.range != s.range || o.coefficients)
+      o.matrix != s.matrix || o.range != s.range || !same(o.coefficients, s.coefficients))
     throw UsageError("encode_all: the VideoOptions do not describe the Y4M stream (" +
                      s.description + "); start from Y4mSource::video_options()");
-  return impl.source.get();
+  std::lock_guard<std::mutex> lock(impl.mutex);
+  return &impl.pipeline_source();
 }
 
 }  // namespace api

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "app/encode/encode_command.hpp"
 #include "app/trace/gantt_command.hpp"
 #include "app/input/image_input.hpp"
+#include "app/input/raw_source.hpp"
 #include "info_command.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
@@ -38,12 +40,14 @@ void print_error(std::string message) {
 CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsampling) {
   CLI::App* cmd = app.add_subcommand(
       "encode",
-      "Encode an image to a JPEG file, or a video (Y4M, image sequence, or any container "
-      "OpenCV/FFmpeg reads) to an M-JPEG AVI, a raw .mjpeg stream or numbered JPEGs; every "
-      "frame byte-identical to libjpeg-turbo");
+      "Encode an image to a JPEG file, or a video (Y4M, raw frames, an image sequence, or any "
+      "container OpenCV/FFmpeg reads) to an M-JPEG AVI, a raw .mjpeg stream or numbered JPEGs; "
+      "every frame byte-identical to libjpeg-turbo");
   cmd->add_option("input", args.input,
-                  "Input: an image (" + supported_input_formats() +
-                      "), a Y4M file or - (stdin), a pattern like frames/%05d.png, or a video")
+                  "Input: a file, a FIFO or - (standard input), recognised by its content: an "
+                  "image (" + supported_input_formats() +
+                      "), Y4M, a video, or raw frames (--pix-fmt); or a pattern like "
+                      "frames/%05d.png. A name that begins with '-' goes after -- (or as ./NAME)")
       ->type_name("INPUT")
       ->required();
   cmd->add_option("-o,--output", args.output,
@@ -51,6 +55,9 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->type_name("OUTPUT")
       ->required();
   add_jpeg_options(cmd, args.options, subsampling);
+  cmd->get_option("--subsampling")
+      ->description("Chroma subsampling: 444, 422, 420 or gray; a grey source (PGM, grey PNG, "
+                    "mono Y4M, grey video) makes gray JPEGs unless -s is given");
   cmd->add_flag("-y,--overwrite", args.overwrite, "Replace the output if it exists");
   cmd->add_flag("--quiet", args.quiet, "No notices and no summary line on stderr");
   cmd->add_option("--dump-input", args.dump_input,
@@ -65,8 +72,10 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   const char* input = "Input options";
   InputOptions& in = args.input_options;
   cmd->add_flag("--keep-going", in.keep_going,
-                "A truncated or damaged input: encode the frames that decode and say what was "
-                "lost (default: an error, nothing written); an image sequence skips its gaps")
+                "A truncated or damaged input (a video, a Y4M stream cut short or with a damaged "
+                "frame header, raw frames with a partial last one): encode the complete frames "
+                "and say what was lost (default: an error, nothing written); an image sequence "
+                "skips its gaps")
       ->group(input);
   cmd->add_flag("--no-autorotate", [&in](std::int64_t) { in.autorotate = false; },
                 "Keep frames as stored: do not turn them as a video's display matrix or a "
@@ -92,12 +101,54 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->check(CLI::IsMember({"limited", "full"}).description(""))
       ->type_name("limited|full")
       ->group(input);
+  const char* raw = "Raw frames (headerless, e.g. ffmpeg -f rawvideo -pix_fmt F -)";
+  RawFormat& r = in.raw;
+  cmd->add_option("--pix-fmt", r.pix_fmt,
+                  std::string("The input holds raw frames of this pixel format (ffmpeg's "
+                              "names): ") + raw_pixel_formats())
+      ->check(CLI::IsMember({"yuv420p", "yuv422p", "yuv444p", "nv12", "gray", "rgb24", "bgr24"})
+                  .description(""))
+      ->type_name("F")
+      ->group(raw);
+  cmd->add_option_function<std::string>(
+         "--size",
+         [&r](const std::string& text) {
+           const FrameSize z = parse_frame_size(text, "--size");
+           r.width = z.width;
+           r.height = z.height;
+         },
+         "Raw frames: their size")
+      ->type_name("WxH")
+      ->group(raw);
+  cmd->add_option_function<std::string>(
+         "--fps",
+         [&r](const std::string& text) {
+           parse_frame_rate(text, r.fps_num, r.fps_den);
+           r.fps_given = true;
+         },
+         "Raw frames: their rate, as N, N/D (30000/1001) or a decimal (29.97); default 25")
+      ->type_name("RATE")
+      ->group(raw);
   cmd->add_option("--rgb-decode", args.rgb_decode,
                   "Videos decoded by FFmpeg's libraries: planar (default: the decoder's planes "
                   "go to the encoder, which converts them as libswscale does) or swscale "
                   "(libswscale converts each frame to RGB on the CPU)")
       ->check(CLI::IsMember({"planar", "swscale"}).description(""))
       ->type_name("planar|swscale")
+      ->group(input);
+
+  cmd->add_option("--decoder", in.decoder,
+                  "Compressed video (H.264, HEVC, VP9): auto (default: the GPU's NVDEC "
+                  "decoders into device memory when the encode runs on a GPU and they can, else "
+                  "FFmpeg's libraries on the CPU), gpu or cpu; every frame is the same")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}).description(""))
+      ->type_name("auto|gpu|cpu")
+      ->group(input);
+  cmd->add_option("--decoders", in.decoders,
+                  "GPU decoding: NVDEC decoders working at once on parts of one file (default 7)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(1, 64).description(""))
+      ->type_name("N")
       ->group(input);
 
   const char* stream = "Video (stream) options";
@@ -109,7 +160,16 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->group(stream);
   cmd->add_option("--frames", args.frames, "Encode at most N frames")
       ->transform(decimal_integer())
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // (decimal_integer has made it a plain integer)
+            if (text == "0") return "0 asks for nothing to encode (1 or more frames)";
+            if (text[0] == '-' || text.size() > 13 || std::stoll(text) > (std::int64_t{1} << 40))
+              return fmt::format("{} is not a number of frames (1 to {})", text,
+                                 std::int64_t{1} << 40);
+            return {};
+          },
+          "", "frame count"))
       ->type_name("N")
       ->group(stream);
   cmd->add_option("--start", args.start,
@@ -132,6 +192,14 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   cmd->add_flag("--stats", args.stats,
                 "After the summary, each stage's busy time and the cores it kept busy")
       ->group(stream);
+  cmd->add_flag("--decode-only", args.decode_only,
+                "Read and decode every frame of the input, encode nothing and write nothing "
+                "(-o is still checked): the decoder's own rate, for comparisons")
+      ->group(stream);
+  cmd->add_flag("--no-audio", args.no_audio,
+                "Leave the input's audio out (by default an .avi, .mkv or .mov output carries "
+                "it, copied as it is, like ffmpeg -c:a copy)")
+      ->group(stream);
   return cmd;
 }
 
@@ -148,6 +216,33 @@ class Formatter final : public CLI::Formatter {
     return CLI::Formatter::make_option_usage(opt);
   }
 };
+
+/// "unknown option W (see HELP)"; for a word that could be a file name (-x.ppm, not --qualty)
+/// also how to give such a name.
+std::string unknown_option_message(const std::string& word, const std::string& help) {
+  const bool file_like = word.rfind("--", 0) != 0 && word.size() > 2;
+  return fmt::format("unknown option {} (see {}){}", word, help,
+                     file_like ? fmt::format("; a file whose name begins with '-' is written "
+                                             "./{} or after --",
+                                             word)
+                               : "");
+}
+
+/// The first argument of `command` (argv[2] on, before a stand-alone "--") that looks like an
+/// option but is none of its options, or "".
+std::string unknown_option_word(const CLI::App* command, int argc, char** argv) {
+  if (command == nullptr) return "";
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-') continue;
+    const std::size_t eq = a.find('=');
+    const CLI::Option* option = command->get_option_no_throw(a.substr(0, eq));
+    if (option == nullptr) return a;
+    if (eq == std::string::npos && option->get_items_expected_min() > 0) ++i;  // its value
+  }
+  return "";
+}
 
 /// CLI11's "The following argument(s) were not expected: 90 --qualty" as it is meant: an
 /// unknown option (the first argument that looks like one), or an unexpected argument.
@@ -166,8 +261,7 @@ std::string extras_message(const std::string& what, const std::string& command) 
   }
   const std::string help = command.empty() ? "mjpeg --help" : "mjpeg " + command + " --help";
   for (const std::string& w : words)
-    if (w.size() > 1 && w[0] == '-')
-      return fmt::format("unknown option {} (see {})", w, help);
+    if (w.size() > 1 && w[0] == '-') return unknown_option_message(w, help);
   if (!words.empty())
     return fmt::format("unexpected argument '{}' (see {})", words.front(), help);
   return what;
@@ -198,6 +292,54 @@ void check_command_word(const CLI::App& app, int argc, char** argv) {
                                argv[1], known));
 }
 
+/// The arguments with a stand-alone "--" read as users mean it: the end of the options for the
+/// file names that follow, not for the options. After it, an argument that begins with '-' and
+/// is neither "-" (standard input) nor an option of the command is a file name, passed on as
+/// "./NAME", the same file, which CLI11 cannot take for an option; the options after "--" are
+/// still read, and an option's value that begins with '-' is joined to it (--output=-y.jpg). So `mjpeg encode -- -x.ppm -o y.jpg`
+/// encodes "-x.ppm" (CLI11 alone would take every argument after "--" as a file name, and then
+/// miss -o).
+std::vector<std::string> with_file_names_after_double_dash(const CLI::App& app, int argc,
+                                                           char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  const auto dashes = std::find(args.begin() + std::min(argc, 2), args.end(), "--");
+  if (argc < 2 || dashes == args.end()) return args;
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->check_name(args[1])) command = sub;
+  if (command == nullptr) return args;
+  std::vector<std::string> out(args.begin(), dashes);
+  bool value_next = false;  // the argument before took a value: this is it
+  const CLI::Option* value_of = nullptr;
+  for (auto it = dashes + 1; it != args.end(); ++it) {
+    const std::string& a = *it;
+    if (value_next) {
+      value_next = false;
+      // A value that begins with '-' (-o -y.jpg) would be taken for an option: joined to its
+      // option's long name instead (--output=-y.jpg).
+      if (a.size() > 1 && a[0] == '-' && !value_of->get_lnames().empty())
+        out.back() = "--" + value_of->get_lnames().front() + "=" + a;
+      else
+        out.push_back(a);
+      continue;
+    }
+    if (a.size() > 1 && a[0] == '-') {
+      const std::size_t eq = a.find('=');
+      const CLI::Option* option = command->get_option_no_throw(a.substr(0, eq));
+      if (option != nullptr) {
+        value_next = eq == std::string::npos && option->get_items_expected_min() > 0;
+        value_of = option;
+        out.push_back(a);
+      } else {
+        out.push_back("./" + a);
+      }
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -218,6 +360,7 @@ int cli_main(int argc, char** argv, bool run_command) {
   commands.push_back({encode, [&] {
                         encode_args.options.subsampling = parse_subsampling(subsampling);
                         encode_args.device_given = encode->count("--device") > 0;
+                        encode_args.subsampling_given = encode->count("--subsampling") > 0;
                         return run_encode(encode_args);
                       }});
   CompareArgs compare_args;
@@ -239,13 +382,30 @@ int cli_main(int argc, char** argv, bool run_command) {
 
   try {
     check_command_word(app, argc, argv);
-    app.parse(argc, argv);
+    std::vector<std::string> args = with_file_names_after_double_dash(app, argc, argv);
+    args.erase(args.begin());                  // the program's name
+    std::reverse(args.begin(), args.end());    // CLI11 takes the arguments last first
+    app.parse(args);
   } catch (const CLI::ExtrasError& e) {
     std::string command;
     for (const Command& c : commands)
       if (c.app->parsed()) command = c.app->get_name();
     if (command.empty() && argc >= 2 && argv[1][0] != '-') command = argv[1];
     print_error(extras_message(e.what(), command));
+    return kExitUsage;
+  } catch (const CLI::RequiredError& e) {
+    // `mjpeg encode in.mp4 out.avi`: the output given without -o is an extra argument, which
+    // CLI11 reports only after the missing option. Name it, and how to give it.
+    std::string stray;
+    if (encode->parsed() && encode_args.output.empty() && !encode->remaining().empty())
+      stray = encode->remaining().front();
+    if (!stray.empty() && stray[0] != '-')
+      print_error(fmt::format("--output is required, and '{}' is an extra argument: the output "
+                              "is given with -o (mjpeg encode {} -o {})",
+                              stray, encode_args.input.empty() ? "INPUT" : encode_args.input,
+                              stray));
+    else
+      print_error(e.what());
     return kExitUsage;
   } catch (const CLI::ArgumentMismatch& e) {
     const std::string what = e.what();
@@ -254,6 +414,17 @@ int cli_main(int argc, char** argv, bool run_command) {
                   what.substr(what.find(':') + 2));
     else
       print_error(what);
+    return kExitUsage;
+  } catch (const CLI::RequiredError& e) {
+    // "input is required" after `encode -x.ppm`: CLI11 took the file for an option it does not
+    // know, which is what to say.
+    const CLI::App* command = nullptr;
+    for (const Command& c : commands)
+      if (argc >= 2 && c.app->check_name(argv[1])) command = c.app;
+    const std::string word = unknown_option_word(command, argc, argv);
+    print_error(word.empty() ? std::string(e.what())
+                             : unknown_option_message(word, "mjpeg " + command->get_name() +
+                                                                " --help"));
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))

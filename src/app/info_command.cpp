@@ -1,8 +1,10 @@
 #include "info_command.hpp"
 
+#include <string>
+
 #include <fmt/format.h>
 
-#include "app/input/image_input.hpp"
+#include "app/common/paths.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/encoder.hpp"
 
@@ -21,7 +23,8 @@ void print_build_info(std::FILE* out) {
   fmt::print(out, "OpenCV: no\n");
 #endif
 #if MJPEG_HAVE_LIBAV
-  fmt::print(out, "FFmpeg libraries: yes (video input with the source's colour matrix)\n");
+  fmt::print(out, "FFmpeg libraries: yes (video input with the source's colour matrix, its audio "
+                  "and metadata; .mkv and .mov outputs)\n");
 #else
   fmt::print(out, "FFmpeg libraries: no\n");
 #endif
@@ -30,7 +33,26 @@ void print_build_info(std::FILE* out) {
 #else
   fmt::print(out, "TurboJPEG: no\n");
 #endif
-  fmt::print(out, "inputs: {}\n", supported_input_formats());
+  // Every kind of input this build reads, and every output it writes.
+  std::string inputs = "Y4M (a file, a FIFO or - for standard input), PPM/PGM pictures, ";
+#if MJPEG_HAVE_OPENCV
+  inputs += "image sequences such as frames/%05d.png";
+#else
+  inputs += "PPM/PGM image sequences such as frames/%05d.ppm";
+#endif
+#if MJPEG_HAVE_LIBAV
+  inputs += ", videos through FFmpeg's libraries (MP4, MKV, WebM, AVI, MOV, MPEG-TS, GIF, ...)";
+#elif MJPEG_HAVE_OPENCV
+  inputs += ", videos through OpenCV's FFmpeg backend (MP4, MKV, WebM, AVI, ...; BT.601 colour)";
+#endif
+#if MJPEG_HAVE_OPENCV
+  inputs += ", PNG, JPEG, BMP, TIFF, WebP and other pictures through OpenCV";
+#elif !MJPEG_HAVE_LIBAV
+  inputs += "; no video (pipe it as Y4M from ffmpeg) and no other pictures: built without "
+            "FFmpeg's libraries and OpenCV";
+#endif
+  fmt::print(out, "inputs: {}\n", inputs);
+  fmt::print(out, "outputs: {}\n", supported_output_extensions());
   fmt::print(out, "build type: {}\n", MJPEG_APP_BUILD_TYPE);
   fmt::print(out, "CUDA architectures: {}\n", MJPEG_APP_CUDA_ARCHITECTURES);
 }

@@ -113,6 +113,14 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
   return t;
 }
 
+std::vector<QuantTableValues> default_qtables(int quality) {
+  const int scale = quality_scale(quality);
+  std::vector<QuantTableValues> tables(std::begin(kAnnexK), std::end(kAnnexK));
+  for (QuantTableValues& t : tables)
+    for (std::uint32_t& v : t) v = std::min<std::uint32_t>(scale_quant_value(v, scale), 255);
+  return tables;
+}
+
 QuantTables make_quant_tables(int quality, int count) {
   EncodeOptions o;
   o.quality = quality;

@@ -7,10 +7,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 
 #include "io/temp_registry.hpp"
@@ -69,23 +71,43 @@ int create_temp(const std::string& path, std::string& temp_path) {
   throw Error(path + ": cannot create a temporary output file (too many name collisions)");
 }
 
-/// rename() that never replaces an existing `to`: renameat2(RENAME_NOREPLACE) where the file
-/// system supports it, otherwise link() + unlink(), which fails with EEXIST just the same.
-int rename_no_replace(const char* from, const char* to) {
+}  // namespace
+
+int rename_no_replace(const char* from, const char* to, NoReplaceMethod method) {
+  using M = NoReplaceMethod;
+  const bool any = method == M::automatic;
+  if (any || method == M::renameat2) {
 #ifdef RENAME_NOREPLACE
-  if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
-  if (errno != EINVAL && errno != ENOSYS) return -1;
+    if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+#else
+    errno = ENOSYS;
 #endif
-  if (::link(from, to) != 0) return -1;
-  ::unlink(from);
-  return 0;
+    if (!any || (errno != EINVAL && errno != ENOSYS)) return -1;
+  }
+  if (any || method == M::link) {
+    if (::link(from, to) == 0) {
+      ::unlink(from);
+      return 0;
+    }
+    if (!any || (errno != EPERM && errno != EOPNOTSUPP && errno != EMLINK && errno != ENOSYS))
+      return -1;
+  }
+  // No hard links either (FAT, some network and FUSE file systems): claim the name with an
+  // empty file created exclusively, then rename over that file of ours. Only what replaces
+  // the placeholder in between (nobody's data) could be lost.
+  const int fd = ::open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  ::close(fd);
+  if (::rename(from, to) == 0) return 0;
+  const int err = errno;
+  ::unlink(to);
+  errno = err;
+  return -1;
 }
 
-[[noreturn]] void fail_exists(const std::string& path) {
+void fail_exists(const std::string& path) {
   throw Error("output '" + path + "' already exists (use -y to overwrite)");
 }
-
-}  // namespace
 
 AtomicFile::AtomicFile(const std::string& path, bool replace_existing, std::size_t buffer_size)
     : path_(path),
@@ -264,6 +286,28 @@ void write_file(const std::string& path, const void* data, std::size_t size,
   io::AtomicFile out(path, replace_existing);
   out.write(data, size);
   out.commit();
+}
+
+struct OutputFile::Impl {
+  Impl(const std::string& path, bool replace) : file(path, replace) {}
+  io::AtomicFile file;
+};
+
+OutputFile::OutputFile(const std::string& path, bool replace_existing)
+    : impl_(std::make_unique<Impl>(path, replace_existing)) {}
+OutputFile::~OutputFile() = default;
+void OutputFile::write(const void* data, std::size_t size) { impl_->file.write(data, size); }
+std::uint64_t OutputFile::size() const { return impl_->file.position(); }
+void OutputFile::commit() { impl_->file.commit(); }
+const std::string& OutputFile::path() const { return impl_->file.path(); }
+
+void OutputFile::write_at(std::uint64_t offset, const void* data, std::size_t size) {
+  io::AtomicFile& f = impl_->file;
+  if (offset > f.position()) f.write_zeros(static_cast<std::size_t>(offset - f.position()));
+  const std::uint64_t end = f.position();
+  const std::size_t over = offset < end ? static_cast<std::size_t>(std::min<std::uint64_t>(size, end - offset)) : 0;
+  if (over > 0) f.patch(offset, data, over);
+  if (over < size) f.write(static_cast<const std::uint8_t*>(data) + over, size - over);
 }
 
 }  // namespace mjpeg

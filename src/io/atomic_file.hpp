@@ -26,6 +26,24 @@ namespace mjpeg::io {
 /// needed so that the name fits the directory's name length limit (NAME_MAX).
 std::string temp_name_beside(const std::string& path, const std::string& tag);
 
+/// How rename_no_replace claims the target name.
+enum class NoReplaceMethod {
+  automatic,    ///< the first of the ones below that the file system supports
+  renameat2,    ///< renameat2(RENAME_NOREPLACE)
+  link,         ///< link(from, to) + unlink(from): fails with EEXIST like the rename
+  placeholder,  ///< create `to` with O_EXCL (the claim), then rename over that empty file
+};
+
+/// rename(from, to) that never replaces an existing `to`: 0, or -1 with errno (EEXIST when
+/// `to` exists). `automatic` tries renameat2(RENAME_NOREPLACE), then (where the file system
+/// refuses it: EINVAL, ENOSYS) a hard link, then (no hard links there: EPERM, EOPNOTSUPP,
+/// EMLINK) the placeholder; the others are one method alone, for tests.
+int rename_no_replace(const char* from, const char* to,
+                      NoReplaceMethod method = NoReplaceMethod::automatic);
+
+/// Error "output 'PATH' already exists (use -y to overwrite)".
+[[noreturn]] void fail_exists(const std::string& path);
+
 class AtomicFile {
  public:
   static constexpr std::size_t kDefaultBuffer = std::size_t(4) << 20;

@@ -42,10 +42,13 @@ std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, i
                                            int fps_num, int fps_den, int first_number,
                                            bool replace_existing) {
   switch (output_kind(path)) {
-    case OutputKind::avi:
-      return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den);
+    case OutputKind::avi: {
+      AviExtras extras;
+      extras.replace_existing = replace_existing;
+      return std::make_unique<AviWriter>(path, width, height, fps_num, fps_den, extras);
+    }
     case OutputKind::mjpeg_stream:
-      return std::make_unique<MjpegStreamWriter>(path);
+      return std::make_unique<MjpegStreamWriter>(path, replace_existing);
     case OutputKind::image_sequence:
       return std::make_unique<ImageSequenceWriter>(path, first_number, replace_existing);
   }
@@ -57,12 +60,13 @@ std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, i
 // ---------------------------------------------------------------------------------------------
 
 struct MjpegStreamWriter::Impl {
-  explicit Impl(const std::string& path) : file(path) {}
+  Impl(const std::string& path, bool replace) : file(path, replace) {}
   AtomicFile file;
   bool closed = false;
 };
 
-MjpegStreamWriter::MjpegStreamWriter(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+MjpegStreamWriter::MjpegStreamWriter(const std::string& path, bool replace_existing)
+    : impl_(std::make_unique<Impl>(path, replace_existing)) {}
 
 MjpegStreamWriter::~MjpegStreamWriter() = default;  // AtomicFile abandons if not committed
 
@@ -120,7 +124,7 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-/// renameat2 with `flags` (RENAME_NOREPLACE, RENAME_EXCHANGE) where the file system has it;
+/// renameat2 with `flags` (RENAME_EXCHANGE) where the file system has it;
 /// -1 with errno EINVAL/ENOSYS where it does not.
 int rename2(const std::string& from, const std::string& to, unsigned flags) {
 #ifdef RENAME_NOREPLACE
@@ -173,8 +177,7 @@ void ImageSequenceWriter::remove_folder() noexcept {
 void ImageSequenceWriter::write_frame(const std::uint8_t* jpeg, std::size_t size) {
   if (jpeg == nullptr || size == 0) throw UsageError(pattern_.prefix + "...: empty frame");
   const std::string name = file_name(first_number_ + frames_);
-  if (!replace_existing_ && exists(name))
-    throw Error("output '" + name + "' already exists (use -y to overwrite)");
+  if (!replace_existing_ && exists(name)) fail_exists(name);
   if (folder_.empty()) {  // created with the first frame
     std::random_device rd;
     char tag[48];
@@ -228,16 +231,9 @@ void ImageSequenceWriter::close() {
 #endif
         if (!swapped && ::rename(from.c_str(), to.c_str()) != 0)
           sink_fail_errno(to, "cannot move the frame into place", errno);
-      } else {
-        int moved = rename2(from, to, RENAME_NOREPLACE);
-        if (moved != 0 && (errno == EINVAL || errno == ENOSYS)) {
-          moved = ::link(from.c_str(), to.c_str());
-          if (moved == 0) ::unlink(from.c_str());
-        }
-        if (moved != 0) {
-          if (errno == EEXIST) throw Error("output '" + to + "' already exists (use -y to overwrite)");
-          sink_fail_errno(to, "cannot move the frame into place", errno);
-        }
+      } else if (rename_no_replace(from.c_str(), to.c_str()) != 0) {
+        if (errno == EEXIST) fail_exists(to);
+        sink_fail_errno(to, "cannot move the frame into place", errno);
       }
       exchanged.push_back(swapped);
     }

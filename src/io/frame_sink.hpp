@@ -36,9 +36,10 @@ OutputKind output_kind(const std::string& path);
 
 /// Opens the sink that `output_kind(path)` names. fps is the stream's frame rate as a
 /// rational (used by AVI only). Image sequences number files from `first_number` (1, like
-/// ffmpeg's image2 muxer) and, unless `replace_existing`, refuse to replace a file that exists
-/// (Error "already exists (use -y to overwrite)"). AVI and .mjpeg outputs are checked by the
-/// caller (io::check_output_allowed) before they are opened.
+/// ffmpeg's image2 muxer). Unless `replace_existing`, no output replaces a file that exists
+/// when it is published (Error "already exists (use -y to overwrite)"; the name is claimed
+/// atomically, rename_no_replace); whether one exists before the work starts is the caller's
+/// check (check_output_allowed).
 std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, int height,
                                            int fps_num, int fps_den, int first_number = 1,
                                            bool replace_existing = true);
@@ -46,7 +47,7 @@ std::unique_ptr<FrameSink> make_frame_sink(const std::string& path, int width, i
 /// Concatenated JPEGs (the "mjpeg" raw format ffmpeg reads with -f mjpeg).
 class MjpegStreamWriter final : public FrameSink {
  public:
-  explicit MjpegStreamWriter(const std::string& path);
+  explicit MjpegStreamWriter(const std::string& path, bool replace_existing = true);
   ~MjpegStreamWriter() override;
   void write_frame(const std::uint8_t* jpeg, std::size_t size) override;
   void close() override;

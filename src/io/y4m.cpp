@@ -31,23 +31,23 @@ constexpr int kMaxY4mDimension = 65535;         // keeps every size computation 
 /// The rules of a FRAME header, shared by the stdio reader and the mapped one: `word` holds the
 /// first `got` (1 to 5) bytes of the header, `next()` yields the bytes after them, EOF at the
 /// end of the stream. Optional frame parameters run up to the newline; none of them changes the
-/// frame size.
+/// frame size. Returns what is wrong with the header ("" when nothing), stopping at the first
+/// byte that shows it.
 template <typename NextByte>
-void check_frame_header(const std::string& stream, const std::string& frame_name,
-                        const char* word, std::size_t got, NextByte next) {
-  const auto truncated = [&] {
-    y4m_fail(stream, "truncated " + frame_name + " (the stream ends inside its FRAME header)");
-  };
-  if (got < 5) truncated();
+std::string frame_header_problem(const std::string& frame_name, const char* word,
+                                 std::size_t got, NextByte next) {
+  const std::string truncated =
+      "truncated " + frame_name + " (the stream ends inside its FRAME header)";
+  if (got < 5) return truncated;
   if (std::memcmp(word, "FRAME", 5) != 0)
-    y4m_fail(stream, frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)");
+    return frame_name + ": expected a 'FRAME' header (garbage or wrong frame size in the stream)";
   std::size_t length = 0;
   for (bool first = true;; first = false) {
     const int c = next();
-    if (c == EOF) truncated();
-    if (c == '\n') return;
-    if (first && c != ' ') y4m_fail(stream, frame_name + ": malformed FRAME header");
-    if (++length > kMaxHeaderLine) y4m_fail(stream, frame_name + ": FRAME header too long");
+    if (c == EOF) return truncated;
+    if (c == '\n') return "";
+    if (first && c != ' ') return frame_name + ": malformed FRAME header";
+    if (++length > kMaxHeaderLine) return frame_name + ": FRAME header too long";
   }
 }
 
@@ -367,15 +367,22 @@ const std::uint8_t* Y4mReader::next_mapped_frame() {
   const std::size_t need = info_.frame_bytes();
   std::size_t at = map_next_;
   if (at == size) return nullptr;  // clean end of stream
+  if (ended_) return nullptr;
   const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
   const std::size_t got = std::min<std::size_t>(5, size - at);
   const char* word = reinterpret_cast<const char*>(base + at);
   at += got;
-  check_frame_header(name_, frame_name, word, got,
-                     [&]() -> int { return at == size ? EOF : base[at++]; });
-  if (size - at < need)
-    y4m_fail(name_, "truncated " + frame_name + ": got " + std::to_string(size - at) + " of " +
-                    std::to_string(need) + " bytes");
+  const std::string problem = frame_header_problem(
+      frame_name, word, got, [&]() -> int { return at == size ? EOF : base[at++]; });
+  if (!problem.empty()) {
+    damaged(problem);
+    return nullptr;
+  }
+  if (size - at < need) {
+    damaged("truncated " + frame_name + ": got " + std::to_string(size - at) + " of " +
+            std::to_string(need) + " bytes");
+    return nullptr;
+  }
   map_next_ = at + need;
   ++frames_read_;
   return base + at;
@@ -405,7 +412,17 @@ void Y4mReader::parse_stream_header() {
   info_ = parse_y4m_header(line, name_);
 }
 
+void Y4mReader::damaged(const std::string& what) {
+  if (!keep_going_) y4m_fail(name_, what);
+  ended_ = true;
+  lost_ = what + (frames_read_ > 0
+                      ? "; frames 1 to " + std::to_string(frames_read_) +
+                            " are complete, the rest of the stream is left out"
+                      : "; no frame is complete");
+}
+
 bool Y4mReader::read_frame_header() {
+  if (ended_) return false;
   char word[5];
   const std::size_t got = std::fread(word, 1, 5, file_);
   const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
@@ -413,7 +430,13 @@ bool Y4mReader::read_frame_header() {
     if (std::ferror(file_)) y4m_fail(name_, "read error before " + frame_name + ": " + std::strerror(errno));
     return false;  // clean end of stream
   }
-  check_frame_header(name_, frame_name, word, got, [this] { return std::getc(file_); });
+  const std::string problem =
+      frame_header_problem(frame_name, word, got, [this] { return std::getc(file_); });
+  if (std::ferror(file_)) y4m_fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
+  if (!problem.empty()) {
+    damaged(problem);
+    return false;
+  }
   return true;
 }
 
@@ -427,8 +450,9 @@ bool Y4mReader::read_frame(std::uint8_t* dst, std::size_t capacity) {
   if (got != need) {
     const std::string frame_name = "frame " + std::to_string(frames_read_ + 1);
     if (std::ferror(file_)) y4m_fail(name_, "read error in " + frame_name + ": " + std::strerror(errno));
-    y4m_fail(name_, "truncated " + frame_name + ": got " + std::to_string(got) + " of " +
-                    std::to_string(need) + " bytes");
+    damaged("truncated " + frame_name + ": got " + std::to_string(got) + " of " +
+            std::to_string(need) + " bytes");
+    return false;
   }
   ++frames_read_;
   return true;
@@ -470,7 +494,7 @@ PlanarChroma planar_chroma(Y4mChroma c) {
 PlanarFormat planar_format(const Y4mInfo& info) {
   PlanarFormat f;
   f.chroma = planar_chroma(info.chroma);
-  f.ycc = coefficients(info.matrix, info.range);
+  f.ycc = info.conversion ? *info.conversion : coefficients(info.matrix, info.range);
   return f;
 }
 

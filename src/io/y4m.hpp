@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct Y4mInfo {
   bool range_tagged = false;        ///< known: the header said (XCOLORRANGE) or set_colour
   bool matrix_tagged = false;       ///< known: the header said (XCOLORMATRIX) or set_colour;
                                     ///< else BT.601 is assumed
+  /// The integer conversion to RGB when given (set_conversion), instead of the rounded one of
+  /// matrix and range.
+  std::optional<math::YccToRgb> conversion;
   /// Things a user should be told (e.g. "interlaced source ... encoded as progressive",
   /// "no frame rate in header, assuming 25/1"). One line each; the reader never prints.
   std::vector<std::string> notices;
@@ -104,6 +108,14 @@ class Y4mReader {
     info_.range = range;
     info_.range_tagged = true;
   }
+  /// Frames are converted to RGB with `k` (planar_format), e.g. libswscale's arithmetic.
+  void set_conversion(const math::YccToRgb& k) { info_.conversion = k; }
+  /// A truncated or damaged stream (a frame cut short, a stream that ends inside a FRAME
+  /// header, a malformed FRAME header) ends the stream at the last complete frame instead of
+  /// throwing; lost() then says what was left out. Before the first frame is read.
+  void set_keep_going(bool keep_going) { keep_going_ = keep_going; }
+  /// With set_keep_going: what a truncated or damaged end cost, one line ("" when nothing).
+  const std::string& lost() const { return lost_; }
 
   /// Reads the next frame into `frame` (allocates only the first time). Returns false at a
   /// clean end of stream; throws Error on a truncated frame or a malformed FRAME header.
@@ -155,6 +167,9 @@ class Y4mReader {
   void parse_stream_header();
   bool read_frame_header();  // false at clean EOF
   void probe_positional();
+  /// A truncated or damaged frame: throws Error(`what`), or with keep_going_ records what was
+  /// lost and returns (the stream ends).
+  void damaged(const std::string& what);
 
   std::FILE* file_ = nullptr;
   bool owns_file_ = false;
@@ -168,6 +183,9 @@ class Y4mReader {
   std::size_t map_bytes_ = 0;          // its length
   std::size_t map_skip_ = 0;           // bytes before the first frame header
   std::size_t map_next_ = 0;           // offset (from mapping()) of the next frame header
+  bool keep_going_ = false;
+  bool ended_ = false;                 // keep_going_: a damaged frame ended the stream
+  std::string lost_;
 };
 
 /// Parses a stream header line (without "YUV4MPEG2" or with it; no trailing newline needed).
@@ -175,7 +193,8 @@ class Y4mReader {
 Y4mInfo parse_y4m_header(const std::string& line, const std::string& name);
 
 /// The stream's frames as planar frames for the encoder (core/planar_format.hpp): chroma layout and
-/// the rounded integer conversion of info.matrix / info.range, the arithmetic of yuv_to_rgb24.
+/// info.conversion, or else the rounded integer conversion of info.matrix / info.range, the
+/// arithmetic of yuv_to_rgb24.
 PlanarFormat planar_format(const Y4mInfo& info);
 
 /// Converts one frame to interleaved RGB (3 bytes per pixel, `stride` bytes between rows).

@@ -1,14 +1,17 @@
 #include "mjpeg/encoder.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "jpeg/entropy.hpp"
+#include "jpeg/jfif_writer.hpp"
 #include "jpeg/parallel_parts.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
+#include "core/ratio.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/error.hpp"
 
@@ -76,6 +79,21 @@ void validate(const EncodeOptions& o) {
   for (int s : o.qslots)
     if (s < 0 || s >= kMaxQuantTables)
       throw UsageError("quantization table slot " + std::to_string(s) + " is outside 0..3");
+  const JfifDensity& d = o.density;
+  if (d.unit < 0 || d.unit > 2 || d.x < 0 || d.x > 65535 || d.y < 0 || d.y > 65535)
+    throw UsageError("JFIF density unit " + std::to_string(d.unit) + ", " +
+                     std::to_string(d.x) + "x" + std::to_string(d.y) +
+                     " is outside unit 0..2, 0..65535");
+}
+
+JfifDensity JfifDensity::pixel_aspect(int num, int den) {
+  if (num <= 0 || den <= 0 || num == den) return {};
+  std::uint64_t x = 0, y = 0;
+  core::nearest_ratio(std::uint64_t(num), std::uint64_t(den), 65535, x, y);
+  JfifDensity density;
+  density.x = static_cast<int>(x);
+  density.y = static_cast<int>(y);
+  return density;
 }
 
 bool optimize_fits(int width, int height, Subsampling sampling) {
@@ -116,6 +134,7 @@ std::vector<std::uint8_t> encode_jpeg(const ImageView& image, const EncodeOption
   transform_cpu_parallel(image, g, tables, coeffs.get(), parts);
   std::vector<std::uint8_t> out;
   encode_coefficients(g, tables, coeffs.get(), options, out, parts);
+  set_density(options.density, out);
   return out;
 }
 

@@ -504,6 +504,12 @@ std::vector<std::string> huffman_variants() {
 
 const char* huffman_variant() { return best_variant().name; }
 
+std::vector<std::string> built_huffman_variants() {
+  std::vector<std::string> names;
+  for (const Variant& v : kVariants) names.emplace_back(v.name);
+  return names;
+}
+
 HuffmanSpec optimal_spec(std::uint32_t freq_in[257]) {
   // libjpeg's jpeg_gen_optimal_table (ITU-T T.81 K.2 with libjpeg's tie rules): repeatedly
   // merge the two least frequent trees (ties go to the larger symbol number), then limit code

@@ -76,6 +76,8 @@ void gather_stats_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
 /// "generic"), and the one encode_scan/gather_stats use.
 std::vector<std::string> huffman_variants();
 const char* huffman_variant();
+/// Every variant compiled into this build, best first, whether or not this CPU can run it.
+std::vector<std::string> built_huffman_variants();
 
 /// encode_scan / gather_stats with a named variant (tests check they all agree). Throws
 /// mjpeg::Error if this CPU cannot run it.

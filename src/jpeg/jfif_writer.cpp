@@ -1,6 +1,7 @@
 #include "jpeg/jfif_writer.hpp"
 
 #include "core/jpeg_math.hpp"
+#include "mjpeg/error.hpp"
 
 namespace mjpeg {
 namespace {
@@ -85,6 +86,17 @@ void write_frame_header(const FrameGeometry& g, const QuantTables& q, bool progr
     w.byte((g.comp[c].h << 4) | g.comp[c].v);
     w.byte(q.slot[c]);  // Tq
   }
+}
+
+void set_density(const JfifDensity& density, std::vector<std::uint8_t>& jpeg) {
+  // SOI (2 bytes), APP0 marker and length (4), "JFIF\0" (5), version (2): units at 13.
+  if (jpeg.size() < 18 || jpeg[2] != 0xFF || jpeg[3] != 0xE0 || jpeg[6] != 'J')
+    throw Error("internal error: the JPEG does not start with a JFIF APP0 segment");
+  jpeg[13] = static_cast<std::uint8_t>(density.unit);
+  jpeg[14] = static_cast<std::uint8_t>(density.x >> 8);
+  jpeg[15] = static_cast<std::uint8_t>(density.x & 0xFF);
+  jpeg[16] = static_cast<std::uint8_t>(density.y >> 8);
+  jpeg[17] = static_cast<std::uint8_t>(density.y & 0xFF);
 }
 
 void write_dht(const HuffmanSpec& spec, int class_and_id, std::vector<std::uint8_t>& out) {

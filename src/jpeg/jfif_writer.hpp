@@ -9,6 +9,7 @@
 #include "jpeg/huffman.hpp"
 #include "core/quant.hpp"
 #include "core/geometry.hpp"
+#include "mjpeg/options.hpp"
 
 namespace mjpeg {
 
@@ -30,6 +31,10 @@ void write_dri(int restart_interval, std::vector<std::uint8_t>& out);
 /// table selectors, spectral selection ss..se, successive approximation ah << 4 | al.
 void write_sos(const int* components, const int* table_selectors, int count, int ss, int se,
                int ah_al, std::vector<std::uint8_t>& out);
+
+/// Writes `density` into the JFIF APP0 segment that write_frame_header put at the start of
+/// `jpeg` (units at byte 13, X and Y density at 14..17; every other byte stays).
+void set_density(const JfifDensity& density, std::vector<std::uint8_t>& jpeg);
 
 /// Appends EOI.
 void write_trailer(std::vector<std::uint8_t>& out);

@@ -284,6 +284,12 @@ std::vector<std::string> transform_variants() {
 
 const char* transform_variant() { return default_variant().name; }
 
+std::vector<std::string> built_transform_variants() {
+  std::vector<std::string> names;
+  for (const simd::TransformVariant* v : all_variants()) names.emplace_back(v->name);
+  return names;
+}
+
 void quantize_values(const std::string& variant, const std::int16_t* in, std::int16_t* out,
                      std::size_t n, int q) {
   if (n % 64 != 0) throw Error("quantize_values: n must be a multiple of 64");

@@ -84,6 +84,9 @@ void transform_cpu_parallel(const ImageView& image, const FrameGeometry& geometr
 /// transform_cpu uses (the best, or MJPEG_CPU_TRANSFORM's).
 std::vector<std::string> transform_variants();
 const char* transform_variant();
+/// Every variant compiled into this build, best first, whether or not this CPU can run it (so
+/// that a test can report the ones it could not run by name).
+std::vector<std::string> built_transform_variants();
 
 /// Fills the dummy (MCU padding) blocks from the real ones, as libjpeg does: AC = 0, DC of a
 /// right-edge dummy = DC of the block to its left; DC of a bottom dummy row = DC of the last

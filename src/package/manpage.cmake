@@ -1,14 +1,35 @@
 # Writes the mjpeg(1) man page from the CLI's own help, at build time:
-#   cmake -DMJPEG=path/to/mjpeg -DOUT=mjpeg.1 -P manpage.cmake
+#   cmake -DMJPEG=path/to/mjpeg -DOUT=mjpeg.1 -DSECTIONS=manpage_sections.roff -P manpage.cmake
 # It runs `mjpeg --help`, `mjpeg --version` and `mjpeg COMMAND --help` for every command the
 # top-level help lists, and turns CLI11's layout into roff: "Usage:" lines become the
 # SYNOPSIS, each command a subsection of COMMANDS, headings such as "Options:" bold paragraphs,
 # and each option (its name in the first 30 columns, the description after them or on the
-# lines below, indented by 30) a tagged paragraph. So the page cannot drift from the program.
+# lines below, indented by 30) a tagged paragraph. So the options cannot drift from the
+# program. What the help does not hold comes from SECTIONS (roff): its DESCRIPTION opens the
+# page after the SYNOPSIS (followed by the top-level help's options and command list), its
+# other sections (EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES) follow COMMANDS.
 cmake_minimum_required(VERSION 3.25)
-if(NOT MJPEG OR NOT OUT)
-  message(FATAL_ERROR "usage: cmake -DMJPEG=path/to/mjpeg -DOUT=mjpeg.1 -P manpage.cmake")
+if(NOT MJPEG OR NOT OUT OR NOT SECTIONS)
+  message(FATAL_ERROR "usage: cmake -DMJPEG=path/to/mjpeg -DOUT=mjpeg.1 "
+                      "-DSECTIONS=manpage_sections.roff -P manpage.cmake")
 endif()
+
+# SECTIONS split: the DESCRIPTION section, and everything from the section after it.
+file(READ "${SECTIONS}" sections)
+string(FIND "${sections}" ".SH DESCRIPTION\n" description_at)
+if(description_at LESS 0)
+  message(FATAL_ERROR "manpage: ${SECTIONS} has no .SH DESCRIPTION")
+endif()
+string(SUBSTRING "${sections}" ${description_at} -1 sections)
+string(LENGTH ".SH DESCRIPTION\n" skip)
+string(SUBSTRING "${sections}" ${skip} -1 after_heading)
+string(FIND "${after_heading}" "\n.SH " end_at)
+if(end_at LESS 0)
+  message(FATAL_ERROR "manpage: ${SECTIONS} has no section after DESCRIPTION")
+endif()
+math(EXPR end_at "${end_at} + ${skip} + 1")
+string(SUBSTRING "${sections}" 0 ${end_at} description_section)
+string(SUBSTRING "${sections}" ${end_at} -1 later_sections)
 
 # The output of `mjpeg ARGS...` as a CMake list of lines. Characters that CMake lists or roff
 # treat specially are replaced: ';' '[' ']' by placeholders (restored by roff_text), '\' by
@@ -136,14 +157,15 @@ foreach(command IN LISTS commands)
     endif()
   endforeach()
 endforeach()
-string(APPEND page ".SH DESCRIPTION\n")
-render_help(page 1 ${top})
+string(APPEND page "${description_section}")
+render_help(page 2 ${top})  # the top-level options and the commands (after "Usage:")
 string(APPEND page ".SH COMMANDS\n")
 foreach(command IN LISTS commands)
   string(APPEND page ".SS mjpeg ${command}\n")
   render_help(page 0 ${lines_${command}})
 endforeach()
-string(APPEND page ".SH SEE ALSO\n.BR cjpeg (1),\n.BR ffmpeg (1),\n.BR ffprobe (1)\n")
+string(APPEND page "${later_sections}")
+string(APPEND page ".SH SEE ALSO\n.BR cjpeg (1),\n.BR djpeg (1),\n.BR ffmpeg (1),\n.BR ffprobe (1)\n")
 
 file(WRITE "${OUT}.tmp" "${page}")
 file(RENAME "${OUT}.tmp" "${OUT}")

@@ -71,6 +71,10 @@ class FrameSource {
     (void)producer, (void)data, (void)index;
     return false;
   }
+  /// How many frames the stream has, when the source knows it beforehand (-1: unknown, the
+  /// end shows when read_into or lend returns false). The run then knows the reading is over
+  /// as soon as the last frame is read (the last frames are coded on idle workers' cores too).
+  virtual std::int64_t frame_count() const { return -1; }
   /// lends_frames() sources: called once before the producers start when the lent frames
   /// will be uploaded to a GPU (sok --pinned, aok). A source whose frames are not page-locked
   /// yet (a mapped file) locks them from then on as they are lent, a window at a time.
@@ -87,6 +91,29 @@ class FrameSource {
     std::size_t bytes = 0;
   };
   virtual LockWindows lent_lock_windows() const { return {}; }
+
+  /// Where read_device puts a frame: a slot's device pixels, in the slot's turn on its
+  /// stream buffer's upload stream.
+  class DeviceSlot {
+   public:
+    virtual ~DeviceSlot() = default;
+    /// Calls `work(dst, stream)` once, which must enqueue on `stream` (a cudaStream_t of the
+    /// slot's device, current in the calling thread) the work that writes the frame into `dst`
+    /// (device memory, format().frame_bytes() bytes in planar_layout's layout); the slot's
+    /// data_ready is recorded behind it.
+    virtual void write(const std::function<void(std::uint8_t* dst, void* stream)>& work) = 0;
+  };
+  /// True when the frames lie in CUDA device memory (a hardware decoder's output, a caller's
+  /// device frames): aok then has read_device write each frame straight into the slot's device
+  /// pixels (no host copy, no upload); the other modes read them with read_into, which such a
+  /// source serves by copying the frame to the host.
+  virtual bool device_frames() const { return false; }
+  /// device_frames() sources, thread-safe: waits for the next frame, has `slot` write it and
+  /// sets `index`; false at the end (without calling slot.write).
+  virtual bool read_device(int producer, DeviceSlot& slot, std::int64_t& index) {
+    (void)producer, (void)slot, (void)index;
+    return false;
+  }
 };
 
 /// Page-locks a range of host memory given out as frames: a frame's bytes are locked when
@@ -146,6 +173,7 @@ class MemoryFrameSource final : public FrameSource {
   bool lends_frames() const override { return lends_; }
   bool lent_frames_pinned() const override { return lends_ && pinned_; }
   bool lend(int producer, const std::uint8_t*& data, std::int64_t& index) override;
+  std::int64_t frame_count() const override { return static_cast<std::int64_t>(data_.size()); }
 
  private:
   bool next_index(std::int64_t& index);

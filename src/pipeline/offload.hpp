@@ -79,6 +79,9 @@ class Offloader {
   // --- The run's shape (fixed once made) ----------------------------------------------------
   /// Frames lent by the source are used where they lie (no copy into a slot).
   bool lends() const { return lend_; }
+  /// The source's frames lie in device memory and producers call read_device instead of
+  /// reading into a slot (aok).
+  bool reads_device() const { return device_; }
   /// Slots of every stream buffer; slot(i) for i in 0 .. slot_count() - 1.
   int slot_count() const { return static_cast<int>(slots_.size()); }
   FrameSlot& slot(int i) { return slots_[static_cast<std::size_t>(i)]; }
@@ -109,6 +112,9 @@ class Offloader {
   // --- Per frame (the thread that calls each is named in the file comment) ------------------
   /// A dispatcher or downloader thread of stream buffer `buffer` starts.
   virtual void enter_buffer(int) {}
+  /// Producer, reads_device() only: the source's next frame straight into slot `slot`'s
+  /// device pixels (FrameSource::read_device); false at the end of the stream.
+  virtual bool read_device(ThreadState&, int /*slot*/, std::int64_t& /*index*/) { return false; }
   /// Producer, after the frame is in slot `slot` (slot(slot).frame).
   virtual void stage(ThreadState&, int /*slot*/, std::int64_t /*index*/) {}
   /// Dispatcher of the slot's stream buffer.
@@ -123,6 +129,7 @@ class Offloader {
  protected:
   std::vector<FrameSlot> slots_;
   bool lend_ = false;
+  bool device_ = false;
 };
 
 /// The offloader of `mode`. Allocates every slot (and, in a GPU mode, checks the devices and

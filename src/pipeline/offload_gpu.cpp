@@ -31,6 +31,10 @@ class GpuOffloader : public Offloader {
         observer_(s.observer), hooks_(s.options.test_hooks) {
     // The pageable-SOK baseline copies into its own buffers, as a plain program would.
     lend_ = source_.lends_frames() && source_.lent_frames_pinned() && mode != Offload::sok;
+    // Frames in device memory go straight into the device pixels (aok); sok reads them to
+    // the host like any frame (its blocking copy in is the mode), and so does aok when the
+    // frames' pixels are wanted on the host (on_frame: --psnr, --dump-input).
+    device_ = source_.device_frames() && mode == Offload::aok && !options_.on_frame;
     const std::vector<int> devices = device_list(options_);
     int k = options_.slots;
     if (options_.slots_auto) k = fitting_slots(k, devices);
@@ -46,7 +50,7 @@ class GpuOffloader : public Offloader {
       on_buffer(b, [&] {
         gpus_.push_back(std::make_unique<StreamBuffer>(
             geometry_, s.tables, format_, k, mode, devices[b], options_.variant,
-            options_.stages, timing_, output, s.encode, !lend_));
+            options_.stages, timing_, output, s.encode, !lend_ && !device_));
       });
       if (lend_) {
         const FrameSource::LockWindows w = source_.lent_lock_windows();
@@ -185,7 +189,7 @@ int GpuOffloader::fitting_slots(int k, const std::vector<int>& devices) const {
   const std::size_t coeffs = geometry_.coefficient_count() * sizeof(std::int16_t);
   const std::size_t device_per_slot = frame + 3 * coeffs;  // pixels, coefficients, tokens
   // Pixels (none when the frames are lent: they are uploaded from where they lie), result.
-  const std::size_t pinned_per_slot = (lend_ ? 0 : frame) + coeffs;
+  const std::size_t pinned_per_slot = (lend_ || device_ ? 0 : frame) + coeffs;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const std::size_t ram = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
   const std::size_t pinned_budget =
@@ -256,7 +260,24 @@ class AsyncOffloader final : public GpuOffloader {
     return all;
   }
 
+  bool read_device(ThreadState& thread, int slot, std::int64_t& index) override {
+    const FrameSlot& s = slots_[static_cast<std::size_t>(slot)];
+    bind(thread, s.buffer);
+    struct Target final : FrameSource::DeviceSlot {
+      StreamBuffer& gpu;
+      int local;
+      Target(StreamBuffer& g, int l) : gpu(g), local(l) {}
+      void write(const std::function<void(std::uint8_t*, void*)>& work) override {
+        gpu.write_async(local, work);
+      }
+    } target(gpu_of(s), s.local);
+    bool got = false;
+    on_buffer(s.buffer, [&] { got = source_.read_device(thread.id, target, index); });
+    return got;
+  }
+
   void stage(ThreadState& thread, int slot, std::int64_t index) override {
+    if (device_) return;  // read_device wrote the device pixels
     const FrameSlot& s = slots_[static_cast<std::size_t>(slot)];
     bind(thread, s.buffer);
     auto scope = observer_.scope(SpanKind::upload, thread.id, index);

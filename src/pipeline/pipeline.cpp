@@ -13,6 +13,7 @@
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
 #include "jpeg/entropy.hpp"
+#include "jpeg/jfif_writer.hpp"
 #include "jpeg/parallel_parts.hpp"
 #include "jpeg/planar.hpp"
 #include "jpeg/progressive.hpp"
@@ -386,7 +387,10 @@ void Run::producer(int id) {
       FrameSlot& slot = offload_->slot(job.slot);
       {
         auto scope = observer_.scope(SpanKind::read, id);
-        if (lend_) {
+        if (offload_->reads_device()) {
+          got = offload_->read_device(thread, job.slot, job.index);
+          slot.frame = nullptr;
+        } else if (lend_) {
           got = source_.lend(id, slot.frame, job.index);
         } else {
           got = source_.read_into(id, slot.pixels, format_.row_bytes(), job.index);
@@ -398,7 +402,10 @@ void Run::producer(int id) {
         give_back();  // the other producers will see the end too
         break;
       }
-      frames_read_.fetch_add(1, std::memory_order_relaxed);
+      // The last frame of a stream of known length: no frame is read after it, whatever the
+      // producers still do before they see the end.
+      if (frames_read_.fetch_add(1, std::memory_order_relaxed) + 1 == source_.frame_count())
+        read_all_.store(true);
       offload_->stage(thread, job.slot, job.index);  // aok: the upload
       // The frame goes to its slot's stream buffer (if any) or straight to the workers.
       BoundedQueue<Job>& next =
@@ -428,7 +435,7 @@ void Run::dispatcher(int buffer) {
     offload_->enter_buffer(buffer);
     Job job;
     while (to_gpu_[b]->pop(job)) {
-      if (opt_.test_hooks) opt_.test_hooks->before_dispatch(buffer);
+      if (opt_.test_hooks) opt_.test_hooks->before_dispatch(buffer, job.index);
       offload_->transform(buffer, job.slot, job.index);
       observer_.transformed(buffer);
       if (!(downloader ? *to_download_[b] : *to_entropy_).push(job)) break;
@@ -483,6 +490,7 @@ void Run::worker(int id) {
         } else {
           encode_coefficients(geometry_, tables_, r.coeffs, encode_, jpeg, threads);
         }
+        if (encode_.density != JfifDensity{}) set_density(encode_.density, jpeg);
       }
       coding_.fetch_sub(1, std::memory_order_relaxed);
       if (opt_.on_frame) {

@@ -99,7 +99,7 @@ struct PipelineOptions {
   /// gpu_timing). The pipeline adds the tracks and sets the origin; must outlive the call.
   Trace* trace = nullptr;
   /// Tests only (test_hooks.hpp): called at fixed points of the GPU offload (fault injection,
-  /// a slower dispatcher); null in production. Must outlive the call.
+  /// a slower stream buffer); null in production. Must outlive the call.
   OffloadTestHooks* test_hooks = nullptr;
 };
 

@@ -171,6 +171,16 @@ void StreamBuffer::upload_async(int slot, const std::uint8_t* src) {
   s.data_ready_recorded.fetch_add(1, std::memory_order_release);
 }
 
+void StreamBuffer::write_async(int slot,
+                               const std::function<void(std::uint8_t*, void*)>& work) {
+  Slot& s = *slots_[slot];
+  std::lock_guard<std::mutex> lock(upload_mutex_);
+  if (timing_) s.upload_start.record(upload_.get());
+  work(s.device_pixels.as<std::uint8_t>(), upload_.get());
+  s.data_ready.record(upload_.get());
+  s.data_ready_recorded.fetch_add(1, std::memory_order_release);
+}
+
 void StreamBuffer::transform_async(int slot) {
   Slot& s = *slots_[slot];
   use_record(s.data_ready_recorded, s.data_ready_used, "data_ready", slot);

@@ -44,6 +44,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -98,6 +99,10 @@ class StreamBuffer {
   /// `src`: the frame's host bytes (pixel_bytes()); the slot's own host_pixels, or a frame
   /// that stays in (pinned) memory until its result is back (copied where it lies).
   void upload_async(int slot, const std::uint8_t* src);
+  /// Producer side of PICC for frames that lie in device memory: `work(dst, stream)` enqueues
+  /// on the upload stream what writes the slot's device pixels (a device-to-device copy or
+  /// conversion); data_ready is recorded behind it and the count bumped.
+  void write_async(int slot, const std::function<void(std::uint8_t* dst, void* stream)>& work);
   /// Frames uploaded from memory page-locked in windows of `window` bytes from `origin` (a
   /// mapped file, FrameSource::lent_lock_windows): their copies are split where they cross a
   /// window boundary, since CUDA refuses one copy across two registrations. Before the first

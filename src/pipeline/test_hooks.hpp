@@ -22,9 +22,9 @@ struct TransformHookPoint {
 class OffloadTestHooks {
  public:
   virtual ~OffloadTestHooks() = default;
-  /// The dispatcher of stream buffer `buffer`, before it takes on each frame (e.g. a sleep: a
-  /// slower device).
-  virtual void before_dispatch(int /*buffer*/) {}
+  /// The dispatcher of stream buffer `buffer`, before it takes on frame `frame` (e.g. holding
+  /// it back: a slower device).
+  virtual void before_dispatch(int /*buffer*/, std::int64_t /*frame*/) {}
   /// Right before a transform is issued (aok: transform_async, sok: offload_sync). An
   /// exception thrown here fails that frame's transform as a CUDA error of it would (the
   /// device of the buffer is named in front of the message).

@@ -234,13 +234,22 @@ Summary summarize(const std::vector<FrameMetrics>& frames, std::size_t worst_cou
   s.psnr_y = psnr_range([](const FrameMetrics& f) { return f.mse_y; });
   s.psnr_cb = psnr_range([](const FrameMetrics& f) { return f.mse_cb; });
   s.psnr_cr = psnr_range([](const FrameMetrics& f) { return f.mse_cr; });
+  // SSIM over the frames where it is defined; a picture under 8x8 has no window, and then the
+  // summary is undefined too (NaN, as ffmpeg's ssim filter prints "nan"), not +-infinity.
   double ssim_sum = 0;
+  std::int64_t ssim_frames = 0;
   for (const FrameMetrics& f : frames) {
+    if (std::isnan(f.ssim_y)) continue;
     s.ssim_y.min = std::min(s.ssim_y.min, f.ssim_y);
     s.ssim_y.max = std::max(s.ssim_y.max, f.ssim_y);
     ssim_sum += f.ssim_y;
+    ++ssim_frames;
   }
-  s.ssim_y.mean = ssim_sum / static_cast<double>(frames.size());
+  if (ssim_frames > 0) {
+    s.ssim_y.mean = ssim_sum / static_cast<double>(ssim_frames);
+  } else {
+    s.ssim_y.min = s.ssim_y.mean = s.ssim_y.max = std::numeric_limits<double>::quiet_NaN();
+  }
 
   std::vector<std::int64_t> order(frames.size());
   std::iota(order.begin(), order.end(), 0);

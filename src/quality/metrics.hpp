@@ -65,7 +65,9 @@ struct Range {
 
 /// Summary over frames. PSNR "mean" is the PSNR of the mean MSE over the frames (ffmpeg's
 /// "average"; frames with identical pictures then cannot make it infinite alone); min and max
-/// are over the per-frame PSNRs. SSIM mean is the plain mean of the per-frame values.
+/// are over the per-frame PSNRs. SSIM mean is the plain mean of the per-frame values; where no
+/// frame has one (pictures under 8x8), min, mean and max are NaN (undefined: ffmpeg's ssim
+/// filter gives no figure either, printing nan or inf), never +-infinity.
 struct Summary {
   std::int64_t frames = 0;
   Range psnr_rgb, psnr_y, psnr_cb, psnr_cr, ssim_y;

@@ -24,6 +24,7 @@
 #include "io/y4m.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/profile.hpp"
 #include "mjpeg/video.hpp"
 
 namespace mjpeg::apitest {
@@ -215,6 +216,7 @@ struct ApiCase {
   std::size_t pad = 0;
   bool own_tables = false;
   bool progressive = false;
+  bool aspect = false;  ///< pixels 4:3 wide: JfifDensity::pixel_aspect(4, 3) in every frame
 };
 
 inline std::string name_of(const ApiCase& c) {
@@ -228,6 +230,7 @@ inline std::string name_of(const ApiCase& c) {
   if (c.pad) n += "_pad" + std::to_string(c.pad);
   if (c.own_tables) n += "_qtables";
   if (c.progressive) n += "_prog";
+  if (c.aspect) n += "_sar";
   n += "_N" + std::to_string(c.producers) + "M" + std::to_string(c.entropy) + "K" +
        std::to_string(c.slots);
   return n;
@@ -254,6 +257,9 @@ inline std::vector<ApiCase> api_cases() {
       // --progressive, planar and packed.
       {45, 21, F::yuv420p, S::s420, YuvMatrix::bt601, YuvRange::limited, 2, false, 1, 2, 3, 5, 0, false, true},
       {37, 29, F::rgb24, S::s444, YuvMatrix::bt601, YuvRange::limited, 0, true, 2, 2, 4, 5, 0, true, true},
+      // A pixel aspect ratio in the JFIF header, baseline (tokens) and progressive.
+      {48, 32, F::yuv420p, S::s420, YuvMatrix::bt601, YuvRange::limited, 0, true, 1, 2, 4, 7, 0, false, false, true},
+      {48, 32, F::rgb24, S::s422, YuvMatrix::bt601, YuvRange::limited, 1, false, 2, 2, 4, 5, 0, false, true, true},
   };
 }
 
@@ -269,6 +275,7 @@ inline VideoOptions options_of(const ApiCase& c, Offload mode) {
   o.jpeg.restart_interval = c.restart;
   o.jpeg.optimize = c.optimize;
   o.jpeg.progressive = c.progressive;
+  if (c.aspect) o.jpeg.density = JfifDensity::pixel_aspect(4, 3);
   if (c.own_tables) {
     o.jpeg.qtables.assign(3, QuantTableValues{});
     for (int i = 0; i < 64; ++i) {
@@ -286,6 +293,64 @@ inline VideoOptions options_of(const ApiCase& c, Offload mode) {
   return o;
 }
 
+/// Who transformed the frames. The bytes cannot tell (every mode writes the same), and
+/// Stats::offload only repeats the options; what the encode measured can. sok/aok: every
+/// frame's pixels went up (Stats::upload_bytes, the frame's bytes each), results came back
+/// (download_bytes) and the stream buffers transformed all the frames between them
+/// (frames_per_buffer: `buffers` entries); cpu: none of it.
+inline void expect_work_done_by(Offload mode, const Stats& st, const VideoOptions& o,
+                                std::int64_t frames, std::size_t buffers = 1) {
+  if (mode == Offload::cpu) {
+    EXPECT_EQ(st.upload_bytes, 0u);
+    EXPECT_EQ(st.download_bytes, 0u);
+    EXPECT_TRUE(st.frames_per_buffer.empty());
+    return;
+  }
+  EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(frames) * frame_bytes(o))
+      << "the frames were not uploaded to the GPU";
+  EXPECT_GE(st.download_bytes, static_cast<std::uint64_t>(frames))
+      << "nothing came back from the GPU";
+  ASSERT_EQ(st.frames_per_buffer.size(), buffers) << "no stream buffer transformed the frames";
+  std::int64_t sum = 0;
+  for (std::int64_t f : st.frames_per_buffer) sum += f;
+  EXPECT_EQ(sum, frames);
+}
+
+/// The same from a Profile (VideoOptions::profile): in sok/aok every frame has exactly one
+/// kernel span, on a GPU track (timed by CUDA events), and no CPU transform span; the GPU
+/// times are measured; `token_frames` frames were coded from the GPU's tokens. cpu: one
+/// transform span per frame and no GPU span or time.
+inline void expect_profile_of(Offload mode, const Profile& profile, std::int64_t frames,
+                              std::int64_t token_frames) {
+  std::vector<int> kernels(static_cast<std::size_t>(frames)), transforms(kernels.size());
+  for (const TimelineSpan& s : profile.spans) {
+    ASSERT_GE(s.track, 0);
+    ASSERT_LT(static_cast<std::size_t>(s.track), profile.tracks.size());
+    if (s.kind != "kernel" && s.kind != "transform") continue;
+    ASSERT_GE(s.frame, 0);
+    ASSERT_LT(s.frame, frames);
+    (s.kind == "kernel" ? kernels : transforms)[static_cast<std::size_t>(s.frame)]++;
+    EXPECT_EQ(profile.tracks[static_cast<std::size_t>(s.track)].gpu, s.kind == "kernel")
+        << s.kind << " span on " << profile.tracks[static_cast<std::size_t>(s.track)].name;
+  }
+  const bool gpu = mode != Offload::cpu;
+  for (std::size_t f = 0; f < kernels.size(); ++f) {
+    EXPECT_EQ(kernels[f], gpu ? 1 : 0) << "kernel spans of frame " << f;
+    EXPECT_EQ(transforms[f], gpu ? 0 : 1) << "CPU transform spans of frame " << f;
+  }
+  EXPECT_EQ(profile.gpu_timed, gpu);
+  EXPECT_EQ(profile.kernel_gpu_s > 0, gpu);
+  EXPECT_EQ(profile.upload_gpu_s > 0, gpu);
+  EXPECT_EQ(profile.download_gpu_s > 0, gpu);
+  EXPECT_EQ(profile.token_frames, gpu ? token_frames : 0);
+  std::int64_t sum = 0;
+  for (const BufferProfile& b : profile.buffers) {
+    sum += b.frames;
+    EXPECT_EQ(b.kernel_gpu_s > 0, b.frames > 0) << "buffer on device " << b.device;
+  }
+  EXPECT_EQ(sum, gpu ? frames : 0);
+}
+
 /// VideoEncoder (returned frames) is byte-identical to encode_jpeg, frame by frame, in order.
 inline void check_push(const ApiCase& c, Offload mode) {
   const VideoOptions o = options_of(c, mode);
@@ -300,6 +365,7 @@ inline void check_push(const ApiCase& c, Offload mode) {
   EXPECT_EQ(st.offload, mode);
   EXPECT_EQ(st.producers, c.producers);
   EXPECT_EQ(st.entropy_threads, c.entropy);
+  expect_work_done_by(mode, st, o, c.frames);
 }
 
 /// A sink instead of returned frames: the same bytes, in order, one write at a time; many
@@ -321,6 +387,7 @@ inline void check_sink_order(Offload mode, int producers, int entropy, int slots
     for (const TestFrame& f : frames) EXPECT_TRUE(enc.encode(FrameView::contiguous(f.bytes.data(), o)).empty());
     EXPECT_TRUE(enc.finish().empty());
     EXPECT_EQ(enc.stats().frames, n);
+    expect_work_done_by(mode, enc.stats(), o, n);
   });
   EXPECT_TRUE(sink.in_order());
   EXPECT_TRUE(sink.one_at_a_time());
@@ -352,7 +419,9 @@ class VectorSource final : public FrameSource {
   std::atomic<bool> overlapped_{false};
 };
 
-/// encode_all over a source and a sink gives the same frames as encode_jpeg.
+/// encode_all over a source and a sink gives the same frames as encode_jpeg; the profile
+/// shows where the frames were transformed (GPU modes: with --progressive the coefficients
+/// come back instead of tokens).
 inline void check_pull(const ApiCase& c, Offload mode, bool concurrent) {
   VideoOptions o = options_of(c, mode);
   const auto frames = make_frames(o, c.frames);
@@ -360,11 +429,15 @@ inline void check_pull(const ApiCase& c, Offload mode, bool concurrent) {
   VectorSource source(frames, concurrent);
   MemorySink sink;
   Stats st;
+  Profile profile;
+  o.profile = &profile;
   within(120, [&] { st = encode_all(o, source, sink); });
   EXPECT_FALSE(source.overlapped());
   EXPECT_TRUE(sink.in_order());
   EXPECT_EQ(st.frames, c.frames);
   expect_same(ref, sink.frames);
+  expect_work_done_by(mode, st, o, c.frames);
+  expect_profile_of(mode, profile, c.frames, c.progressive ? 0 : c.frames);
 }
 
 }  // namespace mjpeg::apitest

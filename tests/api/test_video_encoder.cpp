@@ -201,8 +201,8 @@ TEST(VideoEncoderErrors, BadOptionsAreUsageErrors) {
     void (*edit)(VideoOptions&);
   };
   const Bad cases[] = {
-      {"width 0 is outside 1..65535", [](VideoOptions& o) { o.width = 0; }},
-      {"height 65536 is outside 1..65535", [](VideoOptions& o) { o.height = 65536; }},
+      {"width 0 is outside 1..65500", [](VideoOptions& o) { o.width = 0; }},
+      {"height 65501 is outside 1..65500", [](VideoOptions& o) { o.height = 65501; }},
       {"quality 0 is outside 1..100", [](VideoOptions& o) { o.jpeg.quality = 0; }},
       {"restart interval -1", [](VideoOptions& o) { o.jpeg.restart_interval = -1; }},
       {"producers -1 is outside 0..256", [](VideoOptions& o) { o.producers = -1; }},
@@ -594,14 +594,46 @@ TEST(VideoStats, BreakdownAndBoundStage) {
   EXPECT_EQ(st.frames, 12);
   EXPECT_GE(st.setup_s, 0.0);
   EXPECT_LE(st.setup_s, st.wall_s);
-  // Neither count given: encode_all balances the split itself.
+  // Neither count given: encode_all balances the split itself; it first measures the stages
+  // between frames 8 and 32, so 12 frames end with the split they started with.
   EXPECT_TRUE(st.self_balancing);
-  EXPECT_GE(st.rebalances, 0);
+  EXPECT_EQ(st.rebalances, 0);
   EXPECT_TRUE(st.frames_per_buffer.empty());  // cpu mode: no stream buffer
   EXPECT_EQ(st.upload_issue_s, 0.0);
   EXPECT_EQ(st.result_wait_s, 0.0);
   EXPECT_FALSE(st.bound_by.empty());
   EXPECT_GT(st.bound_fps, 0.0);
+
+  // A source that reads slowly (50 ms a frame, against microseconds of coding): by frame 32
+  // the split has moved threads to reading.
+  class SlowSource final : public FrameSource {
+   public:
+    explicit SlowSource(const std::vector<TestFrame>& f) : frames_(f) {}
+    bool read(std::int64_t index, std::uint8_t* dst) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (index >= static_cast<std::int64_t>(frames_.size())) return false;
+      const auto& b = frames_[static_cast<std::size_t>(index)].bytes;
+      std::memcpy(dst, b.data(), b.size());
+      return true;
+    }
+    bool concurrent_reads() const override { return true; }
+
+   private:
+    const std::vector<TestFrame>& frames_;
+  };
+  VideoOptions balanced = o;
+  balanced.width = 16;
+  balanced.height = 16;
+  balanced.threads = 8;
+  const auto slow_frames = make_frames(balanced, 40);
+  SlowSource slow(slow_frames);
+  MemorySink slow_sink;
+  within(60, [&] { st = encode_all(balanced, slow, slow_sink); });
+  expect_same(reference(slow_frames, balanced.jpeg), slow_sink.frames);
+  EXPECT_TRUE(st.self_balancing);
+  EXPECT_GE(st.rebalances, 1);
+  EXPECT_GT(st.producers, 2);
+  EXPECT_EQ(st.producers + st.entropy_threads, 8);
 
   VideoOptions fixed = o;
   fixed.producers = 1;
@@ -995,17 +1027,18 @@ namespace {
 
 TEST(VideoEncoderErrors, OptimizeRefusedWhereItsCountsWouldOverflow) {
   EXPECT_TRUE(optimize_fits(1920, 1080, Subsampling::s444));
-  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::s420));   // 4.23e9 luma symbols at most
-  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::gray));
-  EXPECT_FALSE(optimize_fits(65535, 65535, Subsampling::s444));  // chroma: 8.45e9
-  EXPECT_TRUE(optimize_fits(65535, 65535, Subsampling::s422));   // chroma: 4.23e9
+  EXPECT_TRUE(optimize_fits(65500, 65500, Subsampling::s420));   // 4.23e9 luma symbols at most
+  EXPECT_TRUE(optimize_fits(65500, 65500, Subsampling::gray));
+  EXPECT_FALSE(optimize_fits(65500, 65500, Subsampling::s444));  // chroma: 8.45e9
+  EXPECT_TRUE(optimize_fits(65500, 65500, Subsampling::s422));   // chroma: 4.23e9
   EXPECT_FALSE(optimize_fits(0, 10, Subsampling::s420));
+  EXPECT_FALSE(optimize_fits(65501, 8, Subsampling::s420));      // above libjpeg's limit
   VideoOptions o;
-  o.width = o.height = 65535;
+  o.width = o.height = 65500;
   o.jpeg.subsampling = Subsampling::s444;
   o.jpeg.optimize = true;
   EXPECT_TRUE(contains(message_of<UsageError>([&] { validate(o); }),
-                       "optimize: a 65535x65535 frame at 444 can hold more of one Huffman symbol"));
+                       "optimize: a 65500x65500 frame at 444 can hold more of one Huffman symbol"));
   o.jpeg.progressive = true;  // progressive files count per scan: not this limit
   EXPECT_NO_THROW(validate(o));
   o.jpeg.progressive = false;

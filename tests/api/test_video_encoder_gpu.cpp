@@ -11,6 +11,8 @@
 #include "common/gpu_guard.hpp"
 #include "gpu_transform.hpp"
 
+#include <cuda_runtime_api.h>
+
 namespace mjpeg::apitest {
 namespace {
 
@@ -64,7 +66,9 @@ TEST_P(GpuOrder, DefaultCountsWork) {
   o.format = FrameFormat::yuv420p;
   o.offload = GetParam();
   const auto frames = make_frames(o, 10);
-  expect_same(reference(frames, o.jpeg), push_all(o, frames));
+  Stats st;
+  expect_same(reference(frames, o.jpeg), push_all(o, frames, 0, &st));
+  expect_work_done_by(o.offload, st, o, 10);
 }
 TEST_P(GpuOrder, MissingDeviceIsAClearError) {
   MJPEG_NEED_GPU();
@@ -88,15 +92,19 @@ TEST_P(GpuOrder, SeveralStreamBuffersWriteTheSameBytes) {
   o.slots = 3;
   const auto frames = make_frames(o, 24);
   const auto expected = reference(frames, o.jpeg);
-  expect_same(expected, push_all(o, frames));
+  Stats st;
+  expect_same(expected, push_all(o, frames, 0, &st));
+  expect_work_done_by(o.offload, st, o, 24, 2);
   o.format = FrameFormat::yuv420p;
   const auto planar = make_frames(o, 24);
-  expect_same(reference(planar, o.jpeg), push_all(o, planar));
+  expect_same(reference(planar, o.jpeg), push_all(o, planar, 0, &st));
+  expect_work_done_by(o.offload, st, o, 24, 2);
   VectorSource source(planar, true);
   MemorySink sink;
-  within(120, [&] { encode_all(o, source, sink); });
+  within(120, [&] { st = encode_all(o, source, sink); });
   EXPECT_TRUE(sink.in_order());
   expect_same(reference(planar, o.jpeg), sink.frames);
+  expect_work_done_by(o.offload, st, o, 24, 2);
   o.devices = {0, 1023};
   expect_device_1023_refused(o);
 }
@@ -117,8 +125,11 @@ TEST_P(GpuOrder, ProfileHasGpuTimesBuffersAndTimeline) {
   o.profile = &profile;
   VectorSource source(frames, true);
   MemorySink sink;
-  within(120, [&] { encode_all(o, source, sink); });
+  Stats st;
+  within(120, [&] { st = encode_all(o, source, sink); });
   expect_same(reference(frames, o.jpeg), sink.frames);
+  expect_work_done_by(o.offload, st, o, 24, 2);
+  expect_profile_of(o.offload, profile, 24, 24);
   EXPECT_TRUE(profile.gpu_timed);
   EXPECT_GT(profile.upload_gpu_s, 0.0);
   EXPECT_GT(profile.kernel_gpu_s, 0.0);
@@ -153,9 +164,11 @@ TEST_P(GpuOrder, PinnedMemorySourceWritesTheSameBytes) {
     source.pin();
     EXPECT_TRUE(source.pinned());
     MemorySink sink;
-    within(120, [&] { encode_all(o, source, sink); });
+    Stats st;
+    within(120, [&] { st = encode_all(o, source, sink); });
     EXPECT_TRUE(sink.in_order());
     expect_same(reference(frames, o.jpeg), sink.frames);
+    expect_work_done_by(o.offload, st, o, 20);
   }
 }
 
@@ -186,11 +199,119 @@ TEST_P(GpuOrder, EveryKernelAndOutputWritesTheSameBytes) {
           Stats st;
           within(120, [&] { st = encode_all(o, source, sink); });
           expect_same(expected, sink.frames);
-          ASSERT_EQ(st.frames_per_buffer.size(), 2u);
-          EXPECT_EQ(st.frames_per_buffer[0] + st.frames_per_buffer[1], 9);
+          expect_work_done_by(o.offload, st, o, 9, 2);
           EXPECT_FALSE(st.bound_by.empty());
         }
   }
+}
+
+// Frames in device memory (VideoOptions::device_frames): planar and NV12, at a pitch wider than
+// a row and an odd size, in every GPU mode, give encode_jpeg's bytes of the same planes; and the
+// caller's stream may overwrite the buffer right after encode() returns (the encoder's copy is
+// ordered before it), which each frame here does, with 0xAB.
+class GpuDeviceFrames : public ::testing::TestWithParam<std::tuple<Offload, bool>> {};
+TEST_P(GpuDeviceFrames, ByteIdenticalAndBufferReusableOnTheStream) {
+  MJPEG_NEED_GPU();
+  const Offload mode = std::get<0>(GetParam());
+  const bool nv12 = std::get<1>(GetParam());
+  VideoOptions o;
+  o.width = 97;
+  o.height = 61;
+  o.format = FrameFormat::yuv420p;
+  o.offload = mode;
+  o.device_frames = true;
+  o.slots = 3;
+  const int n = 12;
+  const auto frames = make_frames(o, n);
+  const auto expected = reference(frames, o.jpeg);
+  const int cw = (o.width + 1) / 2, ch = (o.height + 1) / 2;
+  const std::size_t pitch = 256;  // wider than any row here
+  void* mem = nullptr;
+  ASSERT_EQ(cudaMalloc(&mem, pitch * (o.height + 2 * ch)), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  auto* y = static_cast<std::uint8_t*>(mem);
+  std::uint8_t* c1 = y + pitch * o.height;
+  std::uint8_t* c2 = c1 + pitch * ch;
+  std::vector<std::vector<std::uint8_t>> got;
+  {
+    VideoEncoder enc(o);
+    for (const TestFrame& f : frames) {
+      const std::uint8_t* cb = f.bytes.data() + std::size_t(o.width) * o.height;
+      const std::uint8_t* cr = cb + std::size_t(cw) * ch;
+      ASSERT_EQ(cudaMemcpy2DAsync(y, pitch, f.bytes.data(), o.width, o.width, o.height,
+                                  cudaMemcpyHostToDevice, stream),
+                cudaSuccess);
+      DeviceFrame d;
+      d.width = o.width;
+      d.height = o.height;
+      d.stream = stream;
+      d.plane[0] = y;
+      d.pitch[0] = pitch;
+      if (nv12) {
+        std::vector<std::uint8_t> uv(std::size_t(2) * cw * ch);
+        for (int i = 0; i < cw * ch; ++i) {
+          uv[2 * std::size_t(i)] = cb[i];
+          uv[2 * std::size_t(i) + 1] = cr[i];
+        }
+        ASSERT_EQ(cudaMemcpy2D(c1, pitch, uv.data(), 2 * cw, 2 * cw, ch, cudaMemcpyHostToDevice),
+                  cudaSuccess);
+        d.layout = DeviceFrame::Layout::nv12;
+        d.plane[1] = c1;
+        d.pitch[1] = pitch;
+      } else {
+        ASSERT_EQ(cudaMemcpy2D(c1, pitch, cb, cw, cw, ch, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy2D(c2, pitch, cr, cw, cw, ch, cudaMemcpyHostToDevice), cudaSuccess);
+        d.plane[1] = c1;
+        d.plane[2] = c2;
+        d.pitch[1] = d.pitch[2] = pitch;
+      }
+      for (JpegFrame& j : enc.encode(d)) got.push_back(std::move(j.bytes));
+      // Rewritten on the frame's stream at once: the copy was ordered before this.
+      ASSERT_EQ(cudaMemsetAsync(mem, 0xAB, pitch * (o.height + 2 * ch), stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);  // the host copies above reuse mem
+    }
+    for (JpegFrame& j : enc.finish()) got.push_back(std::move(j.bytes));
+  }
+  cudaStreamDestroy(stream);
+  cudaFree(mem);
+  expect_same(expected, got);
+}
+INSTANTIATE_TEST_SUITE_P(Modes, GpuDeviceFrames,
+                         ::testing::Combine(::testing::ValuesIn(kModes), ::testing::Bool()),
+                         [](const auto& info) {
+                           return mode_name(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_nv12" : "_planar");
+                         });
+
+TEST(GpuDeviceFramesRefused, WrongFramesAreUsageErrors) {
+  MJPEG_NEED_GPU();
+  VideoOptions o;
+  o.width = 64;
+  o.height = 48;
+  o.format = FrameFormat::yuv420p;
+  o.offload = Offload::aok;
+  DeviceFrame d;
+  d.width = 64;
+  d.height = 48;
+  static std::uint8_t dummy[64];
+  d.plane[0] = d.plane[1] = d.plane[2] = dummy;
+  d.pitch[0] = 64;
+  d.pitch[1] = d.pitch[2] = 32;
+  {
+    VideoEncoder host_frames(o);  // made without device_frames
+    EXPECT_THROW(host_frames.encode(d), UsageError);
+  }
+  o.device_frames = true;
+  VideoEncoder enc(o);
+  DeviceFrame small = d;
+  small.width = 32;
+  EXPECT_THROW(enc.encode(small), UsageError);
+  DeviceFrame narrow = d;
+  narrow.pitch[1] = 31;
+  EXPECT_THROW(enc.encode(narrow), UsageError);
+  o.format = FrameFormat::rgb24;
+  EXPECT_THROW(VideoEncoder{o}, UsageError);
 }
 
 }  // namespace

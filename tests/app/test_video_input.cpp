@@ -86,20 +86,16 @@ TEST(DecodedVideo, PlanesGiveLibswscalesRgbOnTheSharedClips) {
 #if !MJPEG_TEST_LIBAV
   GTEST_SKIP() << "built without FFmpeg's libraries";
 #else
-  std::string dir;
-  try {
-    dir = test::media_dir();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no media: " << e.what();
-  }
+  MJPEG_REQUIRE_MEDIA();
+  const std::string dir = test::media_dir();
   for (const char* clip : {"flower.mp4", "friday.mp4", "bottle-detection.mp4",
                            "car-detection.mp4", "tears-of-steel-battle-clip-medium.webm"}) {
     const std::string path = dir + "/video/" + clip;
     InputOptions swscale;
     swscale.max_frames = 12;
     swscale.rgb_swscale = true;
-    VideoInput planes = open_video_input(path, InputKind::video, 12);
-    VideoInput rgb = open_video_input(path, InputKind::video, swscale);
+    VideoInput planes = open_video_input(path, 12);
+    VideoInput rgb = open_video_input(path, swscale);
     const VideoOptions& pf = planes.format;
     ASSERT_TRUE(is_planar(pf.format)) << clip << ": " << planes.description;
     ASSERT_EQ(rgb.format.format, FrameFormat::rgb24) << clip;

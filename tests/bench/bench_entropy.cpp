@@ -520,7 +520,8 @@ void BM_libjpeg_coding(benchmark::State& state, bool progressive) {
 }
 
 // Console output as usual, and the adjusted real time per iteration of each benchmark kept for
-// the summary.
+// the summary; a benchmark that reported an error (its bytes differ from tjCompress2's, say)
+// is kept too, so that main() fails on it.
 class RecordingReporter : public benchmark::ConsoleReporter {
  public:
   // Colour only on a terminal (the library's --benchmark_color applies to its own reporter).
@@ -529,7 +530,10 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     // One figure per benchmark: the median when repetitions are aggregated, else the run.
     for (const Run& r : runs) {
-      if (r.error_occurred) continue;
+      if (r.error_occurred) {
+        errors.push_back(r.benchmark_name() + ": " + r.error_message);
+        continue;
+      }
       std::string name = r.run_name.str();
       // CPU time: the benchmarks are single-threaded, and it is steadier on a shared machine;
       // the multi-threaded ones (UseRealTime or UseManualTime, named .../real_time or
@@ -554,6 +558,7 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   }
   std::map<std::string, double> seconds;
   std::set<std::string> from_median;
+  std::vector<std::string> errors;
 };
 
 /// A crop of the Kodak mosaic, its coefficients, tjCompress2's file and both token streams (the
@@ -876,5 +881,6 @@ int main(int argc, char** argv) {
   if (s.count("libjpeg/entropy") && s.count("libjpeg/tjCompress2"))
     std::printf("  libjpeg-turbo's Huffman share of its whole compression: %.0f%%\n",
                 100.0 * s["libjpeg/entropy"] / s["libjpeg/tjCompress2"]);
-  return same ? 0 : 2;
+  for (const std::string& e : reporter.errors) std::printf("ERROR in a benchmark: %s\n", e.c_str());
+  return same && reporter.errors.empty() ? 0 : 2;
 }

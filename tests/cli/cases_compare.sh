@@ -1,17 +1,40 @@
 # Cases of `mjpeg compare` (sourced by cli_test.sh; its helpers are available).
 
-# compare_json_check FILE: the JSON says every mode's output was identical, and the trace (if
-# given as $2) has complete events, one process per mode, and no overlapping spans on a track.
+# compare_json_check FILE [TRACE]: the JSON says every mode's output was identical (and, where
+# the libjpeg-turbo row ran, as many bytes as TurboJPEG wrote for the same frames); each mode's
+# figures agree with each other: fps is frames over the stages' time of the run shown, each
+# stage's rate its lanes times frames over its busy time, the bound the slowest of them, "of
+# it" their ratio, no GPU figure in cpu mode. The trace (if given) has complete events, one
+# process per mode, and no overlapping spans on a track.
 compare_json_check() {
   python3 - "$@" <<'PY' || die "compare outputs are not as expected"
 import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["identical"] is True, "modes not identical"
 modes = [m["mode"] for m in report["modes"]]
+close = lambda a, b: abs(a - b) <= 1e-6 + 1e-3 * abs(b)
+tj = report.get("libjpeg_turbo")
 for m in report["modes"]:
-    assert m["frames"] == report["frames"], m
-    assert m["fps"] > 0 and m["bound"]["fps"] > 0, m
+    n = report["frames"]
+    assert m["frames"] == n, m
     assert m["identical"] is True, m
+    assert len(m["fps_of_runs"]) == report["repeat"], m
+    assert min(m["fps_of_runs"]) <= m["fps"] <= max(m["fps_of_runs"]), m
+    assert m["wall_s"] > m["setup_s"] >= 0, m
+    assert close(m["fps"], n / (m["wall_s"] - m["setup_s"])), (m["fps"], m["wall_s"], m["setup_s"])
+    for st in m["stages"]:
+        assert st["lanes"] >= 1 and st["busy_s"] >= 0, st
+        assert close(st["bound_fps"], st["lanes"] * n / st["busy_s"] if st["busy_s"] > 0 else 0), st
+    slowest = min((st for st in m["stages"] if st["busy_s"] > 0), key=lambda st: st["bound_fps"])
+    assert m["bound"]["stage"] == slowest["name"], (m["bound"], slowest)
+    assert close(m["bound"]["fps"], slowest["bound_fps"]), (m["bound"], slowest)
+    assert close(m["bound"]["of_bound"], m["fps"] / m["bound"]["fps"]), m["bound"]
+    assert m["producers"] + m["entropy_threads"] >= 2, m
+    if m["mode"] == "cpu":
+        assert m["upload_bytes_per_frame"] == 0 and m["devices"] == [], m
+        assert m["busy_s"]["transform_cpu"] > 0 and m["busy_s"]["gpu_dispatch"] == 0, m
+    if tj and tj.get("identical"):
+        assert m["jpeg_bytes"] == tj["jpeg_bytes"], (m["jpeg_bytes"], tj["jpeg_bytes"])
 if len(sys.argv) > 2:
     trace = json.load(open(sys.argv[2]))
     names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]

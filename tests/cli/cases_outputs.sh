@@ -6,9 +6,9 @@ mean_rgb() { sed -n 's/^  PSNR RGB  min *[0-9.inf]*  mean *\([0-9.inf]*\) .*/\1/
 
 case_psnr_and_quality_agree_on_every_output_kind() {
   need_ffmpeg
-  # An awkward size (334x91: not a multiple of 8 or 16, odd height), lossless source.
-  ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=334x91:rate=25 -frames:v 3 -pix_fmt yuv420p \
-    -c:v ffv1 clip.mkv || die "ffmpeg cannot make the clip"
+  # An awkward size (334x91: not a multiple of 8 or 16, odd height), a lossless 4:2:0 source of
+  # real content (real_clip, cases_inputs.sh), whose RGB is libswscale's at that odd height.
+  real_clip clip.mkv 334x91 yuv420p ffv1 3
   need_libav clip.mkv
   mkdir src f
   ffmpeg -nostdin -v error -i clip.mkv -pix_fmt rgb24 src/%03d.ppm || die "ffmpeg cannot decode"
@@ -116,7 +116,8 @@ case_stdout_output_refused_on_a_terminal() {
   "$MJPEG" encode in.y4m -o - --quiet 2>err.txt >out.mjpeg || die "-o - failed: $(cat err.txt)"
   [[ $(ffprobe -v error -f mjpeg -count_frames -show_entries stream=nb_read_frames -of csv=p=0 out.mjpeg) == 4 ]] ||
     die "ffprobe does not read 4 frames from -o -"
-  "$MJPEG" encode in.y4m -o out2.mjpeg --quiet && same_bytes out.mjpeg out2.mjpeg
+  expect_ok encode in.y4m -o out2.mjpeg --quiet
+  same_bytes out.mjpeg out2.mjpeg
   # ... and refused when standard output is a terminal (binary on the screen).
   command -v script >/dev/null || skip "script (util-linux) not found"
   script -qec "\"$MJPEG\" encode in.y4m -o - --quiet; echo rc=\$?" /dev/null >tty.txt 2>&1
@@ -167,12 +168,92 @@ case_wording_of_messages() {
     --modes cpu
   grep -q ', 1 frame, 1 producer, 1 entropy thread, 1 slot, .*median of 1 run ' out.txt ||
     die "compare's counts: $(head -3 out.txt)"
-  # One CUDA note without a GPU, and only when the mode was chosen automatically.
-  if "$MJPEG" info | grep -q '^CUDA devices: none'; then
+  # One CUDA note where an NVIDIA GPU cannot be used, and only when the mode was chosen
+  # automatically (a machine without an NVIDIA driver gets none: cases_everyday.sh).
+  if "$MJPEG" info | grep -q '^CUDA devices: none' && [[ -e /proc/driver/nvidia ]]; then
     expect_ok encode in.y4m -o a.avi
     [[ $(grep -ci 'cuda' err.txt) -eq 1 && $(grep -c '^mjpeg: note: .*CUDA' err.txt) -eq 1 ]] ||
       die "expected one CUDA note: $(cat err.txt)"
     expect_ok encode in.y4m -o b.avi --mode cpu
     ! grep -qi 'cuda' err.txt || die "a CUDA note with --mode cpu: $(cat err.txt)"
   fi
+}
+
+# --stats: each stage's busy time and cores (busy over the wall time), the split, the bound and
+# its rate, consistent with each other and with what was encoded; no GPU line in cpu mode.
+case_stats_report_what_the_encode_did() {
+  make_y4m in.y4m 60 640x360
+  expect_ok encode in.y4m -o out.avi --mode cpu --stats --producers 1 --entropy-threads 2
+  grep -q '^mjpeg: wrote out.avi: 60 frames, .* (cpu mode)' err.txt || die "summary: $(cat err.txt)"
+  [[ $(probe_counts out.avi) == "mjpeg 640 360 25/1 60 60" ]] || die "ffprobe: $(probe_counts out.avi)"
+  ! grep -qE 'upload|gpu offload|wait for coefficients|per stream buffer' err.txt ||
+    die "GPU figures in cpu mode: $(cat err.txt)"
+  awk -v frames=60 -v want_split="1 producer + 2 entropy threads" '
+    function fail(m) { print m; bad = 1 }
+    /^mjpeg: stages over [0-9.]+ s wall/ { wall = $4 }
+    /^  [a-z]/ {
+      busy = $(NF - 1); cores = $NF; name = $0; sub(/^  /, "", name); sub(/ +[0-9.]+ +[0-9.]+$/, "", name)
+      stage[name] = busy
+      # cores = busy / wall (both printed rounded)
+      if (wall > 0 && (cores - busy / wall > 0.02 || busy / wall - cores > 0.02))
+        fail(name ": " cores " cores for " busy " s busy over " wall " s")
+      lanes = name ~ /^(transform|entropy)/ ? 2 : 1
+      if (busy > lanes * wall + 0.002) fail(name ": busy " busy " s on " lanes " threads in " wall " s")
+    }
+    /^mjpeg: [0-9]+ producers? \+/ {
+      split_line = $0
+      if (index($0, "mjpeg: " want_split ";") != 1) fail("split: " $0)
+      if (match($0, /bound by [a-z+ ]+ \(/)) bound = substr($0, RSTART + 9, RLENGTH - 11)
+      if (match($0, /\([0-9.]+ fps alone\)/)) alone = substr($0, RSTART + 1, RLENGTH - 13) + 0
+    }
+    END {
+      if (wall <= 0) fail("no stages line")
+      if (!("transform (cpu)" in stage) || !("entropy coding" in stage)) fail("no transform or entropy line")
+      if (split_line == "") fail("no split line")
+      # The bound: the stage with the fewest frames per second its threads alone allow,
+      # lanes * frames / busy.
+      if (bound == "transform+entropy") busy = stage["transform (cpu)"] + stage["entropy coding"]
+      else if (bound == "produce") busy = stage["read/decode (producers)"]
+      else if (bound == "write") busy = stage["write"]
+      else fail("bound by \"" bound "\"")
+      lanes = bound == "transform+entropy" ? 2 : 1
+      if (busy > 0) {
+        want = lanes * frames / busy
+        if (alone < 0.95 * want || alone > 1.05 * want)
+          fail("bound " bound ": " alone " fps alone, its busy time gives " want)
+      }
+      exit bad
+    }' err.txt >stats_check.txt || die "--stats: $(cat stats_check.txt); $(cat err.txt)"
+}
+
+# --progress: progress lines also when stderr is not a terminal, four a second at most, their
+# frame counts rising; none without it, and none with --quiet.
+case_progress_lines_at_most_four_a_second() {
+  make_y4m in.y4m 24 160x96
+  local header frame=$((160 * 96 * 3 / 2 + 6))
+  header=$(($(head -n1 in.y4m | wc -c)))
+  # slow_feed: the clip through a pipe at about ten frames a second (2.4 s or more).
+  slow_feed() {
+    head -c "$header" in.y4m
+    local i
+    for ((i = 0; i < 24; ++i)); do
+      tail -c +$((header + i * frame + 1)) in.y4m | head -c "$frame"
+      sleep 0.1
+    done
+  }
+  slow_feed | "$MJPEG" encode - -o out.avi --mode cpu --progress 2>err.txt ||
+    die "encode failed: $(cat err.txt)"
+  [[ $(probe_counts out.avi) == "mjpeg 160 96 25/1 24 24" ]] || die "ffprobe: $(probe_counts out.avi)"
+  local wall lines
+  wall=$(sed -n 's/^mjpeg: wrote out.avi: .*, \([0-9.]*\) s$/\1/p' err.txt)
+  [[ -n $wall ]] || die "no summary: $(cat err.txt)"
+  lines=$(grep -c '^mjpeg: progress: [0-9]* frames\{0,1\}, [0-9.]* fps$' err.txt)
+  awk -v n="$lines" -v w="$wall" 'BEGIN { exit !(n >= 2 && n <= 4 * w + 1) }' ||
+    die "$lines progress lines in $wall s (2 at least, four a second at most): $(cat err.txt)"
+  grep '^mjpeg: progress: ' err.txt | awk '{ n = $3 + 0; if (n <= last) exit 1; last = n }' ||
+    die "frame counts do not rise: $(grep progress err.txt)"
+  expect_ok encode in.y4m -o out2.avi --mode cpu
+  ! grep -q '^mjpeg: progress' err.txt || die "progress lines without --progress: $(cat err.txt)"
+  expect_ok encode in.y4m -o out3.avi --mode cpu --progress --quiet
+  [[ ! -s err.txt ]] || die "--quiet --progress printed: $(cat err.txt)"
 }

@@ -2,8 +2,10 @@
 # End-to-end tests of the `mjpeg` command line, one case per ctest test.
 #
 #   cli_test.sh --list                       print the case names
-#   cli_test.sh CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]
+#   cli_test.sh CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG [MEDIA_DIR]]
 #
+# MEDIA_DIR (or the environment variable MJPEG_MEDIA_DIR, which wins) holds the shared test media
+# (real pictures and clips) that some cases cut their inputs from.
 # Each case runs in its own fresh directory under WORK_DIR. Exit 0 = pass, 77 = skipped
 # (a tool it needs is missing), anything else = fail (with a message on stderr).
 set -uo pipefail
@@ -16,6 +18,14 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 need_cjpeg() { [[ -n "${CJPEG:-}" && -x "$CJPEG" ]] || skip "cjpeg not found"; }
+# need_media FILE...: each FILE is in the shared media, $MEDIA/FILE (fails naming the folder).
+need_media() {
+  local f
+  for f in "$@"; do
+    [[ -n ${MEDIA:-} && -f $MEDIA/$f ]] ||
+      die "test media '$f' not found in '${MEDIA:-}' (set MJPEG_MEDIA_DIR)"
+  done
+}
 need_ffmpeg() { command -v ffmpeg >/dev/null || skip "ffmpeg not found"; }
 have_opencv() { "$MJPEG" info | grep -q '^OpenCV: yes'; }
 
@@ -170,6 +180,24 @@ case_usage_errors_exit_2() {
   expect_fail 2 transcode "$SAMPLE" -o out.jpg     # unknown subcommand
   grep -q "unknown command 'transcode'" err.txt || die "unknown command not named"
   [[ ! -e out.jpg ]] || die "out.jpg created"
+}
+# File names that begin with '-': after a stand-alone "--" they are file names and the options
+# that follow are still read (an option's value too may begin with '-'); without "--" the error
+# names the word and says how to write such a name. The outputs equal cjpeg's.
+case_double_dash_file_names_and_options() {
+  need_cjpeg
+  cp "$SAMPLE" ./-x.ppm
+  expect_ok encode -- -x.ppm -o y.jpg
+  "$CJPEG" -quality 90 -sample 2x2 -outfile theirs.jpg ./-x.ppm || die "cjpeg failed"
+  same_bytes y.jpg theirs.jpg
+  expect_ok encode -q 75 -- -x.ppm -o -y.jpg -s 444
+  "$CJPEG" -quality 75 -sample 1x1 -outfile theirs.jpg ./-x.ppm || die "cjpeg failed"
+  same_bytes ./-y.jpg theirs.jpg
+  expect_ok quality -- -x.ppm -x.ppm --quiet
+  grep -q 'PSNR RGB  min *inf' out.txt || die "quality of -x.ppm with itself: $(cat out.txt)"
+  expect_fail 2 encode -x.ppm -o z.jpg
+  grep -q "unknown option -x.ppm .*written ./-x.ppm or after --" err.txt || die "unclear: $(cat err.txt)"
+  [[ ! -e z.jpg ]] || die "z.jpg created"
 }
 case_unknown_output_extension_exit_2() {
   local out
@@ -340,9 +368,16 @@ case_still_to_avi_equals_single_jpeg() {
 case_stream_to_numbered_jpegs() {
   make_y4m in.y4m 5
   mkdir frames
-  expect_ok encode in.y4m -o frames/%03d.jpg --quiet
+  expect_ok encode in.y4m -o frames/%03d.jpg --quiet --dump-input dump
   [[ $(ls frames | tr '\n' ' ') == "001.jpg 002.jpg 003.jpg 004.jpg 005.jpg " ]] ||
     die "unexpected files: $(ls frames)"
+  # Each file is its frame: cjpeg's JPEG of the pixels that frame was encoded from, and the
+  # frame of that number in an AVI of the same input.
+  dump_matches_cjpeg dump frames "-quality 90 -sample 2x2"
+  expect_ok encode in.y4m -o all.avi --quiet
+  ffmpeg -v error -i all.avi -c copy -f image2 avi%03d.jpg || die "cannot extract the AVI's frames"
+  local i
+  for i in 001 002 003 004 005; do same_bytes "frames/$i.jpg" "avi$i.jpg"; done
 }
 case_stream_usage_errors_exit_2() {
   make_y4m in.y4m 3
@@ -411,7 +446,7 @@ colour_clip_matches() {
 }
 case_video_bt709_colour_matches_ffmpeg() { colour_clip_matches bt709; }
 case_video_bt601_colour_matches_ffmpeg() { colour_clip_matches bt601; }
-case_video_audio_ignored_with_one_notice() {
+case_video_audio_carried_and_said_once() {
   need_ffmpeg
   ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i sine=frequency=440 \
     -frames:v 5 -t 0.2 -pix_fmt yuv420p -c:v libx264 -c:a aac -shortest av.mp4 ||
@@ -419,13 +454,20 @@ case_video_audio_ignored_with_one_notice() {
   ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 5 -pix_fmt yuv420p \
     -c:v libx264 silent.mp4 || skip "ffmpeg cannot make an H.264 clip"
   need_libav av.mp4
+  # Carried into the AVI (tests/cli/cases_carried.sh checks its packets): said once, in the
+  # summary; an .mjpeg output cannot hold it: one note.
   "$MJPEG" encode av.mp4 -o out.avi --mode cpu 2>err.txt || die "$(cat err.txt)"
   local n
   n=$(grep -ci 'audio' err.txt)
-  [[ $n -eq 1 ]] || die "expected one audio notice line, got $n: $(cat err.txt)"
-  grep -q '^mjpeg: note: .*audio.*ignored' err.txt || die "no audio notice: $(cat err.txt)"
+  [[ $n -eq 1 ]] || die "expected one line about the audio, got $n: $(cat err.txt)"
+  grep -q '^mjpeg: wrote out.avi: .*; carried: aac .* audio' err.txt || die "summary: $(cat err.txt)"
+  [[ $(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 out.avi) == aac ]] ||
+    die "out.avi has no AAC stream"
+  "$MJPEG" encode av.mp4 -o out.mjpeg --mode cpu 2>err.txt || die "$(cat err.txt)"
+  [[ $(grep -ci 'audio' err.txt) -eq 1 ]] && grep -q '^mjpeg: note: .*audio is not carried' err.txt ||
+    die "no single audio note: $(cat err.txt)"
   "$MJPEG" encode silent.mp4 -o out2.avi --mode cpu 2>err.txt || die "$(cat err.txt)"
-  ! grep -qi 'audio' err.txt || die "audio notice for a file without audio: $(cat err.txt)"
+  ! grep -qi 'audio' err.txt || die "audio mentioned for a file without audio: $(cat err.txt)"
   [[ $(probe_counts out.avi) == "mjpeg 160 90 25/1 5 5" ]] || die "ffprobe: $(probe_counts out.avi)"
 }
 case_video_without_video_stream_exit_1() {
@@ -439,7 +481,8 @@ case_video_without_video_stream_exit_1() {
   grep -q "audio.mp4' has no video stream" err.txt || die "unclear error: $(cat err.txt)"
   printf 'not a video at all' >junk.mp4
   expect_fail 1 encode junk.mp4 -o out.avi --quiet
-  grep -q "cannot read 'junk.mp4' as a video" err.txt || die "unclear error: $(cat err.txt)"
+  grep -q "cannot read 'junk.mp4': not Y4M, PPM/PGM or a picture, and FFmpeg's libraries do not recognise it" \
+    err.txt || die "unclear error: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
 }
 case_video_resolution_change_exit_1() {
@@ -533,9 +576,10 @@ case_y4m_10bit_rejected_exit_1() {
   grep -q "more than 8 bits" err.txt || die "unclear error: $(cat err.txt)"
   [[ ! -e out.avi ]] || die "out.avi created"
 }
-# converted_with_notice PIX_FMT NOTICE_REGEX: a lossless (FFV1) clip in PIX_FMT is encoded at
-# q100 4:4:4 with one notice matching NOTICE_REGEX, and its pictures are ffmpeg's own 8-bit RGB
-# of the clip (PSNR >= 40 dB; q100 JPEG rounding alone gives ~50 dB).
+# converted_with_notice PIX_FMT NOTICE_REGEX [PIX_FMT2]: a lossless (FFV1) clip in PIX_FMT is
+# encoded at q100 4:4:4 with one notice matching NOTICE_REGEX, and its pictures are ffmpeg's own
+# 8-bit RGB of the clip (of the clip converted to PIX_FMT2 first, when given) (PSNR >= 40 dB;
+# q100 JPEG rounding alone gives ~50 dB).
 converted_with_notice() {
   need_ffmpeg
   ffmpeg -v error -f lavfi -i testsrc2=size=160x90:rate=25 -frames:v 5 -pix_fmt "$1" \
@@ -544,12 +588,42 @@ converted_with_notice() {
   expect_ok encode clip.mkv -o out.avi -q 100 -s 444 --mode cpu
   [[ $(grep -c "^mjpeg: note: $2" err.txt) -eq 1 ]] || die "expected one notice '$2': $(cat err.txt)"
   [[ $(probe_counts out.avi) == "mjpeg 160 90 25/1 5 5" ]] || die "ffprobe: $(probe_counts out.avi)"
-  local db
-  db=$(psnr_vs_ffmpeg out.avi clip.mkv)
+  local db reference=clip.mkv
+  if [[ -n ${3:-} ]]; then
+    ffmpeg -v error -i clip.mkv -pix_fmt "$3" -c:v ffv1 reference.mkv
+    reference=reference.mkv
+  fi
+  db=$(psnr_vs_ffmpeg out.avi "$reference")
   awk -v d="$db" 'BEGIN { exit !(d == "inf" || d >= 40) }' || die "$1: PSNR $db dB, expected >= 40"
   echo "$1: $db dB; $(grep "note: $2" err.txt)"
 }
-case_video_10bit_converted_with_notice() { converted_with_notice yuv420p10le ".*10-bit samples"; }
+# 10-bit 4:2:0: reduced to yuv420p as libswscale reduces it (below), then the 8-bit RGB of that.
+case_video_10bit_converted_with_notice() {
+  converted_with_notice yuv420p10le ".*10-bit samples.*reduced to 8 bits" yuv420p
+}
+# 10- and 12-bit 4:2:0 video is reduced to 8-bit planes as libswscale reduces it (what ffmpeg's own
+# `-pix_fmt yuv420p` gives: its ordered dither), then encoded as 8-bit planes are: the AVI equals
+# that of the 8-bit clip ffmpeg makes from it, at an odd size, limited and full range. (The GPU
+# decoder reduces NVDEC's 10-bit output so too: tests/gpu/test_nvdec.cpp.)
+case_video_10bit_reduced_as_libswscale() {
+  need_ffmpeg
+  local fmt range
+  for fmt in yuv420p10le yuv420p12le; do
+    for range in tv pc; do
+      ffmpeg -v error -f lavfi -i "nullsrc=size=161x91:rate=25" -frames:v 4 \
+        -vf "format=$fmt,geq=lum='mod(X*37+Y*101+N*7,4096)':cb='mod(X*53+Y*19,4096)':cr='mod(X*11+Y*71+N,4096)'" \
+        -color_range "$range" -c:v ffv1 deep.mkv -y || skip "ffmpeg cannot make an FFV1 $fmt clip"
+      ffmpeg -v error -i deep.mkv -vf "scale=in_range=$range:out_range=$range,format=yuv420p" \
+        -color_range "$range" -c:v ffv1 eight.mkv -y
+      need_libav deep.mkv
+      expect_ok encode deep.mkv -o deep.avi --mode cpu -y
+      grep -q "reduced to 8 bits" err.txt || die "$fmt: no notice of the reduction: $(cat err.txt)"
+      expect_ok encode eight.mkv -o eight.avi --mode cpu -y
+      cmp -s deep.avi eight.avi || die "$fmt $range: not the AVI of ffmpeg's own yuv420p reduction"
+      echo "$fmt $range: $(stat -c %s deep.avi) bytes, identical"
+    done
+  done
+}
 case_video_16bit_converted_with_notice() { converted_with_notice rgb48le ".*16-bit samples"; }
 case_video_alpha_ignored_with_notice() { converted_with_notice yuva420p ".*alpha channel.*ignored"; }
 case_stream_output_is_input_refused() {
@@ -960,6 +1034,26 @@ case_qtables_match_cjpeg() {
   against_cjpeg "$SAMPLE" "--qslots 1,0 -q 60" "-quality 60 -qslots 1,0 -sample 2x2"
 }
 
+case_qtables_file_of_one_table_without_q_matches_cjpeg() {
+  # Without -quality cjpeg uses the file's table as it is, and slot 1 (chroma) keeps the table
+  # of its default quality 75 (9 9 12 24 ...), not Annex K at 50.
+  need_ffmpeg
+  make_qtables 1 one.txt
+  against_cjpeg "$SAMPLE" "--qtables one.txt" "-qtables one.txt -sample 2x2"
+  against_cjpeg "$SAMPLE" "--qtables one.txt -s 444 --qslots 1,0 --optimize" \
+    "-qtables one.txt -sample 1x1 -qslots 1,0 -optimize"
+  against_cjpeg "$SAMPLE" "--qtables one.txt -s gray" "-qtables one.txt -grayscale"
+  # A stream's frames alike.
+  expect_ok encode "$SAMPLE" -o one.avi --qtables one.txt --quiet --mode cpu
+  ffmpeg -v error -i one.avi -c copy -f image2 frame%d.jpg || die "cannot extract the frame"
+  "$CJPEG" -qtables one.txt -sample 2x2 -outfile theirs.jpg "$SAMPLE" || die "cjpeg failed"
+  same_bytes frame1.jpg theirs.jpg
+  # A slot neither the file nor cjpeg's defaults give is still an error, as in cjpeg.
+  expect_fail 2 encode "$SAMPLE" -o x.jpg --qtables one.txt --qslots 0,1,2
+  ! "$CJPEG" -qtables one.txt -qslots 0,1,2 -outfile x.jpg "$SAMPLE" 2>/dev/null ||
+    die "cjpeg accepted slot 2 without a table"
+}
+
 # preset_section PRESET Q OUT: the "# quality Q" section of docs/tuning/PRESET.txt.
 preset_section() {
   awk -v q="$2" '/^# quality /{p = ($3 == q)} p' "$SOURCE_DIR/docs/tuning/$1.txt" >"$3"
@@ -1070,13 +1164,15 @@ if [[ ${1:-} == --list ]]; then
   declare -F | awk '$3 ~ /^case_/ { sub(/^case_/, "", $3); print $3 }'
   exit 0
 fi
-[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG]" >&2; exit 2; }
+[[ $# -ge 4 ]] || { echo "usage: $0 CASE MJPEG SOURCE_DIR WORK_DIR [CJPEG [MEDIA_DIR]]" >&2; exit 2; }
 name=$1
 MJPEG=$(realpath "$2")
 SOURCE_DIR=$(realpath "$3")
 SAMPLE=$(realpath "$3/media/sample.ppm")
 CJPEG=${5:-}
 [[ $CJPEG == *NOTFOUND* ]] && CJPEG=
+MEDIA=${MJPEG_MEDIA_DIR:-${6:-}}
+[[ -n $MEDIA ]] && MEDIA=$(realpath -m "$MEDIA")
 declare -F "case_$name" >/dev/null || { echo "unknown case $name" >&2; exit 2; }
 [[ -x $MJPEG ]] || die "mjpeg binary $MJPEG not found"
 [[ -f $SAMPLE ]] || die "sample $SAMPLE not found"

@@ -90,6 +90,10 @@ bool compress_with_libjpeg(const ImageView& image, const EncodeOptions& options,
   cinfo.restart_interval = static_cast<unsigned int>(options.restart_interval);
   cinfo.optimize_coding = options.optimize ? TRUE : FALSE;
   cinfo.dct_method = JDCT_ISLOW;
+  // The JFIF header's density (a BMP's resolution, a pixel aspect ratio), as libjpeg takes it.
+  cinfo.density_unit = static_cast<UINT8>(options.density.unit);
+  cinfo.X_density = static_cast<UINT16>(options.density.x);
+  cinfo.Y_density = static_cast<UINT16>(options.density.y);
   // --progressive: the script as cjpeg -scans reads it (progressive_scan_script()).
   jpeg_scan_info scans[8];
   if (options.progressive) {
@@ -315,6 +319,49 @@ std::string hex_window(const std::vector<std::uint8_t>& v, std::size_t at) {
 }
 
 }  // namespace
+
+// Not in jpeglib.h, but exported by libjpeg (jchuff.h, jdct.h of its sources).
+extern "C" void jpeg_gen_optimal_table(j_compress_ptr cinfo, JHUFF_TBL* htbl, long freq[]);
+extern "C" void jpeg_fdct_islow(void* data);  // DCTELEM data[64]
+
+void libjpeg_optimal_table(const std::uint32_t freq[256], std::uint8_t bits[17],
+                           std::uint8_t values[256]) {
+  jpeg_compress_struct cinfo{};
+  jpeg_error_mgr err{};
+  cinfo.err = jpeg_std_error(&err);  // it only errs on a code longer than 32 bits
+  jpeg_create_compress(&cinfo);
+  long counts[257] = {};
+  std::copy(freq, freq + 256, counts);
+  JHUFF_TBL table{};
+  jpeg_gen_optimal_table(&cinfo, &table, counts);
+  jpeg_destroy_compress(&cinfo);
+  std::copy(table.bits, table.bits + 17, bits);
+  std::copy(table.huffval, table.huffval + 256, values);
+}
+
+void libjpeg_fdct_islow(const int in[64], int out[64]) {
+  // DCTELEM is 16 bits in a SIMD build of libjpeg-turbo (Debian's, Ubuntu's), 32 otherwise.
+  // A flat block of 32-bit -28s tells which: with 32-bit elements the DCT zeroes every AC
+  // coefficient, the last included; with 16-bit ones it transforms the first 128 bytes only
+  // and the last element stays as it was.
+  static const bool elements16 = [] {
+    std::int32_t probe[64];
+    std::fill(probe, probe + 64, -28);
+    jpeg_fdct_islow(probe);
+    return probe[63] == -28;
+  }();
+  if (elements16) {
+    std::int16_t block[64];
+    for (int i = 0; i < 64; ++i) block[i] = static_cast<std::int16_t>(in[i]);
+    jpeg_fdct_islow(block);
+    for (int i = 0; i < 64; ++i) out[i] = block[i];
+  } else {
+    std::int32_t block[64];
+    for (int i = 0; i < 64; ++i) block[i] = in[i];
+    jpeg_fdct_islow(block);
+    for (int i = 0; i < 64; ++i) out[i] = block[i];
+  }
+}
 
 std::vector<std::uint8_t> libjpeg_encode(const ImageView& image, const EncodeOptions& options,
                                          bool force_baseline) {

@@ -17,7 +17,8 @@ namespace mjpeg::test {
 /// jpeg_set_colorspace(JCS_GRAYSCALE) for RGB input with Subsampling::gray;
 /// jpeg_set_quality(quality, force_baseline) ; Y sampling 2x2 / 2x1 / 1x1 and Cb, Cr 1x1;
 /// restart_in_rows 0 and restart_interval = options.restart_interval (MCUs);
-/// optimize_coding = options.optimize; dct_method JDCT_ISLOW; memory destination.
+/// optimize_coding = options.optimize; dct_method JDCT_ISLOW; density_unit, X_density and
+/// Y_density = options.density; memory destination.
 /// options.qtables / qslots as cjpeg -qtables / -qslots: jpeg_add_quant_table(slot, table,
 /// jpeg_quality_scaling(quality)) and comp_info[c].quant_tbl_no (the last slot repeated).
 /// options.tune must be Tune::none (turn a preset into tables with preset_as_qtables first).
@@ -37,6 +38,19 @@ std::vector<std::uint8_t> libjpeg_encode(const ImageView& image, const EncodeOpt
 /// Throws std::runtime_error with libjpeg's message (e.g. a coefficient out of its range).
 std::vector<std::uint8_t> libjpeg_scan(const FrameGeometry& g, const std::int16_t* coeffs,
                                        int restart_interval, bool optimize);
+
+/// libjpeg's own jpeg_gen_optimal_table (jchuff.c; exported by the library, declared only in
+/// its private jchuff.h) on the symbol counts `freq` (256 symbols; libjpeg adds the reserved
+/// 257th itself): the number of codes of each length 1..16 (bits[0] unused) and the symbols in
+/// code order. The reference of --optimize's tables.
+void libjpeg_optimal_table(const std::uint32_t freq[256], std::uint8_t bits[17],
+                           std::uint8_t values[256]);
+
+/// libjpeg's own jpeg_fdct_islow (jfdctint.c, the "islow" integer DCT; exported, declared only
+/// in its private jdct.h) on one 8x8 block of level-shifted samples (-128..127), row-major: the
+/// coefficients scaled up by 8, as libjpeg leaves them for its quantizer. Its element type
+/// (DCTELEM: short in a SIMD build, else int) is found out once, at run time.
+void libjpeg_fdct_islow(const int in[64], int out[64]);
 
 /// Full path of `cjpeg` when it is on PATH, else nullopt.
 std::optional<std::string> find_cjpeg();

@@ -5,7 +5,10 @@
 // input/output buffers that the L2 cache (~60 MB) cannot hold a frame between its uses;
 // effective bandwidth = (input bytes read + coefficient bytes written) / time, against a large
 // device-to-device cudaMemcpy timed in the same run (bytes read + written); registers and
-// shared memory from cudaFuncGetAttributes.
+// shared memory from cudaFuncGetAttributes. Each configuration's last output is compared with
+// transform_cpu of the same frame (of its RGB, for planar input), coefficient for coefficient:
+// a row says "exact", and a difference (named on stderr) makes the exit status 3, so that a
+// speed is never reported for wrong output.
 //
 // Usage: mjpeg_bench_kernels [--csv] [--quick] [--sizes hd,4k,8k] [--inputs rgb24,yuv420p]
 #include <cuda_runtime_api.h>
@@ -22,6 +25,7 @@
 #include "gpu_transform.hpp"
 #include "core/geometry.hpp"
 #include "jpeg/planar.hpp"
+#include "jpeg/transform_cpu.hpp"
 #include "core/quant.hpp"
 
 using namespace mjpeg;
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  bool differs = false;  // some configuration's output is not the CPU transform's
   std::string reason;
   if (!gpu::usable_device(&reason)) {
     std::fprintf(stderr, "mjpeg_bench_kernels: %s\n", reason.c_str());
@@ -89,10 +94,12 @@ int main(int argc, char** argv) {
                  "device: %s, %d SMs, L2 %d MB; D2D copy %.0f GB/s (read + write)\n", prop.name,
                 prop.multiProcessorCount, prop.l2CacheSize >> 20, copy_gbs);
     if (csv)
-      std::printf("size,input,variant,stages,ms,gbs,pct_copy,regs,smem,threads,blocks_per_sm\n");
+      std::printf("size,input,variant,stages,ms,gbs,pct_copy,regs,smem,threads,blocks_per_sm,"
+                  "exact\n");
     else
-      std::printf("%-5s %-8s %-12s %2s %9s %8s %7s %5s %7s %4s %3s\n", "size", "input",
-                  "variant", "S", "ms/frame", "GB/s", "%copy", "regs", "smem", "thr", "b/SM");
+      std::printf("%-5s %-8s %-12s %2s %9s %8s %7s %5s %7s %4s %3s %5s\n", "size", "input",
+                  "variant", "S", "ms/frame", "GB/s", "%copy", "regs", "smem", "thr", "b/SM",
+                  "exact");
     const SizeCase all[] = {{"hd", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
     for (const SizeCase& sc : all) {
       if (sizes.find(sc.name) == std::string::npos) continue;
@@ -128,6 +135,19 @@ int main(int argc, char** argv) {
         }
         const gpu::TransformPlan plan = planar ? gpu::TransformPlan(g, t, pf)
                                                : gpu::TransformPlan(g, t, PixelFormat::rgb24);
+        // The CPU transform of the same pixels (planar: of their RGB), the reference of every
+        // configuration's output.
+        std::vector<std::int16_t> reference(g.coefficient_count());
+        if (planar) {
+          std::vector<std::uint8_t> rgb(static_cast<std::size_t>(sc.w) * sc.h * 3);
+          planar_to_rgb(pfr.view(), rgb.data(), static_cast<std::size_t>(sc.w) * 3);
+          transform_cpu(ImageView{rgb.data(), sc.w, sc.h, PixelFormat::rgb24,
+                                  static_cast<std::size_t>(sc.w) * 3},
+                        g, t, reference.data());
+        } else {
+          transform_cpu(f.view(), g, t, reference.data());
+        }
+        std::vector<std::int16_t> got(reference.size());
         auto launch = [&](int b, gpu::Variant v, int st) {
           if (planar)
             gpu::launch_transform_planar(plan, in_planar[b].plane, in_planar[b].pitch,
@@ -148,6 +168,20 @@ int main(int argc, char** argv) {
               ev[2 * i + 1].record(stream.get());
             }
             stream.synchronize();
+            // The last launch's output (buffer (reps - 1) % nbuf) against the reference.
+            MJPEG_CUDA_CHECK(cudaMemcpy(got.data(), out[(reps - 1) % nbuf].get(),
+                                        got.size() * sizeof(std::int16_t), cudaMemcpyDeviceToHost));
+            const auto diff = std::mismatch(got.begin(), got.end(), reference.begin());
+            const bool exact = diff.first == got.end();
+            if (!exact) {
+              const std::size_t at = static_cast<std::size_t>(diff.first - got.begin());
+              std::fprintf(stderr,
+                           "mjpeg_bench_kernels: %s %s %s stages %d DIFFERS from transform_cpu: "
+                           "coefficient %zu (block %zu) is %d, expected %d\n",
+                           sc.name, input, gpu::to_string(v), st, at, at / 64, *diff.first,
+                           *diff.second);
+              differs = true;
+            }
             std::vector<float> ms(reps);
             for (int i = 0; i < reps; ++i) ms[i] = ev[2 * i + 1].elapsed_since(ev[2 * i]);
             const double med = median(ms);
@@ -155,13 +189,14 @@ int main(int argc, char** argv) {
             const gpu::KernelInfo k = plan.kernel_info(v, st);
             const std::size_t smem = k.static_smem + k.dynamic_smem;
             if (csv)
-              std::printf("%s,%s,%s,%d,%.4f,%.1f,%.1f,%d,%zu,%d,%d\n", sc.name, input,
+              std::printf("%s,%s,%s,%d,%.4f,%.1f,%.1f,%d,%zu,%d,%d,%s\n", sc.name, input,
                           gpu::to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs, k.registers,
-                          smem, k.threads, k.blocks_per_sm);
+                          smem, k.threads, k.blocks_per_sm, exact ? "yes" : "NO");
             else
-              std::printf("%-5s %-8s %-12s %2d %9.4f %8.1f %6.1f%% %5d %7zu %4d %3d\n", sc.name,
-                          input, gpu::to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs,
-                          k.registers, smem, k.threads, k.blocks_per_sm);
+              std::printf("%-5s %-8s %-12s %2d %9.4f %8.1f %6.1f%% %5d %7zu %4d %3d %5s\n",
+                          sc.name, input, gpu::to_string(v), st, med, gbs,
+                          100.0 * gbs / copy_gbs, k.registers, smem, k.threads, k.blocks_per_sm,
+                          exact ? "yes" : "NO");
             std::fflush(stdout);
           }
         }
@@ -171,5 +206,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mjpeg_bench_kernels: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return differs ? 3 : 0;
 }

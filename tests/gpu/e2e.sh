@@ -8,8 +8,11 @@
 # Per size, source and mode: fps, the stage that bounds it, the producer + entropy split it
 # ended with, the bytes uploaded per frame, and encode / compare. "stages fps" leaves out the
 # one-off setup (CUDA context, slot allocation), as compare's fps does; "wall fps" is what the
-# summary line says. Every encode's AVI is checked against the cpu mode's (byte-identical).
-# Env: MJPEG_E2E_SIZES (default "1920x1080 3840x2160"), MJPEG_E2E_FRAMES_4K (default FRAMES/2),
+# summary line says. Every encode's AVI (the sweep's too) is checked against the cpu mode's
+# (byte-identical). The script exits 1, after the table, when an encode or a compare failed or
+# an output differs, and says which.
+# Env: MJPEG_E2E_NVDEC_CLIPS (make_nvdec_clips.sh bench clips: then e2e_nvdec.sh's rows too),
+# MJPEG_E2E_SIZES (default "1920x1080 3840x2160"), MJPEG_E2E_FRAMES_4K (default FRAMES/2),
 # MJPEG_PYTHON (a python3 with numpy, default python3),
 # MJPEG_E2E_MODES (default "cpu sok sok-pinned aok"), MJPEG_E2E_SWEEP=1: also aok with fixed
 # splits (--producers 1 2 3 4 6 8) from file, stdin and memory, to compare the default with the
@@ -23,6 +26,8 @@ modes=${MJPEG_E2E_MODES:-cpu sok sok-pinned aok}
 py=${MJPEG_PYTHON:-python3}
 cores=$(nproc)
 rows=()
+failures=()
+failure() { failures+=("$1"); }
 
 # "fps_wall fps_stages bound split upload" from an encode's stderr (--stats).
 parse_encode() {
@@ -71,18 +76,50 @@ mode_args() {  # encode options of a compare mode name
 
 row() { rows+=("$(printf '%-9s %-7s %-11s %9s %9s  %-18s %6s %10s %9s  %s' "$@")"); }
 
+# check_output RC AVI REFERENCE WHAT: prints the output column ("identical", "DIFFERENT",
+# "rc=N") and records a failure unless the encode succeeded and wrote the reference's bytes.
+# (Runs in a subshell: the failures go through a file.)
+check_output() {
+  local why=""
+  if [[ $1 != 0 ]]; then
+    why="rc=$1"
+  elif [[ -z $3 ]]; then
+    why="unchecked"
+  elif ! cmp -s "$2" "$3"; then
+    why=DIFFERENT
+  fi
+  if [[ -n $why ]]; then
+    echo "$4: $why" >>"$work/failures.txt"
+    echo "$why"
+  else
+    echo identical
+  fi
+}
+: >"$work/failures.txt"
+
 for size in $sizes; do
   n=$frames
   [[ $size == 3840x2160 ]] && n=${MJPEG_E2E_FRAMES_4K:-$((frames / 2))}
   clip=$work/clip_$size.y4m
-  [[ -s $clip ]] || "$py" "$here/make_y4m_clip.py" "$src" "$clip" --size "$size" --frames "$n" || exit 1
+  [[ -s $clip ]] || "$py" "$here/make_y4m_clip.py" "$src" "$clip" --size "$size" --frames "$n" ||
+    { echo "e2e: cannot make $clip"; exit 1; }
   cat "$clip" >/dev/null  # into the page cache
+  # The reference every encode of this clip must equal: the cpu mode's AVI.
+  ref=$work/ref_$size.avi
+  if ! "$mjpeg" encode "$clip" -o "$ref" -y --mode cpu --quiet 2>"$work/ref_$size.log"; then
+    failure "$size: the cpu mode's reference encode failed ($(tail -1 "$work/ref_$size.log"))"
+    ref=
+  fi
   for m in $modes; do
-    # compare from memory (the frames as encode reads them: planar, page-locked)
+    # compare from memory (the frames as encode reads them: planar, page-locked); it exits 1
+    # when the modes' outputs differ
     "$mjpeg" compare "$clip" --modes "$m" --frames "$n" --repeat 3 --nvjpeg-threads 0 --json "$work/cmp_${size}_$m.json" \
       >"$work/cmp_${size}_$m.txt" 2>&1
+    rc=$?
     read -r c_fps c_bound c_split c_up < <(parse_compare "$work/cmp_${size}_$m.json" "$m")
-    row "$size" "$m" "memory" "$c_fps" "$c_fps" "$c_bound" "$c_split" "$c_up" "1.00" "(compare)"
+    note="(compare)"
+    [[ $rc == 0 ]] || { note="(compare rc=$rc)"; failure "$size $m: compare exited $rc"; }
+    row "$size" "$m" "memory" "$c_fps" "$c_fps" "$c_bound" "$c_split" "$c_up" "1.00" "$note"
     for from in file stdin; do
       out=$work/${size}_${m}_$from.avi
       if [[ $from == file ]]; then
@@ -93,9 +130,7 @@ for size in $sizes; do
       fi
       rc=$?
       read -r w_fps s_fps bound split up < <(parse_encode "$work/${size}_${m}_$from.log")
-      same=identical
-      [[ -f $work/${size}_cpu_file.avi ]] && ! cmp -s "$out" "$work/${size}_cpu_file.avi" && same=DIFFERENT
-      [[ $rc != 0 ]] && same="rc=$rc"
+      same=$(check_output "$rc" "$out" "$ref" "$size $m from $from")
       ratio=$("$py" -c "print(f'{$s_fps / $c_fps:.2f}' if $c_fps > 0 else '-')")
       row "$size" "$m" "$from" "$w_fps" "$s_fps" "$bound" "$split" "$up" "$ratio" "$same"
     done
@@ -111,8 +146,11 @@ if [[ ${MJPEG_E2E_SWEEP:-0} == 1 ]]; then
       [[ $p -ge $cores ]] && continue
       "$mjpeg" compare "$clip" --modes aok --frames "$n" --repeat 3 --nvjpeg-threads 0 --producers "$p" --json "$work/sw_${size}_$p.json" \
         >/dev/null 2>&1
+      rc=$?
       read -r c_fps c_bound c_split c_up < <(parse_compare "$work/sw_${size}_$p.json" aok)
-      row "$size" "aok N=$p" "memory" "$c_fps" "$c_fps" "$c_bound" "$c_split" "$c_up" "-" "(fixed split)"
+      note="(fixed split)"
+      [[ $rc == 0 ]] || { note="(compare rc=$rc)"; failure "$size aok N=$p: compare exited $rc"; }
+      row "$size" "aok N=$p" "memory" "$c_fps" "$c_fps" "$c_bound" "$c_split" "$c_up" "-" "$note"
       for from in file stdin; do
         log=$work/sw_${size}_${p}_$from.log
         if [[ $from == file ]]; then
@@ -120,8 +158,10 @@ if [[ ${MJPEG_E2E_SWEEP:-0} == 1 ]]; then
         else
           cat "$clip" | "$mjpeg" encode - -o "$work/sw.avi" -y --stats --mode aok --producers "$p" 2>"$log"
         fi
+        rc=$?
         read -r w_fps s_fps bound split up < <(parse_encode "$log")
-        row "$size" "aok N=$p" "$from" "$w_fps" "$s_fps" "$bound" "$split" "$up" "-" "(fixed split)"
+        same=$(check_output "$rc" "$work/sw.avi" "$work/ref_$size.avi" "$size aok N=$p from $from")
+        row "$size" "aok N=$p" "$from" "$w_fps" "$s_fps" "$bound" "$split" "$up" "-" "$same"
       done
     done
   done
@@ -132,3 +172,16 @@ echo "==== end to end: encode (file, stdin) vs compare (memory), q90 4:2:0, $cor
 printf '%-9s %-7s %-11s %9s %9s  %-18s %6s %10s %9s  %s\n' size mode source "wall fps" \
   "stages fps" "bound by" "N+M" "H2D B/fr" "/compare" "output"
 printf '%s\n' "${rows[@]}"
+
+# Compressed video (H.264, HEVC: NVDEC and libavcodec, decode-only and encode), when its clips
+# are there (make_nvdec_clips.sh bench): tests/gpu/e2e_nvdec.sh's rows.
+if [[ -n ${MJPEG_E2E_NVDEC_CLIPS:-} ]]; then
+  bash "$here/e2e_nvdec.sh" "$mjpeg" "$MJPEG_E2E_NVDEC_CLIPS" || failure "compressed video (e2e_nvdec.sh)"
+fi
+while IFS= read -r f; do failure "$f"; done <"$work/failures.txt"
+if ((${#failures[@]})); then
+  echo "e2e: ${#failures[@]} FAILED:"
+  printf '  %s\n' "${failures[@]}"
+  exit 1
+fi
+echo "e2e: every encode and compare succeeded, every output identical to the cpu mode's"

@@ -445,15 +445,10 @@ TEST_F(GpuTest, BadArgumentsAreUsageErrors) {
 }
 
 #ifdef MJPEG_GPU_TESTS_WITH_MEDIA
-// Real photographs (Kodak, 768x512) when the shared media are present.
+// Real photographs (Kodak, 768x512) of the shared media (missing media fail the test).
 TEST_F(GpuTest, KodakImagesMatchCpu) {
   if (small_mode()) GTEST_SKIP() << "MJPEG_GPU_SMALL=1";
-  std::string dir;
-  try {
-    dir = test::media_dir();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no media: " << e.what();
-  }
+  MJPEG_REQUIRE_MEDIA();
   for (int index : {1, 3, 7, 23}) {
     const test::Image& img = test::kodak(index);
     HostFrame f;

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <random>
@@ -84,12 +86,16 @@ void walk(const Bytes& b, std::size_t begin, std::size_t end, int riff, std::vec
 
 struct AviFacts {
   std::vector<Bytes> frames;                 // the '00dc' payloads in file order
+  std::vector<Bytes> audio;                  // the '01wb' payloads in file order
   std::vector<std::size_t> riff_sizes;       // 8 + RIFF size of each segment
-  std::uint32_t avih_frames = 0, strh_length = 0, dmlh_frames = 0;
+  std::uint32_t avih_frames = 0, avih_streams = 0, strh_length = 0, dmlh_frames = 0;
   std::uint32_t strh_rate = 0, strh_scale = 0;
+  std::uint32_t audio_length = 0, audio_sample_size = 0;  // the 'auds' strh's
+  std::vector<std::uint32_t> audio_durations;  // its super index's entries
 };
 
-/// Parses the file and checks every index (idx1, indx, ix00) against the '00dc' chunks.
+/// Parses the file and checks every index (idx1, and per stream its indx and ix##) against the
+/// chunks of the stream ('00dc', and '01wb' when there is an audio stream).
 AviFacts check_avi(const std::string& path) {
   AviFacts f;
   const Bytes b = io_test::read_bytes(path);
@@ -105,72 +111,98 @@ AviFacts check_avi(const std::string& path) {
     pos += 8 + size;
     if (::testing::Test::HasFatalFailure()) return f;
   }
+  const char* const tags[2] = {"00dc", "01wb"};
   std::vector<std::size_t> movi_fourcc;        // per segment
-  std::vector<std::size_t> frame_data_pos;     // absolute offset of each frame's payload
-  std::vector<std::size_t> frames_per_riff(f.riff_sizes.size(), 0);
-  std::size_t idx1 = 0, indx = 0;
-  std::vector<std::size_t> ix;
+  std::vector<std::size_t> data_pos[2];        // absolute offset of each chunk's payload
+  std::vector<std::size_t> per_riff[2];        // chunks of each segment
+  std::vector<std::vector<Bytes>*> payloads = {&f.frames, &f.audio};
+  std::vector<std::pair<std::string, std::size_t>> first_riff;  // its chunks in file order
+  std::size_t idx1 = 0;
+  std::vector<std::size_t> indx;               // per stream, in strl order
+  std::vector<std::size_t> ix[2];
+  int strh_seen = 0;
+  for (int s = 0; s < 2; ++s) per_riff[s].assign(f.riff_sizes.size(), 0);
   for (const Chunk& c : chunks) {
     const std::size_t data = c.pos + 8;
     if (c.id == "LIST:movi") movi_fourcc.push_back(data);
-    else if (c.id == "00dc") {
-      f.frames.emplace_back(b.begin() + data, b.begin() + data + c.size);
-      frame_data_pos.push_back(data);
-      ++frames_per_riff[c.riff];
-    } else if (c.id == "avih") f.avih_frames = le32(b, data + 16);
-    else if (c.id == "strh") {
-      EXPECT_EQ(fourcc(b, data), "vids");
-      EXPECT_EQ(fourcc(b, data + 4), "MJPG");
-      f.strh_scale = le32(b, data + 20);
-      f.strh_rate = le32(b, data + 24);
-      f.strh_length = le32(b, data + 32);
-    } else if (c.id == "strf") EXPECT_EQ(fourcc(b, data + 16), "MJPG");
+    for (int s = 0; s < 2; ++s) {
+      if (c.id != tags[s]) continue;
+      payloads[std::size_t(s)]->emplace_back(b.begin() + data, b.begin() + data + c.size);
+      data_pos[s].push_back(data);
+      ++per_riff[s][std::size_t(c.riff)];
+      if (c.riff == 0) first_riff.emplace_back(c.id, c.pos);
+    }
+    if (c.id == "avih") {
+      f.avih_frames = le32(b, data + 16);
+      f.avih_streams = le32(b, data + 24);
+    } else if (c.id == "strh") {
+      if (strh_seen++ == 0) {
+        EXPECT_EQ(fourcc(b, data), "vids");
+        EXPECT_EQ(fourcc(b, data + 4), "MJPG");
+        f.strh_scale = le32(b, data + 20);
+        f.strh_rate = le32(b, data + 24);
+        f.strh_length = le32(b, data + 32);
+      } else {
+        EXPECT_EQ(fourcc(b, data), "auds");
+        f.audio_length = le32(b, data + 32);
+        f.audio_sample_size = le32(b, data + 44);
+      }
+    } else if (c.id == "strf" && strh_seen == 1) EXPECT_EQ(fourcc(b, data + 16), "MJPG");
     else if (c.id == "dmlh") f.dmlh_frames = le32(b, data);
     else if (c.id == "idx1") { EXPECT_EQ(c.riff, 0); idx1 = c.pos; }
-    else if (c.id == "indx") indx = c.pos;
-    else if (c.id == "ix00") ix.push_back(c.pos);
+    else if (c.id == "indx") indx.push_back(c.pos);
+    else if (c.id == "ix00") ix[0].push_back(c.pos);
+    else if (c.id == "ix01") ix[1].push_back(c.pos);
   }
+  const int streams = strh_seen;
+  EXPECT_EQ(f.avih_streams, std::uint32_t(streams));
   EXPECT_EQ(movi_fourcc.size(), f.riff_sizes.size());
-  // idx1: the first segment's frames, offsets from the first 'movi' fourcc to chunk headers.
+  // idx1: the first segment's chunks of every stream in file order, offsets from the first
+  // 'movi' fourcc to each chunk header.
   EXPECT_NE(idx1, 0u);
   if (idx1 && !movi_fourcc.empty()) {
     const std::uint32_t n = le32(b, idx1 + 4) / 16;
-    EXPECT_EQ(n, frames_per_riff[0]);
-    for (std::uint32_t i = 0; i < n && i < frame_data_pos.size(); ++i) {
+    EXPECT_EQ(n, first_riff.size());
+    for (std::uint32_t i = 0; i < n && i < first_riff.size(); ++i) {
       const std::size_t e = idx1 + 8 + 16 * i;
-      EXPECT_EQ(fourcc(b, e), "00dc");
+      EXPECT_EQ(fourcc(b, e), first_riff[i].first);
       EXPECT_EQ(le32(b, e + 4) & 0x10, 0x10u) << "keyframe flag";
-      EXPECT_EQ(movi_fourcc[0] + le32(b, e + 8) + 8, frame_data_pos[i]);
-      EXPECT_EQ(le32(b, e + 12), f.frames[i].size());
+      EXPECT_EQ(movi_fourcc[0] + le32(b, e + 8), first_riff[i].second);
+      EXPECT_EQ(le32(b, e + 12), le32(b, first_riff[i].second + 4));
     }
   }
-  // indx -> ix00 -> frame data, for every segment.
-  EXPECT_NE(indx, 0u);
-  if (indx) {
-    const std::size_t d = indx + 8;
+  // indx -> ix## -> chunk data, for every stream and segment.
+  EXPECT_EQ(indx.size(), std::size_t(streams));
+  for (int s = 0; s < streams && s < int(indx.size()); ++s) {
+    const std::size_t d = indx[std::size_t(s)] + 8;
     EXPECT_EQ(b[d] | b[d + 1] << 8, 4);    // wLongsPerEntry
     EXPECT_EQ(b[d + 3], 0);                 // AVI_INDEX_OF_INDEXES
+    EXPECT_EQ(fourcc(b, d + 8), tags[s]);   // dwChunkId
     const std::uint32_t used = le32(b, d + 4);
     EXPECT_EQ(used, f.riff_sizes.size());
-    EXPECT_EQ(ix.size(), f.riff_sizes.size());
-    std::size_t frame = 0;
-    for (std::uint32_t s = 0; s < used && s < ix.size(); ++s) {
-      const std::size_t e = d + 24 + 16 * s;
-      EXPECT_EQ(le64(b, e), ix[s]);
-      EXPECT_EQ(le32(b, e + 8), 8 + le32(b, ix[s] + 4));
-      const std::uint32_t n = le32(b, ix[s] + 8 + 4);
-      EXPECT_EQ(le32(b, e + 12), n);
-      EXPECT_EQ(b[ix[s] + 8 + 3], 1);       // AVI_INDEX_OF_CHUNKS
-      const std::uint64_t base = le64(b, ix[s] + 8 + 12);
-      for (std::uint32_t i = 0; i < n && frame < frame_data_pos.size(); ++i, ++frame) {
-        const std::size_t e2 = ix[s] + 32 + 8 * i;
-        EXPECT_EQ(base + le32(b, e2), frame_data_pos[frame]);
-        EXPECT_EQ(le32(b, e2 + 4), f.frames[frame].size());
+    EXPECT_EQ(ix[s].size(), f.riff_sizes.size());
+    std::size_t chunk = 0;
+    for (std::uint32_t g = 0; g < used && g < ix[s].size(); ++g) {
+      const std::size_t e = d + 24 + 16 * g;
+      const std::size_t at = ix[s][g];
+      EXPECT_EQ(le64(b, e), at);
+      EXPECT_EQ(le32(b, e + 8), 8 + le32(b, at + 4));
+      const std::uint32_t n = le32(b, at + 8 + 4);
+      EXPECT_EQ(n, per_riff[s][g]);
+      if (s == 0) EXPECT_EQ(le32(b, e + 12), n);  // duration: frames
+      else f.audio_durations.push_back(le32(b, e + 12));
+      EXPECT_EQ(b[at + 8 + 3], 1);          // AVI_INDEX_OF_CHUNKS
+      EXPECT_EQ(fourcc(b, at + 16), tags[s]);
+      const std::uint64_t base = le64(b, at + 8 + 12);
+      for (std::uint32_t i = 0; i < n && chunk < data_pos[s].size(); ++i, ++chunk) {
+        const std::size_t e2 = at + 32 + 8 * i;
+        EXPECT_EQ(base + le32(b, e2), data_pos[s][chunk]);
+        EXPECT_EQ(le32(b, e2 + 4), (*payloads[std::size_t(s)])[chunk].size());
       }
     }
-    EXPECT_EQ(frame, f.frames.size());
+    EXPECT_EQ(chunk, payloads[std::size_t(s)]->size());
   }
-  EXPECT_EQ(f.avih_frames, frames_per_riff[0]);
+  EXPECT_EQ(f.avih_frames, per_riff[0].empty() ? 0u : std::uint32_t(per_riff[0][0]));
   return f;
 }
 
@@ -273,6 +305,147 @@ TEST(AviWriter, OpenDmlSegmentsPastTheRiffLimit) {
   if (!io_test::have_tool("ffprobe") || !io_test::have_tool("ffmpeg"))
     GTEST_SKIP() << "ffprobe/ffmpeg not found on PATH: container checks by ffmpeg skipped";
   check_with_ffmpeg(path, frames, 320, 240, "24/1", dir);
+}
+
+/// `seconds` of 16-bit stereo PCM at 48 kHz, a tone with some noise (so that it is not all the
+/// same bytes).
+Bytes make_pcm(double seconds) {
+  Bytes pcm;
+  std::mt19937 rng(99);
+  for (int i = 0; i < int(seconds * 48000); ++i) {
+    const auto v = std::int16_t(9000 * std::sin(i * 0.05) + int(rng() % 64));
+    for (int c = 0; c < 2; ++c) {
+      pcm.push_back(std::uint8_t(v & 0xFF));
+      pcm.push_back(std::uint8_t((v >> 8) & 0xFF));
+    }
+  }
+  return pcm;
+}
+
+/// Writes `frames` at 24 frames/s with `pcm` interleaved, in packets of `per_packet` bytes,
+/// each before the first frame that ends after it starts.
+void write_interleaved(AviWriter& w, const std::vector<Bytes>& frames, const Bytes& pcm,
+                       std::size_t per_packet) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const double frame_end = double(i + 1) / 24;
+    while (at < pcm.size() && double(at / 4) / 48000 < frame_end) {
+      const std::size_t n = std::min(per_packet, pcm.size() - at);
+      w.write_audio(pcm.data() + at, n);
+      at += n;
+    }
+    w.write_frame(frames[i].data(), frames[i].size());
+  }
+  if (at < pcm.size()) w.write_audio(pcm.data() + at, pcm.size() - at);
+}
+
+TEST(AviWriter, AudioInterleavedAcrossOpenDmlSegments) {
+  ScratchDir dir;
+  const auto frames = make_frames(48, 320, 240, 250, 95);  // 2 s at 24 frames/s
+  const Bytes pcm = make_pcm(2.0);
+  AviAudio audio;
+  audio.format_tag = 1;
+  audio.channels = 2;
+  audio.sample_rate = 48000;
+  audio.block_align = 4;
+  audio.bits_per_sample = 16;
+  audio.avg_bytes_per_sec = 192000;
+  AviExtras extras;
+  extras.audio = audio;
+  extras.info = {{"INAM", "odd"}, {"IART", "even!"}};
+  const std::uint64_t limit = 1 << 20;
+  const std::string path = dir.file("av.avi");
+  {
+    AviWriter w(path, 320, 240, 24, 1, extras, limit);
+    write_interleaved(w, frames, pcm, 4000);
+    w.close();
+    EXPECT_GE(w.segments(), 4);
+    EXPECT_EQ(w.audio_bytes(), pcm.size());
+  }
+  const AviFacts f = check_avi(path);
+  EXPECT_GE(f.riff_sizes.size(), 4u);
+  for (std::size_t s : f.riff_sizes) EXPECT_LE(s, limit);
+  EXPECT_EQ(f.frames, frames);
+  Bytes joined;
+  for (const Bytes& a : f.audio) joined.insert(joined.end(), a.begin(), a.end());
+  EXPECT_TRUE(joined == pcm) << "the audio chunks are not the samples in order";
+  EXPECT_EQ(f.audio_length, pcm.size() / 4) << "PCM counts samples";
+  EXPECT_EQ(f.audio_sample_size, 4u);
+  std::uint64_t samples = 0;
+  for (std::uint32_t d : f.audio_durations) samples += d;
+  EXPECT_EQ(samples, pcm.size() / 4) << "the super index's durations count each segment's samples";
+  if (!io_test::have_tool("ffprobe") || !io_test::have_tool("ffmpeg"))
+    GTEST_SKIP() << "ffprobe/ffmpeg not found on PATH: container checks by ffmpeg skipped";
+  check_with_ffmpeg(path, frames, 320, 240, "24/1", dir);
+  std::string log;
+  ASSERT_EQ(io_test::run("ffmpeg -nostdin -v error -xerror -i '" + path + "' -map 0:a -f s16le '" +
+                         dir.file("a.raw") + "' 2>&1", &log), 0) << log;
+  EXPECT_TRUE(io_test::read_bytes(dir.file("a.raw")) == pcm) << "ffmpeg decodes other samples";
+  EXPECT_EQ(io_test::ScratchDir::lines("ffprobe -v error -show_entries format_tags=title,artist "
+                                       "-of default=nw=1 '" + path + "'"),
+            (std::vector<std::string>{"TAG:title=odd", "TAG:artist=even!"}));
+}
+
+TEST(AviWriter, PixelAspectInVprpAsFfprobeReadsIt) {
+  if (!io_test::have_tool("ffprobe")) GTEST_SKIP() << "ffprobe not found on PATH";
+  ScratchDir dir;
+  const auto frames = make_frames(2, 64, 48, 0);
+  for (const auto& [sar, want] : std::vector<std::pair<std::pair<int, int>, std::string>>{
+           {{1, 1}, "1:1,4:3"}, {{4, 3}, "4:3,16:9"}, {{64, 45}, "64:45,256:135"}}) {
+    AviExtras extras;
+    extras.aspect_num = sar.first;
+    extras.aspect_den = sar.second;
+    const std::string path = dir.file("a" + std::to_string(sar.first) + ".avi");
+    AviWriter w(path, 64, 48, 25, 1, extras);
+    write_all(w, frames);
+    w.close();
+    const auto got = io_test::ScratchDir::lines(
+        "ffprobe -v error -select_streams v:0 -show_entries "
+        "stream=sample_aspect_ratio,display_aspect_ratio -of csv=p=0 '" + path + "'");
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], want);
+  }
+}
+
+TEST(AtomicFile, NoReplaceClaimWithEveryMethod) {
+  // The fallbacks for file systems without renameat2(RENAME_NOREPLACE) (link + unlink) or
+  // without hard links (a placeholder created with O_EXCL): each refuses an existing target
+  // and leaves both files as they were, and moves the file when the name is free.
+  for (const NoReplaceMethod m : {NoReplaceMethod::automatic, NoReplaceMethod::renameat2,
+                                  NoReplaceMethod::link, NoReplaceMethod::placeholder}) {
+    ScratchDir dir;
+    const std::string from = dir.file("new"), to = dir.file("taken");
+    write_file(from, std::string("new bytes"));
+    write_file(to, std::string("precious"));
+    errno = 0;
+    EXPECT_EQ(rename_no_replace(from.c_str(), to.c_str(), m), -1) << int(m);
+    EXPECT_EQ(errno, EEXIST) << int(m);
+    EXPECT_EQ(io_test::read_bytes(to), Bytes({'p', 'r', 'e', 'c', 'i', 'o', 'u', 's'}));
+    EXPECT_EQ(io_test::read_bytes(from).size(), 9u);
+    const std::string free_name = dir.file("free");
+    EXPECT_EQ(rename_no_replace(from.c_str(), free_name.c_str(), m), 0) << int(m);
+    EXPECT_EQ(dir.list(), (std::vector<std::string>{"free", "taken"})) << int(m);
+    EXPECT_EQ(io_test::read_bytes(free_name).size(), 9u);
+  }
+}
+
+TEST(AtomicFile, WithoutReplaceTheFileThatAppearedStays) {
+  ScratchDir dir;
+  const std::string path = dir.file("out.avi");
+  const auto frames = make_frames(2, 32, 32, 0);
+  AviExtras extras;
+  extras.replace_existing = false;
+  AviWriter w(path, 32, 32, 25, 1, extras);
+  write_all(w, frames);
+  write_file(path, std::string("theirs"));  // appears before the writer publishes
+  try {
+    w.close();
+    ADD_FAILURE() << "close() replaced the file";
+  } catch (const mjpeg::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "output '" + path + "' already exists (use -y to overwrite)");
+  }
+  EXPECT_EQ(io_test::read_bytes(path), Bytes({'t', 'h', 'e', 'i', 'r', 's'}));
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"out.avi"}) << "a temporary file stayed";
 }
 
 TEST(AviWriter, TooManySegmentsIsAClearError) {

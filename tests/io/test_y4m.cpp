@@ -192,6 +192,73 @@ TEST(Y4mReader, GarbageBetweenFrames) {
   expect_error([&] { r.read_frame(f); }, {"frame 2", "FRAME"});
 }
 
+// With keep-going, each kind of damage ends the stream after the complete frames (their bytes
+// intact), lost() names the damaged frame and what was left; read sequentially and mapped alike.
+TEST(Y4mReader, KeepGoingEndsAtTheLastCompleteFrame) {
+  ScratchDir dir;
+  const std::string whole = make_y4m("W4 H4 F25:1", 24, 4);
+  const std::size_t frame = 6 + 24, head = whole.size() - 4 * frame;
+  std::string payload_cut = whole.substr(0, head + 2 * frame + 6 + 10);   // inside frame 3
+  std::string header_cut = whole.substr(0, head + 2 * frame + 3);          // "FRA"
+  std::string damaged = whole;
+  damaged.replace(head + 2 * frame, 5, "XXXXX");                          // frame 3's header
+  std::string bad_params = whole;
+  bad_params.replace(head + 2 * frame + 5, 1, "?");                       // "FRAME?"
+  const struct {
+    const char* name;
+    const std::string* data;
+    const char* says;
+  } cases[] = {{"payload", &payload_cut, "truncated frame 3: got 10 of 24 bytes"},
+               {"header", &header_cut, "truncated frame 3 (the stream ends inside its FRAME"},
+               {"damaged", &damaged, "frame 3: expected a 'FRAME' header"},
+               {"params", &bad_params, "frame 3: malformed FRAME header"}};
+  for (const auto& c : cases) {
+    const std::string path = dir.file(std::string(c.name) + ".y4m");
+    io_test::write_bytes(path, *c.data);
+    for (const bool mapped : {false, true}) {
+      Y4mReader r(path);
+      r.set_keep_going(true);
+      ASSERT_TRUE(!mapped || r.map_frames()) << c.name;
+      for (int i = 0; i < 2; ++i) {
+        const std::uint8_t* got = nullptr;
+        Y4mFrame f;
+        if (mapped) {
+          got = r.next_mapped_frame();
+          ASSERT_NE(got, nullptr) << c.name << " frame " << i + 1;
+        } else {
+          ASSERT_TRUE(r.read_frame(f)) << c.name << " frame " << i + 1;
+          got = f.data.data();
+        }
+        EXPECT_EQ(0, std::memcmp(got, frame_payload(24, i).data(), 24)) << c.name;
+      }
+      Y4mFrame f;
+      if (mapped)
+        EXPECT_EQ(r.next_mapped_frame(), nullptr) << c.name;
+      else
+        EXPECT_FALSE(r.read_frame(f)) << c.name;
+      EXPECT_NE(r.lost().find(c.says), std::string::npos) << c.name << ": " << r.lost();
+      EXPECT_NE(r.lost().find("frames 1 to 2 are complete"), std::string::npos) << r.lost();
+      EXPECT_FALSE(mapped ? r.next_mapped_frame() != nullptr : r.read_frame(f));  // stays ended
+    }
+    // Without it, the same damage is an error naming the frame.
+    Y4mReader strict(path);
+    Y4mFrame f;
+    EXPECT_TRUE(strict.read_frame(f));
+    EXPECT_TRUE(strict.read_frame(f));
+    expect_error([&] { strict.read_frame(f); }, {"frame 3"});
+  }
+  // A whole stream loses nothing.
+  const std::string path = dir.file("whole.y4m");
+  io_test::write_bytes(path, whole);
+  Y4mReader r(path);
+  r.set_keep_going(true);
+  Y4mFrame f;
+  int n = 0;
+  while (r.read_frame(f)) ++n;
+  EXPECT_EQ(n, 4);
+  EXPECT_EQ(r.lost(), "");
+}
+
 TEST(Y4mReader, GarbageFilesAndMissingFiles) {
   ScratchDir dir;
   io_test::write_bytes(dir.file("empty.y4m"), "");
@@ -359,50 +426,8 @@ TEST(YuvToRgb, KnownColours) {
   expect_rgb(convert_one(0, 0, 0, M::bt601, R::limited), 0, 136, 0, 1, "clamp green");
 }
 
-// The rounded form, typed here from its definition (fixed point with 16 fractional bits,
-// coefficients round(2^16 * c), one rounding and a clamp per channel), against yuv_to_rgb24
-// for every (Y, Cb, Cr), each matrix and range.
-TEST(YuvToRgb, EverySampleFollowsTheDocumentedIntegerFormula) {
-  const int w = 4096, h = 4096;  // 4:4:4, pixel k = (Y, Cb, Cr) = (k, k >> 8, k >> 16) & 255
-  for (ColorMatrix m : {ColorMatrix::bt601, ColorMatrix::bt709})
-    for (ColorRange r : {ColorRange::limited, ColorRange::full}) {
-      Y4mInfo info;
-      info.width = w;
-      info.height = h;
-      info.chroma = Y4mChroma::c444;
-      info.matrix = m;
-      info.range = r;
-      std::vector<std::uint8_t> frame(info.frame_bytes());
-      const std::size_t n = std::size_t(w) * h;
-      for (std::size_t k = 0; k < n; ++k) {
-        frame[k] = std::uint8_t(k);
-        frame[n + k] = std::uint8_t(k >> 8);
-        frame[2 * n + k] = std::uint8_t(k >> 16);
-      }
-      std::vector<std::uint8_t> rgb(n * 3);
-      yuv_to_rgb24(planes_of(frame.data(), info), info, rgb.data(), std::size_t(w) * 3);
-
-      const double kr = m == ColorMatrix::bt709 ? 0.2126 : 0.299;
-      const double kb = m == ColorMatrix::bt709 ? 0.0722 : 0.114;
-      const double kg = 1 - kr - kb;
-      const bool lim = r == ColorRange::limited;
-      const double ys = lim ? 255.0 / 219 : 1, cs = lim ? 255.0 / 224 : 1;
-      auto fix = [](double v) { return long(std::lround(v * 65536)); };
-      const long cy = fix(ys), crr = fix(2 * (1 - kr) * cs), cbb = fix(2 * (1 - kb) * cs);
-      const long cbg = fix(2 * kb * (1 - kb) / kg * cs), crg = fix(2 * kr * (1 - kr) / kg * cs);
-      auto out = [](long v) { return int(std::min(255L, std::max(0L, (v + 32768) >> 16))); };
-      std::size_t bad = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const long yy = cy * (long(k & 255) - (lim ? 16 : 0));
-        const long u = long((k >> 8) & 255) - 128, v = long((k >> 16) & 255) - 128;
-        bad += rgb[3 * k] != out(yy + crr * v);
-        bad += rgb[3 * k + 1] != out(yy - cbg * u - crg * v);
-        bad += rgb[3 * k + 2] != out(yy + cbb * u);
-      }
-      EXPECT_EQ(bad, 0u) << (m == ColorMatrix::bt709 ? "BT.709 " : "BT.601 ")
-                         << (lim ? "limited" : "full");
-    }
-}
+// Every sample of the rounded form against the exact conversion and against ffmpeg:
+// tests/test_yuv_to_rgb.cpp (in mjpeg_tests, whose own loops are compiled optimised).
 
 TEST(YuvToRgb, NearestChromaAndMonoAndStride) {
   // 4:2:0, 3x3: chroma 2x2; pixel (2,2) takes chroma sample (1,1).

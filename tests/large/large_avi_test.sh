@@ -6,10 +6,13 @@
 #   large_avi_test.sh WRITER WORK_DIR [MIN_BYTES]
 #
 # Checks: ffprobe's header count (nb_frames) equals the packets it reads (nb_read_packets) and
-# the frames written; size 1920x1080, rate 25/1; `ffmpeg -xerror -c copy` through the whole file
-# is silent; frames around the 1 GiB and 4 GiB boundaries (and the last) seek, decode without
-# a message and are the frame the index says (their COM tag). Exit 77 (skip) without
-# ffmpeg/ffprobe or without enough free disk space. The file is deleted afterwards.
+# the frames written; size 1920x1080, rate 25/1; the audio stream (one PCM chunk of 1/25 s
+# before each frame) has as many packets, its length in its header and ffprobe's; `ffmpeg
+# -xerror -c copy` through the whole file is silent; frames around the 1 GiB and 4 GiB
+# boundaries (and the last) seek, decode without a message and are the frame the index says
+# (their COM tag), and the audio found there is that frame's (its sample value). Exit 77
+# (skip) without ffmpeg/ffprobe or without enough free disk space. The file is deleted
+# afterwards.
 set -uo pipefail
 
 die() { echo "FAIL: $*" >&2; exit 1; }
@@ -47,6 +50,16 @@ got=$(ffprobe -v error -count_packets -select_streams v:0 \
 [[ $got == "mjpeg 1920 1080 25/1 $frames $frames" ]] ||
   die "ffprobe says '$got', expected 'mjpeg 1920 1080 25/1 $frames $frames'"
 echo "ffprobe: $got ($((SECONDS - start)) s)"
+# The audio: its header counts samples (nb_frames), and its packets hold all of them (ffmpeg
+# may cut a chunk into several packets).
+got=$(ffprobe -v error -select_streams a:0 \
+  -show_entries stream=codec_name,sample_rate,channels,nb_frames -of csv=p=0 "$avi" | tr ',' ' ')
+[[ $got == "pcm_s16le 48000 2 $((frames * 1920))" ]] ||
+  die "ffprobe says '$got' of the audio, expected 'pcm_s16le 48000 2 $((frames * 1920))'"
+audio_bytes=$(ffprobe -v error -select_streams a:0 -show_entries packet=size -of csv=p=0 "$avi" |
+  awk '{ n += $1 } END { print n }')
+((audio_bytes == frames * 7680)) || die "the audio packets hold $audio_bytes bytes, not $((frames * 7680))"
+echo "ffprobe: $got, $audio_bytes bytes of audio ($((SECONDS - start)) s)"
 
 # The whole file demuxes without a message.
 msgs=$(ffmpeg -nostdin -v error -xerror -i "$avi" -c copy -f null - 2>&1)
@@ -69,6 +82,10 @@ for k in 0 $((k1 - 1)) $k1 $((k1 + 1)) $((k4 - 1)) $k4 $((k4 + 1)) $((frames - 1
   [[ $tag == "$(printf 'mjpeg frame %010d' "$k")" ]] ||
     die "seeking to frame $k (t=$t) gave '$tag'"
   (( $(stat -c %s "$work/frame.jpg") == jpeg_bytes )) || die "frame $k has the wrong size"
-  echo "frame $k (t=$t s): decodes silently, tag ok"
+  # The audio there: the chunk written before frame k (its samples are k % 30000 + 1).
+  sample=$(ffmpeg -nostdin -v error -ss "$t" -i "$avi" -map 0:a -frames:a 1 -c copy -f s16le - |
+    od -An -td2 -N2 | tr -d ' ')
+  [[ $sample == $((k % 30000 + 1)) ]] || die "seeking the audio to t=$t gave sample '$sample'"
+  echo "frame $k (t=$t s): decodes silently, tag ok, its audio found"
 done
 echo "PASS: $frames frames, $segments RIFF segments, $file_bytes bytes, $((SECONDS - start)) s"

@@ -5,8 +5,11 @@
 // Encodes one frame of noise (the worst case for JPEG: every coefficient costs bits) at q100
 // 4:4:4 once, then writes it through io::AviWriter until the file holds at least MIN_BYTES.
 // Each copy carries a COM marker "mjpeg frame N" (N from 0) right after the JFIF APP0, so a
-// reader that lands on the wrong index entry is caught. Prints "frames F jpeg_bytes B
-// stride S segments G file_bytes T" on stdout. Exit 0 on success, 1 on failure.
+// reader that lands on the wrong index entry is caught. Before each frame goes one audio
+// chunk of the frame's 1/25 s (16-bit stereo PCM at 48 kHz, 1920 samples) whose every sample
+// is N % 30000 + 1, so that the audio stream's indexes are checked the same way. Prints
+// "frames F jpeg_bytes B stride S segments G file_bytes T" on stdout (S: a frame's and its
+// audio's chunks together). Exit 0 on success, 1 on failure.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -80,17 +83,34 @@ int main(int argc, char** argv) {
     const std::vector<std::uint8_t> base = mjpeg::encode_jpeg(view, options);
     const std::size_t at = comment_offset(base);
 
-    mjpeg::io::AviWriter writer(out, width, height, 25, 1);
+    mjpeg::io::AviExtras extras;
+    extras.audio = mjpeg::io::AviAudio{};
+    extras.audio->format_tag = 1;  // PCM
+    extras.audio->channels = 2;
+    extras.audio->sample_rate = 48000;
+    extras.audio->block_align = 4;
+    extras.audio->bits_per_sample = 16;
+    extras.audio->avg_bytes_per_sec = 48000 * 4;
+    constexpr std::size_t kAudioBytes = 48000 / 25 * 4;
+    std::vector<std::uint8_t> audio(kAudioBytes);
+    mjpeg::io::AviWriter writer(out, width, height, 25, 1, extras);
     std::int64_t frames = 0;
     std::size_t jpeg_bytes = 0;
     while (writer.bytes_written() < min_bytes) {
+      const auto sample = static_cast<std::uint16_t>(frames % 30000 + 1);
+      for (std::size_t i = 0; i < audio.size(); i += 2) {
+        audio[i] = std::uint8_t(sample & 0xFF);
+        audio[i + 1] = std::uint8_t(sample >> 8);
+      }
+      writer.write_audio(audio.data(), audio.size());
       const std::vector<std::uint8_t> jpeg = with_comment(base, at, frames);
       writer.write_frame(jpeg.data(), jpeg.size());
       jpeg_bytes = jpeg.size();
       ++frames;
     }
     writer.close();
-    const std::size_t stride = 8 + jpeg_bytes + (jpeg_bytes & 1);  // chunk header + padding
+    // Chunk headers and padding of the frame and its audio.
+    const std::size_t stride = 8 + jpeg_bytes + (jpeg_bytes & 1) + 8 + kAudioBytes;
     std::printf("frames %lld jpeg_bytes %zu stride %zu segments %d file_bytes %llu\n",
                 static_cast<long long>(frames), jpeg_bytes, stride, writer.segments(),
                 static_cast<unsigned long long>(writer.bytes_written()));

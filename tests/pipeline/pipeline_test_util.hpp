@@ -147,6 +147,20 @@ inline void expect_buffer_shares(const pipeline::Stats& st, const std::vector<in
   EXPECT_EQ(sum, frames);
 }
 
+/// That a sok/aok run's frames went through the GPU, which its bytes cannot tell (every mode
+/// writes the same): each frame's `frame_bytes` uploaded, results downloaded, the stream
+/// buffers' frames adding up (expect_buffer_shares) and `token_frames` coded from the GPU's
+/// tokens. A run whose frames were transformed on the CPU has none of these.
+inline void expect_gpu_work(const pipeline::Stats& st, const std::vector<int>& devices,
+                            std::int64_t frames, std::size_t frame_bytes,
+                            std::int64_t token_frames) {
+  EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(frames) * frame_bytes)
+      << "the frames were not uploaded";
+  EXPECT_GE(st.download_bytes, static_cast<std::uint64_t>(frames)) << "nothing came back";
+  EXPECT_EQ(st.token_frames, token_frames);
+  expect_buffer_shares(st, devices, frames);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Test bodies
 // ---------------------------------------------------------------------------------------------
@@ -673,6 +687,12 @@ inline void check_y4m_stream(const std::string& path, Offload mode, int producer
     const std::size_t want = limit < 0 ? ref.size() : std::min<std::size_t>(ref.size(), limit);
     EXPECT_EQ(static_cast<std::size_t>(st.frames), want) << path;
     expect_frames_equal(ref, sink.frames, want);
+    // The planes went up as they are (Y4M's frame bytes each) and tokens came back.
+    if (mode != Offload::cpu)
+      expect_gpu_work(st, devices, static_cast<std::int64_t>(want), reader.info().frame_bytes(),
+                      static_cast<std::int64_t>(want));
+    else
+      EXPECT_EQ(st.upload_bytes, 0u);
     if (mapped && mode != Offload::cpu) {
       const auto& m = static_cast<const pipeline::MappedY4mFrameSource&>(*source);
       EXPECT_EQ(m.pinned_windows(), 0) << "every page lock released after the encode";

@@ -2,6 +2,7 @@
 // test_pipeline_gpu.cpp.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include "io/y4m.hpp"
@@ -166,26 +168,55 @@ TEST(CpuPipeline, LentFramesAreEncodedInPlaceAndCopiedOnesAlike) {
   }
 }
 
+/// Frames in memory, copied, whose end shows late: the read after the last frame returns false
+/// only after `end_s` (the producer is slow to see the end). frame_count() says how many there
+/// are, as MemoryFrameSource does.
+class LateEndSource final : public pipeline::FrameSource {
+ public:
+  LateEndSource(std::vector<ImageView> frames, double end_s)
+      : count_(static_cast<std::int64_t>(frames.size())), inner_(std::move(frames)), end_s_(end_s) {}
+  pipeline::SourceFormat format() const override { return inner_.format(); }
+  std::int64_t frame_count() const override { return count_; }
+  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                 std::int64_t& index) override {
+    if (inner_.read_into(producer, dst, stride, index)) return true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(end_s_));
+    return false;
+  }
+
+ private:
+  std::int64_t count_;
+  pipeline::MemoryFrameSource inner_;
+  double end_s_;
+};
+
 // The last frames of a stream, coded while workers wait idle, are cut into MCU-row ranges
-// coded at once (Stats::split_frames): the same bytes as one thread each.
+// coded at once (Stats::split_frames): the same bytes as one thread each. Whatever the threads'
+// timing: six frames on eight workers, so the frame that reaches a worker last finds at least
+// two of them idle and no frame waiting, and the reading is known to be over by then (the
+// source's frame count), also when the producer sees the end late.
 TEST(CpuPipeline, TheLastLargeFramesAreCodedOnTheIdleWorkersToo) {
   const auto frames = make_frames(6, 1280, 1024, PixelFormat::rgb24);  // 1.25 MP: 2 parts
-  for (bool optimize : {false, true}) {
-    pipeline::MemoryFrameSource source(views(frames));
-    MemorySink sink;
-    pipeline::PipelineOptions p;
-    p.producers = 1;
-    p.slots = 8;
-    p.entropy_threads = 8;
-    EncodeOptions o;
-    o.optimize = optimize;
-    pipeline::Stats st;
-    within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
-    EXPECT_EQ(st.frames, 6);
-    // Six frames on eight workers: each finds idle workers once the (instant) reading is over.
-    EXPECT_GE(st.split_frames, 1);
-    expect_frames_equal(reference(frames, o), sink.frames, 6);
-  }
+  for (bool late_end : {false, true})
+    for (bool optimize : {false, true}) {
+      SCOPED_TRACE(std::string(late_end ? "end seen late" : "frames lent") +
+                   (optimize ? ", optimize" : ""));
+      pipeline::MemoryFrameSource memory(views(frames));
+      LateEndSource late(views(frames), 0.5);
+      pipeline::FrameSource& source = late_end ? static_cast<pipeline::FrameSource&>(late) : memory;
+      MemorySink sink;
+      pipeline::PipelineOptions p;
+      p.producers = 1;
+      p.slots = 8;
+      p.entropy_threads = 8;
+      EncodeOptions o;
+      o.optimize = optimize;
+      pipeline::Stats st;
+      within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+      EXPECT_EQ(st.frames, 6);
+      EXPECT_GE(st.split_frames, 1);
+      expect_frames_equal(reference(frames, o), sink.frames, 6);
+    }
 }
 
 TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
@@ -493,6 +524,89 @@ TEST(Balance, StopAndErrorsWithIdleThreads) {
     EXPECT_NE(message.find("read error in frame 100"), std::string::npos) << message;
     expect_frames_equal(ref, sink.frames, sink.frames.size());
   }
+}
+
+/// A memory source whose every read takes at least `read_s` (a sleep: the producers' busy time
+/// per frame is at least that, however loaded the machine).
+class SlowReadSource final : public pipeline::FrameSource {
+ public:
+  SlowReadSource(std::vector<ImageView> frames, double read_s)
+      : inner_(std::move(frames)), read_s_(read_s) {}
+  pipeline::SourceFormat format() const override { return inner_.format(); }
+  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                 std::int64_t& index) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(read_s_));
+    return inner_.read_into(producer, dst, stride, index);
+  }
+
+ private:
+  pipeline::MemoryFrameSource inner_;
+  double read_s_;
+};
+
+// The self-balancing split moves threads to the stage that binds, measured between frames 8
+// and 32: from its start of 2 producers and 6 workers,
+//  - to more producers when reading binds: 50 ms a frame against microseconds of coding a
+//    16x16 frame (3 producers beat 2 for any coding cost below 125 ms a frame);
+//  - to 1 producer when coding binds: copying a 640x480 frame against coding it at q95 with
+//    optimized tables (1 beats 2 unless copying costs more than a sixth of the coding).
+TEST(Balance, TheSplitMovesThreadsToTheStageThatBinds) {
+  pipeline::PipelineOptions p;
+  p.mode = Offload::cpu;
+  p.balance_threads = 8;
+  p.producers = 2;
+  p.entropy_threads = 6;
+  p.slots = 10;
+  {
+    const auto frames = make_frames(40, 16, 16, PixelFormat::rgb24);
+    SlowReadSource source(views(frames), 0.05);
+    MemorySink sink;
+    pipeline::Stats st;
+    within(60, [&] { st = pipeline::encode_stream(source, EncodeOptions{}, sink, p); });
+    expect_frames_equal(reference(frames, EncodeOptions{}), sink.frames, frames.size());
+    EXPECT_GE(st.rebalances, 1);
+    EXPECT_GT(st.producers, 2) << "reading binds";
+    EXPECT_EQ(st.producers + st.entropy_threads, 8);
+  }
+  {
+    const auto frames = make_frames(40, 640, 480, PixelFormat::rgb24);
+    EncodeOptions o;
+    o.quality = 95;
+    o.optimize = true;
+    ScriptedSource source(views(frames), -1, -1, nullptr);  // copies each frame into its slot
+    MemorySink sink;
+    pipeline::Stats st;
+    within(120, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+    expect_frames_equal(reference(frames, o), sink.frames, frames.size());
+    EXPECT_GE(st.rebalances, 1);
+    EXPECT_EQ(st.producers, 1) << "coding binds";
+    EXPECT_EQ(st.entropy_threads, 7);
+  }
+}
+
+// The deadlock watchdog of these tests (common/deadline.hpp) tells a deadlock from a slow run
+// by the CPU the process uses, not by wall time alone: a run that keeps working through
+// several windows (an overloaded machine, a sanitizer build) passes; one whose threads all
+// wait is reported as a deadlock after one window.
+TEST(Watchdog, ASlowRunThatWorksIsNoDeadlock) {
+  within(0.5, [] {
+    timespec t0{}, t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    volatile std::uint64_t x = 1;
+    do {
+      for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ull + 1;
+      ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) + 1e-9 * (t.tv_nsec - t0.tv_nsec) < 1);  // 2 windows or more
+  }, /*max_windows=*/100);
+}
+
+TEST(WatchdogDeathTest, ThreadsThatAllWaitAreADeadlock) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(within(0.3, [] {
+                std::promise<void> never;
+                never.get_future().wait();
+              }),
+              ::testing::ExitedWithCode(3), "no CPU used in the last 0.3 s: deadlock");
 }
 
 class CpuPlanar : public ::testing::TestWithParam<PlanarCase> {};

@@ -48,6 +48,14 @@ ffmpeg_rgb_psnr() {
     -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1
 }
 
+# ffmpeg_rgb_psnr_by_index A B: ffmpeg_rgb_psnr with the frames paired by their index (the
+# source's own timestamps, e.g. a WebM's milliseconds, need not meet the AVI's).
+ffmpeg_rgb_psnr_by_index() {
+  ffmpeg -v info -nostats -i "$1" -i "$2" \
+    -lavfi "[0:v]settb=1/25,setpts=N,format=rgb24[a];[1:v]settb=1/25,setpts=N,format=rgb24[b];[a][b]psnr=stats_file=psnr_rgb.log" \
+    -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1
+}
+
 # luma_of VIDEO OUT W H: the full-range BT.601 luma (libjpeg's integer formula) of every frame of
 # VIDEO as decoded to rgb24 by ffmpeg, written as raw gray frames (Python, independent of mjpeg).
 luma_of() {
@@ -143,8 +151,10 @@ agreement() {
 # Cases
 # ---------------------------------------------------------------------------------------------
 
-case_agrees_with_ffmpeg_on_ffmpeg_mjpeg() { agreement flower.mp4 320:180 ffmpeg; }
-case_agrees_with_ffmpeg_on_our_mjpeg() { agreement car-detection.mp4 384:216 mjpeg; }
+# Odd sizes: the encoded 4:2:0 JPEGs decode to an odd height, which libswscale converts to RGB
+# with its scaler on both sides.
+case_agrees_with_ffmpeg_on_ffmpeg_mjpeg() { agreement flower.mp4 321:181 ffmpeg; }
+case_agrees_with_ffmpeg_on_our_mjpeg() { agreement car-detection.mp4 385:217 mjpeg; }
 case_agrees_with_ffmpeg_on_h264_source() {
   # The source decoded from H.264 (BT.601 limited range) by both sides rather than raw RGB.
   need_tools
@@ -157,6 +167,36 @@ case_agrees_with_ffmpeg_on_h264_source() {
   ours=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
   close "$ours" "$theirs" 0.05 || die "RGB PSNR $ours dB, ffmpeg says $theirs dB"
   per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+}
+
+# The three PSNR figures agree at odd sizes on real content: `encode --psnr`, `quality` on what
+# it wrote, and ffmpeg's psnr filter, every one on the RGB that `ffmpeg -pix_fmt rgb24` makes of
+# the 4:2:0 source (VP9, FFV1, VP8), whose odd height libswscale converts with its scaler.
+case_three_psnr_figures_agree_at_odd_sizes() {
+  need_tools
+  local video="$MEDIA/video/tears-of-steel-battle-clip-medium.webm" spec size codec ext w h
+  [[ -f $video ]] || die "test media $video missing (set MJPEG_MEDIA_DIR)"
+  for spec in "1280x533 libvpx-vp9 webm" "960x541 ffv1 mkv" "321x241 ffv1 mkv" "640x361 libvpx webm"; do
+    read -r size codec ext <<<"$spec"
+    w=${size%x*} h=${size#*x}
+    local extra=()
+    [[ $codec == libvpx* ]] && extra=(-deadline realtime -cpu-used 8)
+    ffmpeg -v error -y -ss 20 -i "$video" -an -frames:v 6 -vf "scale=$w:$h" -pix_fmt yuv420p \
+      -c:v "$codec" "${extra[@]}" "src.$ext" || skip "ffmpeg cannot make a $codec clip"
+    [[ $(ffprobe -v error -show_entries stream=width,height -of csv=p=0 "src.$ext") == "$w,$h" ]] ||
+      die "src.$ext is not $size"
+    run_ok encode "src.$ext" -o enc.avi -q 75 --psnr --mode cpu -y
+    local encoded quality theirs
+    encoded=$(sed -n 's/^  PSNR RGB  min .* mean *\([0-9.inf]*\) .*/\1/p' err.txt)
+    run_ok quality "src.$ext" enc.avi --json q.json -y
+    quality=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
+    theirs=$(ffmpeg_rgb_psnr_by_index enc.avi "src.$ext")
+    [[ -n $encoded && -n $theirs ]] || die "$size: no figures (encode: '$encoded', ffmpeg: '$theirs')"
+    close "$quality" "$theirs" 0.05 || die "$size $codec: quality $quality dB, ffmpeg $theirs dB"
+    close "$encoded" "$quality" 0.005 || die "$size $codec: encode --psnr $encoded dB, quality $quality dB"
+    per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+    echo "$size $codec: encode --psnr $encoded, quality $quality, ffmpeg $theirs dB"
+  done
 }
 
 case_identical_inputs_are_infinite() {
@@ -224,13 +264,53 @@ case_pictures() {
     [[ $(head -c 8 "$f" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || die "$f is not a PNG"
   done
   size=$(ffprobe -v error -show_entries stream=width,height -of csv=p=0 w.png)
-  [[ $size == 1440,* ]] || die "worst picture should be three 480-wide panels, is $size"
+  [[ $size == 1440,336 ]] || die "worst picture should be three 480x270 panels under captions, is $size"
   size=$(ffprobe -v error -show_entries stream=width,height -of csv=p=0 p.png)
   [[ $size == 900,* ]] || die "plot is $size"
   # The worst picture shows the frame the summary names.
   local worst
   worst=$(json_get q.json 'd["summary"]["worst_frames"][0]')
   grep -q "worst frames (RGB PSNR): $worst" out.txt || die "summary and JSON disagree"
+  # What the pictures show, decoded by ffmpeg: in the worst picture (a 36-pixel header, then
+  # three panels of 480x270 under 30-pixel captions) the source panel is that source frame
+  # and the encoded one that frame of the AVI, each magnified 1.5x by nearest neighbour; the
+  # difference panel is not flat; the contact sheet's first cell (at 4,74) is the AVI's first
+  # frame as it is; the plot has coloured curves.
+  python3 - "$worst" <<'PY' || die "the pictures do not show what they should"
+import subprocess, sys
+def rgb(*args):
+    return subprocess.run(["ffmpeg", "-v", "error", *args, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                          check=True, capture_output=True).stdout
+def frame(path, n):
+    return rgb("-i", path, "-vf", f"select=eq(n\\,{n})", "-frames:v", "1")
+def region(img, img_w, x0, y0, w, h):
+    return [img[3 * ((y0 + y) * img_w + x0):3 * ((y0 + y) * img_w + x0 + w)] for y in range(h)]
+def magnified(f, fw, fh, w, h):  # nearest neighbour: source pixel floor(x * fw / w)
+    return [b"".join(f[3 * ((y * fh // h) * fw + x * fw // w):3 * ((y * fh // h) * fw + x * fw // w) + 3]
+                     for x in range(w)) for y in range(h)]
+def same_share(a, b):
+    px = sum(len(r) // 3 for r in a)
+    return sum(ra[i:i + 3] == rb[i:i + 3] for ra, rb in zip(a, b) for i in range(0, len(ra), 3)) / px
+worst = int(sys.argv[1]) - 1
+w = rgb("-i", "w.png")
+for x0, path in ((0, "src.nut"), (480, "enc.avi")):
+    share = same_share(region(w, 1440, x0, 66, 480, 270), magnified(frame(path, worst), 320, 180, 480, 270))
+    assert share > 0.99, f"{path} panel: {share:.3f} of the pixels are frame {worst + 1}'s"
+    others = [same_share(region(w, 1440, x0, 66, 480, 270), magnified(frame(path, n), 320, 180, 480, 270))
+              for n in (0, 19) if n != worst]
+    assert all(o < share for o in others), f"{path} panel: another frame fits as well ({others})"
+diff = region(w, 1440, 960, 66, 480, 270)
+assert len({row[i:i + 3] for row in diff for i in range(0, len(row), 3)}) > 8, "flat difference panel"
+s = rgb("-i", "s.png")
+sw = int(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=width", "-of", "csv=p=0",
+                         "s.png"], check=True, capture_output=True, text=True).stdout)
+share = same_share(region(s, sw, 4, 74, 320, 180), magnified(frame("enc.avi", 0), 320, 180, 320, 180))
+assert share > 0.99, f"sheet: {share:.3f} of the first cell is frame 1"
+p = rgb("-i", "p.png")
+coloured = sum(max(p[i:i + 3]) - min(p[i:i + 3]) > 60 for i in range(0, len(p), 3))
+assert coloured > 500, f"plot: {coloured} coloured pixels"
+print("pictures ok: worst frame", worst + 1)
+PY
 }
 
 case_sweep() {
@@ -296,6 +376,70 @@ case_sweep_one_preset_without_ffmpeg() {
   grep -q '^libjpeg-turbo: no points' out.txt || die "no libjpeg-turbo note: $(cat out.txt)"
   expect_fail 2 quality --sweep src.nut --tunes psnr,bogus
   grep -q "unknown table preset 'bogus'" err.txt || die "bad --tunes message: $(cat err.txt)"
+}
+
+case_ssim_under_8x8_is_undefined_as_in_ffmpeg() {
+  # A picture under 8x8 (in either direction) has no 8x8 window: ffmpeg's ssim filter has no
+  # figure for it either (it prints nan, or inf where only the width is under 8). The summary
+  # says n/a and the JSON holds null, never "inf" or an infinite range.
+  need_tools
+  local size w h
+  for size in 6x6 16x5 5x16; do
+    w=${size%x*} h=${size#*x}
+    rm -f q.json
+    ffmpeg -v error -y -f lavfi -i "testsrc2=size=64x64:rate=25" -frames:v 3 -vf "scale=$w:$h" \
+      -c:v rawvideo -pix_fmt rgb24 src.nut || die "ffmpeg could not make a $size clip"
+    run_ok encode src.nut -o enc.avi -q 30 --quiet -y
+    luma_of src.nut src.gray "$w" "$h"
+    luma_of enc.avi enc.gray "$w" "$h"
+    ffmpeg_luma ssim enc.gray src.gray "$w" "$h" | grep -q 'SSIM Y:-*\(nan\|inf\) ' ||
+      die "ffmpeg's ssim filter has a figure at $size: $(ffmpeg_luma ssim enc.gray src.gray "$w" "$h")"
+    run_ok quality src.nut enc.avi --json q.json
+    grep -q '^  SSIM Y    n/a' out.txt || die "$size: summary: $(grep SSIM out.txt)"
+    [[ $(json_get q.json '[d["summary"]["ssim_y"][k] for k in ("min", "mean", "max")]') == \
+       "[None, None, None]" ]] || die "$size: JSON summary: $(json_get q.json 'd["summary"]["ssim_y"]')"
+    [[ $(json_get q.json 'set(f["ssim_y"] for f in d["per_frame"])') == "{None}" ]] ||
+      die "$size: JSON per frame: $(json_get q.json '[f["ssim_y"] for f in d["per_frame"]]')"
+    # PSNR stays a number (the pictures differ).
+    json_get q.json 'float(d["summary"]["psnr_rgb"]["mean"])' >/dev/null
+    run_ok encode src.nut -o enc2.avi -q 30 --psnr -y
+    grep -q '^  SSIM Y    n/a' err.txt || die "$size: encode --psnr: $(grep SSIM err.txt)"
+  done
+}
+
+case_segment_compared_with_start_agrees_with_ffmpeg_select() {
+  # A segment (encode --start 30 --frames 30) against its source: --start 30 pairs its frame 1
+  # with the source's frame 31, as ffmpeg's psnr filter does after select=gte(n,30).
+  need_tools
+  make_source flower.mp4 320:180 60 src.nut
+  run_ok encode src.nut -o seg.avi --start 30 --frames 30 -q 75 --quiet
+  run_ok quality src.nut seg.avi --start 30 --json q.json
+  grep -q "from frame 30 on" out.txt || die "the source line does not say where it starts: $(head -2 out.txt)"
+  local theirs ours
+  theirs=$(ffmpeg -v info -nostats -i seg.avi -i src.nut -lavfi \
+    "[0:v]format=rgb24,setpts=PTS-STARTPTS[a];[1:v]select=gte(n\,30),format=rgb24,setpts=PTS-STARTPTS[b];[a][b]psnr=stats_file=psnr_rgb.log" \
+    -f null - 2>&1 | sed -n 's/.*PSNR r:.* average:\([0-9.inf]*\).*/\1/p' | tail -1)
+  [[ -n $theirs ]] || die "no PSNR from ffmpeg"
+  ours=$(json_get q.json 'd["summary"]["psnr_rgb"]["mean"]')
+  close "$ours" "$theirs" 0.05 || die "RGB PSNR $ours dB with --start 30, ffmpeg with select says $theirs dB"
+  [[ $(json_get q.json 'd["frames"]') == 30 ]] || die "expected 30 frames"
+  per_frame_close psnr_rgb.log psnr_avg psnr_rgb 0.05
+  # Without --start the counts differ, and the error says how to pair a segment.
+  expect_fail 1 quality src.nut seg.avi
+  grep -q "frame counts differ.*encode --start N, compare it with --start N" err.txt ||
+    die "the error does not name --start: $(cat err.txt)"
+  # --frames 30 pairs the first 30 source frames with the segment: said, not silent.
+  run_ok quality src.nut seg.avi --frames 30 --json off.json
+  grep -q "^mjpeg: note: --frames 30 compared the first 30 frames of 'src.nut' (it has more) with all 30 of 'seg.avi'.*--start N" err.txt ||
+    die "no note about the pairing: $(cat err.txt)"
+  python3 -c "import sys; sys.exit(0 if $(json_get off.json 'd["summary"]["psnr_rgb"]["mean"]') < $ours - 5 else 1)" ||
+    die "the offset pairing should be far worse than $ours dB"
+  # Both cut by --frames (the source longer, the encoded too): nothing to say.
+  run_ok quality src.nut src.nut --frames 10 --quiet
+  ! grep -q 'note' err.txt || die "a note where both inputs were cut: $(cat err.txt)"
+  expect_fail 2 quality src.nut seg.avi --start -1
+  ffmpeg -v error -y -i src.nut -frames:v 1 one.ppm || die "ffmpeg failed"
+  expect_fail 2 quality one.ppm one.ppm --start 1
 }
 
 # ---------------------------------------------------------------------------------------------

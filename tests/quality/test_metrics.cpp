@@ -168,5 +168,18 @@ TEST(QualityMetrics, SummaryMeanIsPsnrOfMeanMseAndWorstFirst) {
   EXPECT_EQ(s.worst[1], 0);
 }
 
+TEST(QualityMetrics, SummaryOfPicturesUnder8x8HasNoSsim) {
+  // Every frame undefined (no 8x8 window): the summary is undefined too, not +-infinity.
+  const Picture a = noise(7, 20, PixelFormat::gray8, 3);
+  const Picture b = disturbed(a, 9, 4);
+  const std::vector<FrameMetrics> frames = {compare(a.view(), b.view()), compare(a.view(), a.view())};
+  const Summary s = summarize(frames);
+  EXPECT_TRUE(std::isnan(s.ssim_y.min));
+  EXPECT_TRUE(std::isnan(s.ssim_y.mean));
+  EXPECT_TRUE(std::isnan(s.ssim_y.max));
+  EXPECT_EQ(format_db(s.ssim_y.min, 4), "n/a");
+  EXPECT_FALSE(std::isnan(s.psnr_rgb.mean));
+}
+
 }  // namespace
 }  // namespace mjpeg::quality

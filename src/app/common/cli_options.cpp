@@ -31,6 +31,56 @@ CLI::Validator decimal_integer() {
       "", "decimal integer");  // no description: the option's type name says it all
 }
 
+FrameSize parse_frame_size(const std::string& text, const std::string& option) {
+  FrameSize z;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &z.width, &x, &z.height, &extra) != 3 || x != 'x' ||
+      z.width < 1 || z.height < 1 || z.width > kMaxDimension || z.height > kMaxDimension)
+    throw UsageError(fmt::format("{}: '{}' is not WIDTHxHEIGHT (1..{} each)", option, text,
+                                 kMaxDimension));
+  return z;
+}
+
+void parse_frame_rate(const std::string& text, int& num, int& den) {
+  const auto bad = [&] {
+    return UsageError(fmt::format("--fps: '{}' is not a frame rate (N, N/D or a decimal such "
+                                  "as 29.97, below 1000)",
+                                  text));
+  };
+  const std::size_t slash = text.find('/');
+  const std::size_t dot = text.find('.');
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  long long n = 0, d = 1;
+  if (slash != std::string::npos) {
+    const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+    if (!digits(a) || !digits(b)) throw bad();
+    n = std::stoll(a);
+    d = std::stoll(b);
+  } else if (dot != std::string::npos) {
+    const std::string a = text.substr(0, dot), b = text.substr(dot + 1);
+    if (!digits(a) || !digits(b) || b.size() > 3) throw bad();
+    d = b.size() == 1 ? 10 : b.size() == 2 ? 100 : 1000;
+    n = std::stoll(a) * d + std::stoll(b);
+  } else {
+    if (!digits(text)) throw bad();
+    n = std::stoll(text);
+  }
+  if (n <= 0 || d <= 0 || n >= 1000 * d) throw bad();
+  for (long long g = n, h = d; h != 0;) {  // lowest terms
+    const long long t = g % h;
+    g = h;
+    h = t;
+    if (h == 0) {
+      n /= g;
+      d /= g;
+    }
+  }
+  num = static_cast<int>(n);
+  den = static_cast<int>(d);
+}
+
 std::vector<QuantTableValues> read_qtables_file(const std::string& path) {
   constexpr std::size_t kMaxBytes = 1 << 20;  // a table file is a few hundred bytes
   // Regular files only: a FIFO or a device (/dev/stdin) could block the parse.
@@ -81,12 +131,19 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
       "--qtables",
       [cmd, &options](const std::string& path) {
         options.qtables = read_qtables_file(path);
-        // cjpeg uses the file's values as they are unless -quality scales them.
-        if (cmd->count("--quality") == 0) options.quality = 50;
+        // cjpeg uses the file's values as they are unless -quality scales them, and its
+        // other slots keep the tables of its default quality, 75 (jpeg_set_defaults).
+        if (cmd->count("--quality") == 0) {
+          options.quality = 50;
+          const std::vector<QuantTableValues> defaults = default_qtables(75);
+          for (std::size_t i = options.qtables.size(); i < defaults.size(); ++i)
+            options.qtables.push_back(defaults[i]);
+        }
       },
       "Quantization tables from a cjpeg -qtables file (1-4 tables of 64 values, natural "
       "order, '#' comments), scaled by -q as cjpeg -quality scales them; without -q used as "
-      "they are")
+      "they are, and a slot the file does not give keeps cjpeg's default table (quality 75), "
+      "as cjpeg does")
       ->type_name("FILE");
   cmd->add_option_function<std::string>(
          "--qslots", [&options](const std::string& text) { options.qslots = parse_qslots(text); },

@@ -15,12 +15,25 @@ namespace mjpeg::app {
 /// converts integers with strtoll base 0, which would read "010" as octal 8 and "0x5A" as 90.
 CLI::Validator decimal_integer();
 
+/// A frame size given on the command line.
+struct FrameSize {
+  int width = 0, height = 0;
+};
+
+/// Parses "WIDTHxHEIGHT" (each 1..kMaxDimension); throws UsageError naming `option`.
+FrameSize parse_frame_size(const std::string& text, const std::string& option);
+
+/// Parses a frame rate as --fps takes it: "N", "N/D" (30000/1001) or a decimal ("29.97", to
+/// 1/1000), positive and below 1000 frames per second; throws UsageError naming --fps.
+void parse_frame_rate(const std::string& text, int& num, int& den);
+
 /// Reads and parses a cjpeg -qtables file (parse_qtables); throws UsageError naming the path.
 std::vector<QuantTableValues> read_qtables_file(const std::string& path);
 
 /// -q/--quality, -s/--subsampling (into `subsampling`, parsed later with parse_subsampling),
 /// -r/--restart, --optimize, and the quantization tables: --qtables FILE (read while parsing;
-/// without -q the quality becomes 50, i.e. the file's values unscaled, as cjpeg), --qslots,
+/// without -q the quality becomes 50, i.e. the file's values unscaled, and the slots 0..1 the
+/// file does not give hold cjpeg's defaults at quality 75, as cjpeg), --qslots,
 /// --tune.
 void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsampling);
 

@@ -16,7 +16,8 @@ std::string lower_extension(const std::string& path) {
 }
 
 const char* supported_output_extensions() {
-  return ".jpg, .jpeg (one picture); .avi, .mjpeg, .mjpg or a pattern like out/%05d.jpg (streams)";
+  return ".jpg, .jpeg (one picture); .avi, .mkv, .mov, .mjpeg, .mjpg or a pattern like "
+         "out/%05d.jpg (streams)";
 }
 
 OutputKind output_kind_for(const std::string& path) {

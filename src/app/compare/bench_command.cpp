@@ -202,7 +202,8 @@ std::vector<BenchRow> measure(BenchArgs& args) {
   auto notice = [&](const std::string& text) {
     if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
   };
-  if (input_kind(args.input) != InputKind::image)
+  Input input = open_input(args.input);
+  if (input.kind != InputKind::image)
     throw UsageError("bench cuts its frames from a still image (e.g. a PPM or PNG)");
   const std::vector<FrameSize> sizes = parse_sizes(args.sizes);
   const std::set<std::string> sweeps = [&] {
@@ -230,7 +231,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     if (!probe.available) notice("no libjpeg-turbo rows: " + probe.why_not);
   }
 
-  const Image picture = read_input_image(args.input, notice);
+  const Image picture = read_input_image(*input.file, notice);
   Sweeper sweeper(args, modes, devices);
   for (std::size_t si = 0; si < sizes.size(); ++si) {
     const FrameSize z = sizes[si];

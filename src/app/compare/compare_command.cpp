@@ -243,7 +243,8 @@ int run_compare(CompareArgs& args) {
   };
   const FrameSize size = args.size.empty() ? FrameSize{} : parse_frame_size(args.size, "--size");
   const int width = size.width, height = size.height;
-  if (width > 0 && input_kind(args.input) != InputKind::image)
+  Input input = open_input(args.input);  // a pipe's first bytes are awaited here
+  if (width > 0 && input.kind != InputKind::image)
     throw UsageError("--size applies to a still-image input (video frames keep their size)");
 #if !MJPEG_HAVE_OPENCV
   if (!args.gantt.empty())  // before any work: this build cannot draw
@@ -259,7 +260,7 @@ int run_compare(CompareArgs& args) {
       choose_modes(args.modes, notice, "comparing the cpu mode with libjpeg-turbo only", devices),
       devices);
 
-  FrameStore store = load_frames(args.input, args.frames, width, height, notice);
+  FrameStore store = load_frames(std::move(input), args.frames, width, height, notice);
   pin_for_gpu_modes(store, modes, notice);
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: compare: %s, %.0f MB in memory%s\n", store.description.c_str(),

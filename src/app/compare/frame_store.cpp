@@ -57,16 +57,6 @@ std::vector<ImageView> FrameStore::pixel_views(std::vector<Image>& scratch) cons
   return v;
 }
 
-FrameSize parse_frame_size(const std::string& text, const std::string& option) {
-  FrameSize z;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &z.width, &x, &z.height, &extra) != 3 || x != 'x' ||
-      z.width < 1 || z.height < 1 || z.width > kMaxDimension || z.height > kMaxDimension)
-    throw UsageError(fmt::format("{}: '{}' is not WIDTHxHEIGHT (1..{} each)", option, text,
-                                 kMaxDimension));
-  return z;
-}
-
 FrameStore panning_frames(const Image& picture, int width, int height, int count) {
   if (width < 1 || height < 1 || count < 1)
     throw UsageError(fmt::format("cannot make {} frames of {}x{}", count, width, height));
@@ -98,12 +88,12 @@ FrameStore panning_frames(const Image& picture, int width, int height, int count
   return store;
 }
 
-FrameStore load_frames(const std::string& input, std::int64_t max_frames, int width, int height,
+FrameStore load_frames(Input opened, std::int64_t max_frames, int width, int height,
                        const NoticeSink& notice) {
   if (max_frames < 1) throw UsageError("at least one frame is needed");
-  const InputKind kind = input_kind(input);
-  if (kind == InputKind::image) {
-    const Image picture = read_input_image(input, notice);
+  const std::string input = opened.name();
+  if (opened.kind == InputKind::image) {
+    const Image picture = read_input_image(*opened.file, notice);
     FrameStore store = panning_frames(picture, width > 0 ? width : picture.width,
                                       height > 0 ? height : picture.height,
                                       static_cast<int>(std::min<std::int64_t>(max_frames, 1 << 20)));
@@ -112,7 +102,9 @@ FrameStore load_frames(const std::string& input, std::int64_t max_frames, int wi
   }
   if (width > 0 || height > 0)
     throw UsageError("--size applies to a still-image input (video frames keep their size)");
-  VideoInput in = open_video_input(input, kind, max_frames);
+  InputOptions options;
+  options.max_frames = max_frames;
+  VideoInput in = open_video_input(std::move(opened), options);
   for (const std::string& n : in.notices) notice(n);
   FrameStore store;
   store.format = in.format;

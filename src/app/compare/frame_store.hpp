@@ -7,19 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "app/common/cli_options.hpp"
 #include "app/input/image_input.hpp"
 #include "mjpeg/options.hpp"
 #include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
-
-/// A frame size given on the command line.
-struct FrameSize {
-  int width = 0, height = 0;
-};
-
-/// Parses "WIDTHxHEIGHT" (each 1..kMaxDimension); throws UsageError naming `option`.
-FrameSize parse_frame_size(const std::string& text, const std::string& option);
 
 /// Frames in the layout the encoder reads them in: packed (`frames`: still images, RGB
 /// videos) or planar YCbCr (`planar`: Y4M, decoded yuv video), as `mjpeg encode` would read
@@ -64,8 +57,9 @@ FrameStore panning_frames(const Image& picture, int width, int height, int count
 
 /// Loads up to `max_frames` frames of any input `mjpeg encode` reads. A still image becomes
 /// `max_frames` panning frames of `width` x `height` (0: the image's own size); for a stream the
-/// size must be 0 (frames keep theirs). Throws Error / UsageError.
-FrameStore load_frames(const std::string& input, std::int64_t max_frames, int width, int height,
+/// size must be 0 (frames keep theirs). `input`: opened and recognised (open_input). Throws
+/// Error / UsageError.
+FrameStore load_frames(Input input, std::int64_t max_frames, int width, int height,
                        const NoticeSink& notice);
 
 }  // namespace mjpeg::app

@@ -1,5 +1,7 @@
 #include "encode_command.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -7,13 +9,17 @@
 
 #include <fmt/format.h>
 
+#include "app/input/frame_reader.hpp"
 #include "app/input/image_input.hpp"
 #include "app/input/input_dump.hpp"
+#include "app/input/raw_source.hpp"
 #include "mjpeg/files.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/video.hpp"
 #include "app/common/paths.hpp"
 #include "app/quality/quality_hook.hpp"
+#include "libav_sink.hpp"
 #include "stream_command.hpp"
 
 namespace mjpeg::app {
@@ -25,34 +31,41 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Usage checks that need no I/O on the input, done before anything is read or created.
-void check_request(const EncodeArgs& args) {
-  validate(args.options);
-  output_kind_for(args.output);  // only JPEG for now
-  if (same_file(args.input, args.output))
-    throw UsageError(fmt::format("output '{}' is the input file", args.output));
-}
-
-/// Sets the density fields of the JFIF APP0 segment that every JPEG of ours starts with
-/// (SOI, then APP0 "JFIF\0" 1.01: units at byte 13, X density 14..15, Y density 16..17).
-void set_jfif_density(std::vector<std::uint8_t>& jpeg, int unit, int x, int y) {
-  static const std::uint8_t head[] = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0};
-  if (jpeg.size() < 18 || !std::equal(std::begin(head), std::end(head), jpeg.begin()))
-    throw Error("internal error: the JPEG does not start with a JFIF APP0 segment");
-  jpeg[13] = static_cast<std::uint8_t>(unit);
-  jpeg[14] = static_cast<std::uint8_t>(x >> 8);
-  jpeg[15] = static_cast<std::uint8_t>(x & 0xFF);
-  jpeg[16] = static_cast<std::uint8_t>(y >> 8);
-  jpeg[17] = static_cast<std::uint8_t>(y & 0xFF);
-}
-
 }  // namespace
 
 int run_encode(const EncodeArgs& args) {
-  if (is_stream_request(args)) return run_encode_stream(args);
   const auto t_start = Clock::now();
-  check_request(args);
-  check_output_allowed(args.output, args.overwrite);
+  // Usage checks that need no input, before anything is read or created.
+  validate(args.options);
+  if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
+  const RawFormat& raw = args.input_options.raw;
+  if (!raw.given() && (raw.width > 0 || raw.fps_given))
+    throw UsageError("--size and --fps describe raw frames: add --pix-fmt (one of " +
+                     std::string(raw_pixel_formats()) + ")");
+  if (raw.given() && raw.width <= 0)
+    throw UsageError(fmt::format("--pix-fmt {}: raw frames need their size, --size WxH",
+                                 raw.pix_fmt));
+  const bool one_picture = is_single_jpeg(args.output);
+  if (!one_picture) {
+    check_output_name(args.output);  // UsageError if unknown
+    check_stream_options(args);
+  }
+  if (args.output == "-" && isatty(STDOUT_FILENO))
+    throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
+                     "redirect it to a file or a pipe");
+  if (args.input != "-" && same_file(args.input, args.output))
+    throw UsageError(fmt::format("output '{}' is the input file", args.output));
+  if (is_muxer_output(args.output))
+    check_output_allowed(args.output, args.overwrite);
+  else
+    FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
+
+  // The input, recognised by its content (a pipe's first bytes are awaited here).
+  Input input = open_input(args.input, raw.given());
+  if (!one_picture || input.kind != InputKind::image)
+    return run_encode_stream(args, std::move(input), t_start);
+  if (args.start > 0)
+    throw UsageError("--start applies to a stream input (a still image has one frame)");
 
   const NoticeSink notice = [&](const std::string& text) {
     if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
@@ -61,21 +74,27 @@ int run_encode(const EncodeArgs& args) {
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   std::unique_ptr<InputDump> dump;  // --dump-input
   if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
-  const Image image = read_input_image(args.input, notice, args.input_options.autorotate);
-  check_optimize_size(image.width, image.height,
-                      image.format == PixelFormat::gray8 ? Subsampling::gray
-                                                         : args.options.subsampling,
-                      args.options.optimize && !args.options.progressive);
+  Density density;
+  Image image = read_input_image(*input.file, notice, args.input_options.autorotate, &density);
+  // A grey picture makes a grayscale JPEG (as cjpeg makes of a PGM) unless -s asks for
+  // 3-component frames (for a decoder that takes only YCbCr): then it goes in as R = G = B.
+  EncodeOptions options = args.options;
+  if (image.format == PixelFormat::gray8) {
+    if (args.subsampling_given && options.subsampling != Subsampling::gray)
+      image = to_rgb(image.view());
+    else
+      options.subsampling = Subsampling::gray;
+  }
+  check_optimize_size(image.width, image.height, options.subsampling,
+                      options.optimize && !options.progressive);
 
   if (dump) dump->add(0, image.view());
+  // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
+  if (density.given()) options.density = {2, density.x_dots_per_cm, density.y_dots_per_cm};
   const auto t_encode = Clock::now();
   // One picture: every core (or --entropy-threads of them) when it is large enough to pay.
-  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), args.options, args.entropy_threads);
+  std::vector<std::uint8_t> jpeg = encode_jpeg(image.view(), options, args.entropy_threads);
   const double encode_ms = ms_since(t_encode);
-  // A BMP's resolution goes into the JFIF header as cjpeg puts it there (dots per cm).
-  int x_density = 0, y_density = 0;
-  if (bmp_density(args.input, x_density, y_density))
-    set_jfif_density(jpeg, /*dots per cm*/ 2, x_density, y_density);
 
   write_file(args.output, jpeg.data(), jpeg.size(), /*replace_existing=*/args.overwrite);
 
@@ -87,7 +106,7 @@ int run_encode(const EncodeArgs& args) {
                              args.output, jpeg.size(), image.width, image.height,
                              image.format == PixelFormat::gray8 ? "gray" : "rgb",
                              8.0 * static_cast<double>(jpeg.size()) / pixels,
-                             args.options.quality, to_string(args.options.subsampling),
+                             options.quality, to_string(options.subsampling),
                              ms_since(t_start), encode_ms)
                      .c_str());
   }

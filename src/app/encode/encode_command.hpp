@@ -27,14 +27,19 @@ struct EncodeArgs {
   int entropy_threads = 0;         ///< 0 = the cores left over
   int device = 0;
   bool device_given = false;       ///< --device was on the command line
+  /// -s was on the command line: a grey source then makes the frames it asks for (3-component
+  /// frames unless -s gray); without it a grey source makes grayscale JPEGs.
+  bool subsampling_given = false;
   std::string devices;             ///< --devices: a list or "all" ("" = {device})
   std::string variant = "pipeline";
   std::string gpu_output = "auto";  ///< sok/aok: auto, tokens or coefficients
   int stages = 2;
   bool pinned = false;             ///< sok: pinned host memory
   bool stats = false;              ///< --stats: per-stage busy time after the summary
+  bool decode_only = false;        ///< --decode-only: decode the input, encode nothing
   std::string rgb_decode = "planar";  ///< --rgb-decode: planar or swscale (video_input.hpp)
   bool progress = false;           ///< --progress: progress lines also off a terminal
+  bool no_audio = false;           ///< --no-audio: leave the input's audio out
   bool first_frame_of_gif = false; ///< set by the stream path: a GIF's first frame to a .jpg
   InputOptions input_options;      ///< how the input is read (--keep-going, --stream, ...);
                                    ///< its max_frames and rgb_swscale are set from `frames` and

@@ -1,5 +1,7 @@
 #include "stream_command.hpp"
 
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,21 +9,28 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "app/common/cli_options.hpp"
+#include "app/encode/libav_sink.hpp"
 #include "app/input/image_input.hpp"
 #include "app/input/input_dump.hpp"
 #include "app/common/interrupt.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/files.hpp"
+#include "mjpeg/nvdec.hpp"
 #include "mjpeg/video.hpp"
 #include "app/common/paths.hpp"
 #include "app/quality/quality_hook.hpp"
 #include "app/input/video_input.hpp"
 #include "app/common/wording.hpp"
+#if MJPEG_HAVE_LIBAV
+#include "app/input/libav_extras.hpp"
+#endif
 
 namespace mjpeg::app {
 namespace {
@@ -30,9 +39,12 @@ void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
 }
 
-/// The mode to run: as asked, or aok when the GPUs are usable and cpu (with a notice)
-/// otherwise; `devices` gets the stream buffers' devices (--devices, or {--device}). `later`:
-/// a notice to print once the input is open (so that an input error stays the only line).
+/// The mode to run: as asked, or aok when the GPUs are usable and cpu otherwise; `devices` gets
+/// the stream buffers' devices (--devices, or {--device}). `later`: a notice to print once the
+/// input is open (so that an input error stays the only line), saying why the CPU encodes when
+/// that may surprise: a device was named, or the machine has an NVIDIA GPU (its driver is
+/// loaded) that cannot be used. On a machine without one the CPU is simply the way it runs: no
+/// notice on every run (the summary says "cpu mode"; `mjpeg info` says why).
 Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
   std::string reason;
   const std::vector<GpuDevice> gpus = gpu_devices(&reason);
@@ -74,7 +86,8 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
       if (d < count) reason = gpus[static_cast<std::size_t>(d)].problem;
       for (char& c : reason)
         if (c == '\n') c = ' ';
-      later = fmt::format("{}; encoding on the CPU", reason);
+      if (count > 0 || nvidia_driver_loaded())
+        later = fmt::format("{}; encoding on the CPU", reason);
       return Offload::cpu;
     }
   }
@@ -113,8 +126,23 @@ Offload fit_device_memory(const EncodeArgs& args, const VideoOptions& o, std::in
   return Offload::cpu;
 }
 
+/// The width of the terminal on stderr (TIOCGWINSZ, asked each time: it may be resized), else
+/// $COLUMNS, else 80.
+int terminal_columns() {
+  winsize ws{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int n = std::atoi(c);
+    if (n > 0) return n;
+  }
+  return 80;
+}
+
 /// Progress: frames, fps, ETA when the length is known. On a terminal one line updated in
-/// place ("\r"); elsewhere (--progress) one line each, so a script can follow it.
+/// place ("\r"), never wider than the terminal less one column (a line that reaches the last
+/// column wraps, and every later update would leave the wrapped part behind): the fields that
+/// do not fit are left out, the last first. Elsewhere (--progress) one line each, so a script
+/// can follow it.
 class ProgressLine {
  public:
   ProgressLine(bool enabled, bool terminal, std::int64_t total)
@@ -123,29 +151,40 @@ class ProgressLine {
     if (!enabled_ || p.elapsed_s - last_ < 0.25) return;
     last_ = p.elapsed_s;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
-    std::string line =
+    std::vector<std::string> fields = {
         fmt::format("mjpeg: {}{}", terminal_ ? "" : "progress: ",
                     total_ > 0 ? fmt::format("{} of {} frames", p.frames, total_)
-                               : count_of(p.frames, "frame", "frames"));
-    line += fmt::format(", {:.1f} fps", fps);
+                               : count_of(p.frames, "frame", "frames")),
+        fmt::format(", {:.1f} fps", fps)};
     if (total_ > 0 && fps > 0)
-      line += fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps));
-    if (terminal_) {
-      std::fprintf(stderr, "\r%-70s", line.c_str());
-      shown_ = true;
-    } else {
+      fields.push_back(fmt::format(", ETA {:.0f} s", std::max(0.0, (total_ - p.frames) / fps)));
+    if (!terminal_) {
+      std::string line;
+      for (const std::string& f : fields) line += f;
       std::fprintf(stderr, "%s\n", line.c_str());
+      return;
     }
+    const std::size_t room = static_cast<std::size_t>(std::max(1, terminal_columns() - 1));
+    std::string line = fields[0].substr(0, room);
+    for (std::size_t i = 1; i < fields.size() && line.size() + fields[i].size() <= room; ++i)
+      line += fields[i];
+    // Spaces over what is left of the previous, longer line (within the terminal's width).
+    const std::size_t cover = std::min(room, shown_);
+    const std::size_t pad = cover > line.size() ? cover - line.size() : 0;
+    std::fprintf(stderr, "\r%s%*s", line.c_str(), static_cast<int>(pad), "");
+    shown_ = line.size();
   }
   void finish() {
-    if (shown_) std::fprintf(stderr, "\r%-70s\r", "");
+    const std::size_t cover =
+        std::min(shown_, static_cast<std::size_t>(std::max(1, terminal_columns() - 1)));
+    if (shown_ > 0) std::fprintf(stderr, "\r%*s\r", static_cast<int>(cover), "");
   }
 
  private:
   bool enabled_, terminal_;
   std::int64_t total_;
   double last_ = -1;
-  bool shown_ = false;
+  std::size_t shown_ = 0;  ///< the length of the line on the terminal (0: none)
 };
 
 /// One still picture as a one-frame stream.
@@ -166,11 +205,39 @@ class StillSource final : public mjpeg::FrameSource {
   const Image image_;
 };
 
-VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
-  if (args.input_options.stream > 0 && kind != InputKind::video)
+/// A grey source's gray8 frames as rgb24 (R = G = B): what -s 444|422|420 asks of a grey
+/// picture or image sequence (the encoder makes grayscale JPEGs of gray8 frames).
+class GrayAsRgbSource final : public mjpeg::FrameSource {
+ public:
+  GrayAsRgbSource(std::unique_ptr<mjpeg::FrameSource> inner, int width, int height)
+      : inner_(std::move(inner)), pixels_(static_cast<std::size_t>(width) * height) {}
+  bool read(std::int64_t index, std::uint8_t* dst) override {
+    // The grey frame is read into the last third of the slot and spread forward in place:
+    // pixel x is read (at 2N + x) before bytes 3x..3x+2 are written, which never reach
+    // beyond 2N + x.
+    std::uint8_t* grey = dst + 2 * pixels_;
+    if (!inner_->read(index, grey)) return false;
+    for (std::size_t x = 0; x < pixels_; ++x) {
+      const std::uint8_t v = grey[x];
+      dst[3 * x] = dst[3 * x + 1] = dst[3 * x + 2] = v;
+    }
+    return true;
+  }
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
+  int max_concurrent_reads() const override { return inner_->max_concurrent_reads(); }
+  std::int64_t frame_count() const override { return inner_->frame_count(); }
+
+ private:
+  std::unique_ptr<mjpeg::FrameSource> inner_;
+  const std::size_t pixels_;
+};
+
+VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
+                       Input input) {
+  if (args.input_options.stream > 0 && input.kind != InputKind::video)
     throw Error(fmt::format("--stream {}: '{}' has one video stream (0)",
                             args.input_options.stream, args.input));
-  if (kind != InputKind::image) {
+  if (input.kind != InputKind::image) {
     InputOptions options = args.input_options;
     // A frame range (--start): the frames before it are read and dropped.
     options.start = args.start;
@@ -180,10 +247,12 @@ VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
     // them into their pinned slots (measured on the H200 at 1080p: 1.4x the frame rate of
     // uploading from the page-locked mapping, whose locking stalls the other CUDA calls).
     options.map_y4m = mode == Offload::cpu;
-    return open_video_input(args.input, kind, options);
+    // Compressed video: the encode's (first) GPU decodes it where it can (--decoder auto).
+    options.gpu_device = mode == Offload::cpu ? -1 : (devices.empty() ? args.device : devices[0]);
+    return open_video_input(std::move(input), options);
   }
-  Image still = read_input_image(args.input, [&](const std::string& t) { notice(args, t); },
-                                     args.input_options.autorotate);
+  Image still = read_input_image(*input.file, [&](const std::string& t) { notice(args, t); },
+                                 args.input_options.autorotate);
   VideoInput in;
   in.format.width = still.width;
   in.format.height = still.height;
@@ -192,6 +261,27 @@ VideoInput open_input(const EncodeArgs& args, Offload mode, InputKind kind) {
   in.description = fmt::format("{}x{} still image", still.width, still.height);
   in.source = std::make_unique<StillSource>(std::move(still));
   return in;
+}
+
+/// How many frames the whole input has, for the error of a --start past its end: the input
+/// opened again from its first frame (a regular file or an image sequence; a pipe cannot be
+/// read twice) and its count as it says it (a Y4M file's size, an image sequence's files, a
+/// video's container); -1 when unknown.
+std::int64_t whole_input_frames(const EncodeArgs& args, InputKind kind) {
+  if (args.input == "-" || args.input_options.raw.given()) return -1;
+  struct stat st {};
+  if (kind != InputKind::image_sequence &&
+      (::stat(args.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode)))
+    return -1;
+  try {
+    InputOptions options = args.input_options;
+    options.start = 0;
+    options.max_frames = -1;
+    options.map_y4m = false;
+    return open_video_input(args.input, options).frame_count;
+  } catch (const std::exception&) {
+    return -1;
+  }
 }
 
 /// One line per stage: busy seconds summed over its threads, that over the wall time (how many
@@ -243,75 +333,178 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
   }
 }
 
-int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0);
+int encode_stream_stoppable(const EncodeArgs& args, Input input,
+                            std::chrono::steady_clock::time_point t0);
+
+/// --decode-only: every frame read as the encoder would read it (into host memory; frames
+/// NVDEC decodes stay on the GPU, converted into its pool and dropped), nothing encoded.
+int decode_only(const EncodeArgs& args, VideoInput& in) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  std::vector<std::uint8_t> frame(frame_bytes(in.format));
+  auto* gpu = dynamic_cast<NvdecSource*>(in.source.get());
+  std::int64_t n = 0;
+  while (!interrupted() && (gpu ? gpu->skip() : in.source->read(n, frame.data()))) ++n;
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::fprintf(stderr, "%s\n",
+               fmt::format("mjpeg: decoded {} in {:.3f} s: {:.1f} fps ({}), nothing encoded",
+                           count_of(n, "frame", "frames"), s, s > 0 ? n / s : 0.0,
+                           gpu ? fmt::format("NVDEC, {} decoders", gpu->decoders())
+                               : std::string("CPU"))
+                   .c_str());
+  if (n == 0) throw Error(fmt::format("'{}' has no frames to decode", args.input));
+  return interrupted() ? 130 : 0;
+}
+
+/// Where the frames go: the library's FileSink, or FFmpeg's muxers for .mkv / .mov.
+struct EncodeOutput {
+  std::unique_ptr<FileSink> file;
+  std::unique_ptr<LibavSink> muxed;
+  mjpeg::FrameSink& sink() { return file ? static_cast<mjpeg::FrameSink&>(*file) : *muxed; }
+  void close() { file ? file->close() : muxed->close(); }
+  std::uint64_t bytes() const { return file ? file->bytes_written() : muxed->bytes_written(); }
+};
+
+/// What an output carries beside the frames, from the input: metadata and audio.
+struct Carried {
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<std::string> tags_kept;  ///< the metadata keys the output keeps
+#if MJPEG_HAVE_LIBAV
+  std::unique_ptr<SourceAudio> audio;
+#endif
+  mjpeg::AudioSource* audio_source() {
+#if MJPEG_HAVE_LIBAV
+    return audio.get();
+#else
+    return nullptr;
+#endif
+  }
+};
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// The input's metadata and audio that `args.output` can carry, with a notice for what it
+/// cannot (`later`: notices to print once the input is open).
+Carried carried_extras(const EncodeArgs& args, const VideoInput& in,
+                       std::vector<std::string>& later) {
+  Carried c;
+  if (in.video_stream < 0) return c;  // not a video read by FFmpeg's libraries
+  const bool muxed = is_muxer_output(args.output);
+  // Whether the output holds audio at all: what FileSink says of plain PCM.
+  AudioFormat pcm;
+  pcm.codec = "pcm_s16le";
+  pcm.sample_rate = 48000;
+  pcm.channels = 2;
+  const std::string video_only = muxed ? std::string() : FileSink::audio_problem(args.output, pcm);
+  const bool holds_audio = video_only.empty();
+  if (in.has_audio && !args.no_audio && !holds_audio) {
+    later.push_back(fmt::format("the input's audio is not carried: {} (.avi, .mkv or .mov carry "
+                                "it; --no-audio drops it without this note)",
+                                video_only));
+  }
+  if (!is_regular_file(args.input)) {
+    if (in.has_audio && !args.no_audio && holds_audio)
+      later.push_back("the audio of a pipe is not carried (read from a file, it is)");
+    return c;
+  }
+#if MJPEG_HAVE_LIBAV
+  const bool want_audio = in.has_audio && !args.no_audio && holds_audio;
+  const double start = in.start_seconds + static_cast<double>(args.start) * in.fps_den / in.fps_num;
+  SourceExtras extras = read_source_extras(args.input, in.video_stream, start, want_audio);
+  for (std::string& n : extras.notices) later.push_back(std::move(n));
+  c.metadata = std::move(extras.metadata);
+  if (muxed) {
+    for (const auto& [key, text] : c.metadata) c.tags_kept.push_back(key);
+  } else {
+    const std::vector<std::string> keys = FileSink::metadata_keys(args.output);
+    for (const auto& [key, text] : c.metadata)
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) c.tags_kept.push_back(key);
+  }
+  if (extras.audio) {
+    const std::string problem = muxed ? muxer_audio_problem(args.output, *extras.audio)
+                                      : FileSink::audio_problem(args.output, extras.audio->format());
+    if (!problem.empty()) {
+      later.push_back(fmt::format("the input's {} audio is not carried: {}{} (--no-audio drops "
+                                  "it without this note)",
+                                  extras.audio->format().codec, problem,
+                                  muxed ? "" : "; .mkv carries it"));
+    } else {
+      if (args.frames > 0)
+        extras.audio->end_at(static_cast<double>(args.frames) * in.fps_den / in.fps_num);
+      c.audio = std::move(extras.audio);
+    }
+  }
+#endif
+  return c;
+}
+
+/// "; carried: aac 48000 Hz stereo audio (5.06 s), tags title, artist, pixel aspect 4:3", or
+/// "" when nothing but the frames was written.
+std::string carried_summary(Carried& c, int aspect_num, int aspect_den) {
+  std::vector<std::string> parts;
+#if MJPEG_HAVE_LIBAV
+  if (c.audio)
+    parts.push_back(fmt::format("{} audio ({:.2f} s)", c.audio->describe(), c.audio->seconds()));
+#endif
+  if (!c.tags_kept.empty()) {
+    std::string tags = c.tags_kept.size() == 1 ? "tag" : "tags";
+    for (std::size_t i = 0; i < c.tags_kept.size(); ++i) tags += (i ? ", " : " ") + c.tags_kept[i];
+    parts.push_back(tags);
+  }
+  if (aspect_num != aspect_den)
+    parts.push_back(fmt::format("pixel aspect {}:{}", aspect_num, aspect_den));
+  std::string text;
+  for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "; carried: ") + parts[i];
+  return text;
+}
 
 }  // namespace
 
-namespace {
+void check_output_name(const std::string& output) {
+  if (is_muxer_output(output)) {
+    const std::string problem = muxer_output_problem(output);
+    if (!problem.empty()) throw UsageError(problem);
+    return;
+  }
+  const std::string ext = lower_extension(output);
+  if (output != "-" && output.find('%') == std::string::npos && ext != ".avi" &&
+      ext != ".mjpeg" && ext != ".mjpg")
+    throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
+                                 ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
+                                 output, supported_output_extensions()));
+  FileSink::check_name(output);  // a pattern's own errors
+}
+
+void check_stream_options(const EncodeArgs& args) {
+  VideoOptions probe;
+  probe.width = probe.height = 16;
+  video_options(args, Offload::cpu, {}, probe);
+}
 
 bool is_single_jpeg(const std::string& output) {
   const std::string ext = lower_extension(output);
   return (ext == ".jpg" || ext == ".jpeg") && output.find('%') == std::string::npos;
 }
 
-/// A GIF (by name or signature): OpenCV reads none, FFmpeg reads them as videos.
-bool is_gif(const std::string& path) {
-  if (lower_extension(path) == ".gif") return true;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
-  char head[4] = {};
-  const bool gif = std::fread(head, 1, 4, f) == 4 && std::memcmp(head, "GIF8", 4) == 0;
-  std::fclose(f);
-  return gif;
-}
-
-}  // namespace
-
-bool is_stream_request(const EncodeArgs& args) {
-  if (!is_single_jpeg(args.output)) return true;
-  // One picture out of a stream input (with --frames 1, or a GIF's first frame) goes through
-  // the stream path too, which refuses more frames with a clear message; anything else (an
-  // image, or a file of unknown type) is read as an image.
-  const InputKind kind = input_kind(args.input);
-  return kind == InputKind::y4m || kind == InputKind::image_sequence ||
-         is_video_name(args.input) || (kind != InputKind::image && is_gif(args.input));
-}
-
-int run_encode_stream(const EncodeArgs& args_in) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
+int run_encode_stream(const EncodeArgs& args_in, Input input,
+                      std::chrono::steady_clock::time_point t0) {
   EncodeArgs args = args_in;
-  validate(args.options);
-  if (args.frames == 0) throw UsageError("--frames 0 asks for nothing to encode");
-  if (args.start > 0 && input_kind(args.input) == InputKind::image)
+  if (args.start > 0 && input.kind == InputKind::image)
     throw UsageError("--start applies to a stream input (a still image has one frame)");
-  if (is_single_jpeg(args.output)) {
-    // One picture: the stream's first frame. A GIF is a still picture to most people.
-    if (args.frames != 1 && args.input != "-" && is_gif(args.input)) {
-      args.frames = 1;
-      args.first_frame_of_gif = true;  // said once the input is open
-    }
-    if (args.frames != 1)
-      throw UsageError(fmt::format("'{}' holds one picture: add --frames 1 for the first frame "
-                                   "of the stream, or use a pattern such as out/%05d.jpg, or "
-                                   ".avi / .mjpeg, for all of them",
-                                   args.output));
-  } else {
-    FileSink::check_name(args.output);  // UsageError if unknown
+  // One picture out of a stream: its first frame. A GIF is a still picture to most people.
+  if (is_single_jpeg(args.output) && args.frames != 1 && input.gif) {
+    args.frames = 1;
+    args.first_frame_of_gif = true;  // said once the input is open
   }
-  if (args.output == "-" && isatty(STDOUT_FILENO))
-    throw UsageError("-o - writes an M-JPEG stream to standard output, which is a terminal: "
-                     "redirect it to a file or a pipe");
-  if (args.input != "-" && same_file(args.input, args.output))
-    throw UsageError(fmt::format("output '{}' is the input file", args.output));
-  FileSink::check_target(args.output, args.overwrite);  // (a pattern: its first file)
-
   // From here to the end (device probing, opening the input, encoding, finalising the
   // output), the first Ctrl-C / SIGTERM stops the encode cleanly instead of ending the process
   // (the handlers themselves are installed first thing in main).
   GracefulStop graceful;
   try {
-    return encode_stream_stoppable(args, t0);
+    return encode_stream_stoppable(args, std::move(input), t0);
   } catch (const std::exception&) {
     // An interrupted wait (a pipe that never delivers, a FIFO closed by the signalling script)
     // fails as a consequence of the stop that was asked for: that is what is reported.
@@ -323,8 +516,10 @@ int run_encode_stream(const EncodeArgs& args_in) {
 
 namespace {
 
-int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::time_point t0) {
+int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
+                            std::chrono::steady_clock::time_point t0) {
   using Clock = std::chrono::steady_clock;
+  EncodeArgs args = args_in;  // (a grey source changes the default subsampling below)
   const bool one_picture_of_gif = args.first_frame_of_gif;
   std::string mode_notice;
   std::vector<int> devices;
@@ -335,15 +530,37 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
     video_options(args, mode, devices, probe);
   }
 
-  const InputKind kind = input_kind(args.input);
-  VideoInput in = open_input(args, mode, kind);
+  const InputKind in_kind = input.kind;
+  VideoInput in = open_stream(args, mode, devices, std::move(input));
+  // One picture out of a stream needs --frames 1 (said once the input is known to be readable:
+  // an input that is none is the first thing to hear about).
+  if (is_single_jpeg(args.output) && args.frames != 1)
+    throw UsageError(fmt::format("'{}' holds one picture: add --frames 1 for the first frame "
+                                 "of the stream, or use a pattern such as out/%05d.jpg, or "
+                                 ".avi / .mjpeg, for all of them",
+                                 args.output));
   if (!mode_notice.empty()) notice(args, mode_notice);
   if (one_picture_of_gif)
     notice(args, fmt::format("'{}' holds one picture: the first frame of '{}' is encoded (a "
                              "pattern, .avi or .mjpeg takes them all)",
                              args.output, args.input));
   for (const std::string& n : in.notices) notice(args, n);
+  Carried carried;  // (--decode-only writes nothing)
+  if (!args.decode_only) {
+    std::vector<std::string> carried_notices;
+    carried = carried_extras(args, in, carried_notices);
+    for (const std::string& n : carried_notices) notice(args, n);
+  }
   const int width = in.format.width, height = in.format.height;
+  // A grey source makes grayscale JPEGs, as cjpeg makes of a PGM, unless -s asks for other
+  // frames (a player or decoder that takes only YCbCr); then gray8 frames go in as R = G = B.
+  const bool grey_source = in.gray || in.format.format == FrameFormat::gray8 ||
+                           in.format.format == FrameFormat::yuv400p;
+  if (grey_source && !args.subsampling_given) args.options.subsampling = Subsampling::gray;
+  if (in.format.format == FrameFormat::gray8 && args.options.subsampling != Subsampling::gray) {
+    in.source = std::make_unique<GrayAsRgbSource>(std::move(in.source), width, height);
+    in.format.format = FrameFormat::rgb24;
+  }
   const bool gray = in.format.format == FrameFormat::gray8;
   check_jpeg_size(args.input, width, height);
   check_optimize_size(width, height, gray ? Subsampling::gray : args.options.subsampling,
@@ -351,7 +568,11 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   if (!args.quiet)
     std::fprintf(stderr, "mjpeg: input %s: %s\n", args.input.c_str(), in.description.c_str());
 
+  if (args.decode_only) return decode_only(args, in);
+
   VideoOptions o = video_options(args, mode, devices, in.format);
+  // The source's pixel aspect ratio, in each frame's JFIF header (and the container's below).
+  o.jpeg.density = JfifDensity::pixel_aspect(in.aspect_num, in.aspect_den);
   o.offload = fit_device_memory(args, o, in.frame_count);
   if (o.offload == Offload::cpu) o.devices.clear();
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
@@ -359,7 +580,11 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   std::unique_ptr<WrittenQuality> written_quality;
   if (args.psnr) written_quality = std::make_unique<WrittenQuality>();
   std::unique_ptr<InputDump> dump;
-  if (!args.dump_input.empty()) dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+  if (!args.dump_input.empty()) {
+    dump = std::make_unique<InputDump>(args.dump_input, args.overwrite);
+    // A grey source's grayscale frames: PGM, though planar mono comes as R = G = B.
+    if (grey_source && args.options.subsampling == Subsampling::gray) dump->grey_frames();
+  }
   if (written_quality || dump) {
     o.on_frame = [q = written_quality.get(), d = dump.get()](const ImageView& pixels,
                                                              const EncodedFrame& jpeg) {
@@ -371,22 +596,61 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
   ProgressLine progress(!args.quiet && (terminal || args.progress), terminal, in.frame_count);
   o.on_progress = [&](const Progress& p) { progress.update(p); };
 
-  FileSink sink(args.output, width, height, in.fps_num, in.fps_den, args.overwrite);
-  const Stats stats = encode_all(o, *in.source, sink, &interrupt_flag());
+  EncodeOutput output;
+  if (is_muxer_output(args.output)) {
+    LibavSink::Options so;
+    so.fps_num = in.fps_num;
+    so.fps_den = in.fps_den;
+    so.overwrite = args.overwrite;
+    so.aspect_num = in.aspect_num;
+    so.aspect_den = in.aspect_den;
+    so.metadata = carried.metadata;
+#if MJPEG_HAVE_LIBAV
+    so.audio = carried.audio.get();
+#endif
+    output.muxed = std::make_unique<LibavSink>(args.output, width, height, so);
+  } else {
+    FileSinkOptions so;
+    so.fps_num = in.fps_num;
+    so.fps_den = in.fps_den;
+    so.overwrite = args.overwrite;
+    so.aspect_num = in.aspect_num;
+    so.aspect_den = in.aspect_den;
+    so.metadata = carried.metadata;
+    so.audio = carried.audio_source();
+    output.file = std::make_unique<FileSink>(args.output, width, height, so);
+  }
+  const Stats stats = encode_all(o, *in.source, output.sink(), &interrupt_flag());
   progress.finish();
   const bool was_interrupted = interrupted();
+#if MJPEG_HAVE_LIBAV
+  // Stopped early: the audio ends with the last frame written.
+  if (carried.audio && was_interrupted)
+    carried.audio->end_at(static_cast<double>(stats.frames) * in.fps_den / in.fps_num);
+#endif
   if (!was_interrupted && in.final_notices)
     for (const std::string& n : in.final_notices()) notice(args, n);
   if (stats.frames == 0 && was_interrupted) {  // the sink is abandoned: nothing is published
     std::fprintf(stderr, "mjpeg: error: interrupted before the first frame; nothing written\n");
     return 130;
   }
-  if (stats.frames == 0 && args.start > 0)
-    throw Error(fmt::format("'{}' has no frames after the first {} (--start)", args.input,
-                            args.start));
+  if (stats.frames == 0 && args.start > 0) {
+    const std::int64_t whole = whole_input_frames(args, in_kind);
+    if (whole >= 0)
+      throw Error(fmt::format("'{}' has {}, all before --start {} (frames count from 0: its "
+                              "last is --start {})",
+                              args.input, count_of(whole, "frame", "frames"), args.start,
+                              std::max<std::int64_t>(0, whole - 1)));
+    throw Error(fmt::format("{} ends before frame {}: --start {} skips every frame it has",
+                            args.input == "-" ? "standard input" : "'" + args.input + "'",
+                            args.start, args.start));
+  }
   if (stats.frames == 0)
     throw Error(fmt::format("'{}' has no frames to encode", args.input));
-  sink.close();
+  output.close();
+#if MJPEG_HAVE_LIBAV
+  if (carried.audio && !carried.audio->problem().empty()) notice(args, carried.audio->problem());
+#endif
 
   const std::vector<int> buffers = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
   if (!args.quiet) {
@@ -397,15 +661,16 @@ int encode_stream_stoppable(const EncodeArgs& args, std::chrono::steady_clock::t
       device_text += (b ? "," : "") + std::to_string(buffers[b]);
     std::fprintf(stderr, "%s\n",
                  fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode{}), {:.1f} MB, "
-                             "{:.2f} bits/pixel, {:.2f} s",
+                             "{:.2f} bits/pixel, {:.2f} s{}",
                              args.output, count_of(stats.frames, "frame", "frames"),
                              was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
                              // --mode's spelling: "sok" also with --pinned
                              o.offload == Offload::sok_pinned ? "sok" : to_string(o.offload),
                              o.devices.size() > 1 ? ", devices " + device_text : "",
-                             sink.bytes_written() / 1e6,
-                             8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall)
+                             output.bytes() / 1e6,
+                             8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall,
+                             carried_summary(carried, in.aspect_num, in.aspect_den))
                      .c_str());
   }
   if (args.stats) print_stage_stats(stats, buffers);

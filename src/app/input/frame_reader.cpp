@@ -32,52 +32,37 @@ Image to_rgb(const ImageView& image) {
 
 namespace {
 
-/// One picture for the quality figures. A JPEG file is decoded by JpegDecoder, exactly as the
-/// frames of an M-JPEG AVI or .mjpeg stream are (and as `encode --psnr` decodes what it
-/// writes), so that every kind of output gets the same figures for the same JPEG bytes; other
-/// files through read_input_image.
-Image read_picture(const std::string& path) {
-  if (JpegDecoder::available()) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f != nullptr) {
-      unsigned char head[3] = {};
-      const bool jpeg = std::fread(head, 1, 3, f) == 3 && head[0] == 0xFF && head[1] == 0xD8 &&
-                        head[2] == 0xFF;
-      std::vector<std::uint8_t> bytes;
-      if (jpeg) {
-        std::fseek(f, 0, SEEK_END);
-        const long size = std::ftell(f);
-        std::fseek(f, 0, SEEK_SET);
-        if (size > 0) {
-          bytes.resize(static_cast<std::size_t>(size));
-          bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
-        }
-      }
-      std::fclose(f);
-      // A JPEG with an EXIF orientation is read turned, as `encode` reads it.
-      if (jpeg && exif_orientation(path) == 1) {
-        thread_local std::unique_ptr<JpegDecoder> decoder;
-        if (!decoder) decoder = std::make_unique<JpegDecoder>();
-        Image out;
-        try {
-          decoder->decode(bytes, out);
-        } catch (const Error& e) {
-          throw Error(fmt::format("'{}': {}", path, e.what()));
-        }
-        return out;
-      }
+/// One picture for the quality figures. A JPEG is decoded by JpegDecoder, exactly as the frames
+/// of an M-JPEG AVI or .mjpeg stream are (and as `encode --psnr` decodes what it writes), so
+/// that every kind of output gets the same figures for the same JPEG bytes; other pictures
+/// through decode_input_image.
+Image read_picture(InputFile& file) {
+  const std::vector<std::uint8_t> bytes = file.read_all();
+  const bool jpeg = bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF;
+  // A JPEG with an EXIF orientation is read turned, as `encode` reads it.
+  if (jpeg && JpegDecoder::available() && exif_orientation(bytes.data(), bytes.size()) == 1) {
+    thread_local std::unique_ptr<JpegDecoder> decoder;
+    if (!decoder) decoder = std::make_unique<JpegDecoder>();
+    Image out;
+    try {
+      decoder->decode(bytes, out);
+    } catch (const Error& e) {
+      throw Error(fmt::format("'{}': {}", file.name(), e.what()));
     }
+    return out;
   }
-  return read_input_image(path, [](const std::string&) {});
+  return decode_input_image(bytes, file.name(), [](const std::string&) {});
 }
 
 }  // namespace
 
-FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
+FrameReader::FrameReader(const std::string& path, std::int64_t max_frames, std::int64_t start)
     : path_(path), max_frames_(max_frames) {
-  const InputKind kind = input_kind(path);
-  if (kind == InputKind::image) {
-    const Image image = read_picture(path);
+  Input input = open_input(path);
+  if (input.kind == InputKind::image && start > 0)
+    throw UsageError(fmt::format("--start {}: '{}' is a still image (one frame)", start, path));
+  if (input.kind == InputKind::image) {
+    const Image image = read_picture(*input.file);
     still_ = to_rgb(image.view());
     is_still_ = true;
     width_ = still_.width;
@@ -88,8 +73,12 @@ FrameReader::FrameReader(const std::string& path, std::int64_t max_frames)
   }
   InputOptions options;
   options.max_frames = max_frames;
-  options.read_image = read_picture;
-  video_ = open_video_input(path, kind, options);
+  options.start = start;
+  options.read_image = [](const std::string& file) {
+    InputFile in(file);
+    return read_picture(in);
+  };
+  video_ = open_video_input(std::move(input), options);
   const VideoOptions& f = video_.format;
   width_ = f.width;
   height_ = f.height;
@@ -113,9 +102,12 @@ bool FrameReader::next(Image& out) {
   const VideoOptions& f = video_.format;
   if (!planar_scratch_.empty()) {
     if (!video_.source->read(read_, planar_scratch_.data())) return false;
-    // The RGB the encoder encodes from these planes (the transforms' conversion).
-    to_pixels(FrameView::contiguous(planar_scratch_.data(), f), f, out.pixels.data(),
-              out.stride());
+    if (f.format == FrameFormat::gray8)  // a grey image sequence: R = G = B
+      out = to_rgb(ImageView{planar_scratch_.data(), width_, height_, PixelFormat::gray8,
+                             static_cast<std::size_t>(width_)});
+    else  // the RGB the encoder encodes from these planes (the transforms' conversion)
+      to_pixels(FrameView::contiguous(planar_scratch_.data(), f), f, out.pixels.data(),
+                out.stride());
   } else if (!video_.source->read(read_, out.pixels.data())) {
     return false;
   }

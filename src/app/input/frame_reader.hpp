@@ -16,9 +16,10 @@ namespace mjpeg::app {
 
 class FrameReader {
  public:
-  /// Opens `path`; `max_frames` < 0 reads everything. Throws Error naming the file when it is
-  /// missing, unreadable or has no frames (one line).
-  FrameReader(const std::string& path, std::int64_t max_frames);
+  /// Opens `path`; `max_frames` < 0 reads everything; the frames before `start` are read and
+  /// dropped (UsageError for a still image). Throws Error naming the file when it is missing,
+  /// unreadable or has no frames (one line).
+  FrameReader(const std::string& path, std::int64_t max_frames, std::int64_t start = 0);
   ~FrameReader();
   FrameReader(const FrameReader&) = delete;
   FrameReader& operator=(const FrameReader&) = delete;
@@ -46,7 +47,7 @@ class FrameReader {
   Image still_;          // a still image, handed out once
   bool is_still_ = false;
   VideoInput video_;
-  std::vector<std::uint8_t> planar_scratch_;  // planar frames (Y4M) before conversion to RGB
+  std::vector<std::uint8_t> planar_scratch_;  // planar or gray8 frames before conversion to RGB
 };
 
 /// An rgb24 copy of `image` (gray8 expanded to R = G = B; rgb24 copied as is).

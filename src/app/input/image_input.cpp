@@ -1,9 +1,5 @@
 #include "image_input.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -26,35 +22,6 @@
 
 namespace mjpeg::app {
 namespace {
-
-/// Checks that `path` is a readable, non-empty regular file and returns its first bytes
-/// (enough to recognise a PPM/PGM signature).
-std::string probe_input(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw Error(fmt::format("cannot open input '{}': {}", path, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("input '{}' is a directory", path));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("cannot open input '{}': {}", path, std::strerror(errno)));
-  char head[2] = {};
-  ssize_t n;
-  do {
-    n = ::read(fd, head, sizeof head);
-  } while (n < 0 && errno == EINTR);
-  const int err = errno;
-  ::close(fd);
-  if (n < 0) throw Error(fmt::format("cannot read input '{}': {}", path, std::strerror(err)));
-  if (n == 0) throw Error(fmt::format("input '{}' is empty", path));
-  return std::string(head, static_cast<std::size_t>(n));
-}
-
-bool has_pnm_extension(const std::string& path) {
-  for (const char* ext : {".ppm", ".pgm", ".pnm", ".PPM", ".PGM", ".PNM"}) {
-    const std::size_t n = std::strlen(ext);
-    if (path.size() >= n && path.compare(path.size() - n, n, ext) == 0) return true;
-  }
-  return false;
-}
 
 /// Reads a TIFF structure (header at `t`, `n` bytes) for IFD0's Orientation tag (0x0112) and,
 /// when asked, its ImageWidth and ImageLength.
@@ -92,8 +59,9 @@ int tiff_orientation(const std::uint8_t* t, std::size_t n, int* width = nullptr,
 
 void check_jpeg_size(const std::string& name, long long width, long long height) {
   if (width > kMaxDimension || height > kMaxDimension)
-    throw Error(fmt::format("'{}' is {}x{} pixels, above JPEG's limit of {}x{}", name, width,
-                            height, kMaxDimension, kMaxDimension));
+    throw Error(fmt::format("'{}' is {}x{} pixels, above {} per side, libjpeg's limit (cjpeg, "
+                            "djpeg and most JPEG readers refuse larger pictures)",
+                            name, width, height, kMaxDimension));
 }
 
 void check_optimize_size(int width, int height, Subsampling sampling, bool optimize) {
@@ -104,39 +72,31 @@ void check_optimize_size(int width, int height, Subsampling sampling, bool optim
                                width, height, to_string(sampling)));
 }
 
-bool bmp_density(const std::string& path, int& x_dots_per_cm, int& y_dots_per_cm) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
-  std::uint8_t h[46] = {};
-  const bool whole = std::fread(h, 1, sizeof h, f) == sizeof h;
-  std::fclose(f);
-  if (!whole || h[0] != 'B' || h[1] != 'M') return false;
+Density bmp_density(const std::uint8_t* h, std::size_t size) {
+  Density d;
+  if (size < 46 || h[0] != 'B' || h[1] != 'M') return d;
   const auto le32 = [&](int at) {
     return static_cast<std::int32_t>(std::uint32_t(h[at]) | std::uint32_t(h[at + 1]) << 8 |
                                      std::uint32_t(h[at + 2]) << 16 |
                                      std::uint32_t(h[at + 3]) << 24);
   };
-  if (le32(14) < 40) return false;  // OS/2 1.x headers (12 bytes) have no resolution
+  if (le32(14) < 40) return d;  // OS/2 1.x headers (12 bytes) have no resolution
   const std::int32_t x = le32(38), y = le32(42);
-  if (x <= 0 || y <= 0) return false;
+  if (x <= 0 || y <= 0) return d;
   // cjpeg stores them as UINT16: the same truncation.
-  x_dots_per_cm = static_cast<std::uint16_t>(x / 100);
-  y_dots_per_cm = static_cast<std::uint16_t>(y / 100);
-  return true;
+  d.x_dots_per_cm = static_cast<std::uint16_t>(x / 100);
+  d.y_dots_per_cm = static_cast<std::uint16_t>(y / 100);
+  return d;
 }
 
-int exif_orientation(const std::string& path, bool* tiff, int* width, int* height) {
+int exif_orientation(const std::uint8_t* b, std::size_t size, bool* tiff, int* width,
+                     int* height) {
   if (tiff != nullptr) *tiff = false;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return 1;
-  std::vector<std::uint8_t> b(65536);
-  b.resize(std::fread(b.data(), 1, b.size(), f));
-  std::fclose(f);
-  const std::size_t n = b.size();
+  const std::size_t n = std::min<std::size_t>(size, 65536);
   if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
                  (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42))) {
     if (tiff != nullptr) *tiff = true;
-    return tiff_orientation(b.data(), n, width, height);
+    return tiff_orientation(b, n, width, height);
   }
   if (n < 4 || b[0] != 0xFF || b[1] != 0xD8) return 1;
   // JPEG: the marker segments before the first scan, looking for APP1 "Exif\0\0".
@@ -203,8 +163,9 @@ const char* orientation_words(int o) {
   }
 }
 
-Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool autorotate) {
-  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; JPEG allows 65535x65535
+Image decode_with_opencv(const std::vector<std::uint8_t>& bytes, const std::string& path,
+                         const NoticeSink& notice, bool autorotate) {
+  // OpenCV refuses pictures above 2^30 pixels unless told otherwise; we take 65500x65500
   // (memory permitting). Read by OpenCV once, at its first decode.
   static const bool limit_set = [] {
     ::setenv("OPENCV_IO_MAX_IMAGE_PIXELS", "4294836225", /*overwrite=*/0);
@@ -213,7 +174,9 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
   static_cast<void>(limit_set);
   cv::Mat m;
   try {
-    m = cv::imread(path, cv::IMREAD_UNCHANGED);
+    m = cv::imdecode(cv::_InputArray(bytes.data(), static_cast<int>(std::min<std::size_t>(
+                                                      bytes.size(), INT32_MAX))),
+                     cv::IMREAD_UNCHANGED);
   } catch (const cv::Exception& e) {
     throw Error(fmt::format("cannot decode input '{}': {}", path, e.what()));
   }
@@ -229,7 +192,7 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
   // already turned by its Orientation tag: --no-autorotate turns it back.
   bool tiff = false;
   int stored_w = 0, stored_h = 0;
-  const int o = exif_orientation(path, &tiff, &stored_w, &stored_h);
+  const int o = exif_orientation(bytes.data(), bytes.size(), &tiff, &stored_w, &stored_h);
   if (o != 1) {
     const bool swaps = o >= 5;
     // (Unless its size shows otherwise: a turn that swaps the axes visibly did not happen.)
@@ -261,9 +224,12 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
 
   const int ch = m.channels();
   if (ch == 2 || ch == 4) notice(fmt::format("'{}' has an alpha channel; it is dropped", path));
+  // OpenCV's PNG reader expands a grey+alpha picture (and a grey one with transparency) to
+  // BGRA: the grey, B = G = R, is kept as grey.
+  const bool grey_png = (ch == 3 || ch == 4) && picture_is_grey(bytes.data(), bytes.size()) == 1;
   cv::Mat conv;
   Image img;
-  switch (ch) {
+  switch (grey_png ? 2 : ch) {
     case 1: conv = m; break;
     case 2: cv::extractChannel(m, conv, 0); break;  // gray + alpha
     case 3: cv::cvtColor(m, conv, cv::COLOR_BGR2RGB); break;
@@ -271,7 +237,8 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
     default:
       throw Error(fmt::format("input '{}' has {} channels (1 to 4 are supported)", path, ch));
   }
-  img = Image(conv.cols, conv.rows, ch <= 2 ? PixelFormat::gray8 : PixelFormat::rgb24);
+  img = Image(conv.cols, conv.rows,
+              ch <= 2 || grey_png ? PixelFormat::gray8 : PixelFormat::rgb24);
   const std::size_t row_bytes = img.stride();
   for (int y = 0; y < conv.rows; ++y)
     std::memcpy(img.pixels.data() + y * row_bytes, conv.ptr<std::uint8_t>(y), row_bytes);
@@ -282,6 +249,58 @@ Image read_with_opencv(const std::string& path, const NoticeSink& notice, bool a
 
 }  // namespace
 
+namespace {
+
+/// The colour type of a PNG's IHDR (0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA), -1 when
+/// `b` (the file's first `n` bytes) is not a PNG.
+int png_colour_type(const unsigned char* b, std::size_t n) {
+  if (n < 26 || std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0 || std::memcmp(b + 12, "IHDR", 4) != 0)
+    return -1;
+  return b[25];
+}
+
+/// The number of components in a JPEG's frame header (SOF0..SOF15 but DHT, JPG and DAC), -1
+/// when the markers before it cannot be followed within `b`'s `n` bytes.
+int jpeg_components(const unsigned char* b, std::size_t n) {
+  if (n < 2 || b[0] != 0xFF || b[1] != 0xD8) return -1;
+  std::size_t at = 2;
+  for (int segments = 0; segments < 1000 && at + 4 <= n; ++segments) {
+    if (b[at] != 0xFF) return -1;
+    const int marker = b[at + 1];
+    const std::size_t len = (static_cast<std::size_t>(b[at + 2]) << 8) | b[at + 3];
+    if (len < 2) return -1;
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC)
+      return at + 10 <= n ? b[at + 9] : -1;
+    if (marker == 0xDA || marker == 0xD9) return -1;
+    at += 2 + len;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int picture_is_grey(const unsigned char* b, std::size_t n) {
+  if (n >= 2 && b[0] == 'P' && (b[1] == '2' || b[1] == '5')) return 1;
+  if (n >= 2 && b[0] == 'P' && (b[1] == '3' || b[1] == '6')) return 0;
+  if (const int type = png_colour_type(b, n); type >= 0) return type == 0 || type == 4 ? 1 : 0;
+  if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) {
+    const int components = jpeg_components(b, n);
+    return components == 1 ? 1 : components > 1 ? 0 : -1;
+  }
+  return -1;
+}
+
+int picture_is_grey(const std::string& path) {
+  // The header of a JPEG's frame follows its APP segments (each at most 64 KiB): read the
+  // first MiB (a file whose segments run past it: -1, cannot tell).
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return -1;
+  std::vector<unsigned char> head(1 << 20);
+  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::fclose(f);
+  return picture_is_grey(head.data(), head.size());
+}
+
 std::string supported_input_formats() {
 #if MJPEG_HAVE_OPENCV
   return "PPM/PGM, and PNG, JPEG, BMP, TIFF, WebP and other formats through OpenCV";
@@ -290,21 +309,29 @@ std::string supported_input_formats() {
 #endif
 }
 
-Image read_input_image(const std::string& path, const NoticeSink& notice,
-                           bool autorotate) {
-  const std::string head = probe_input(path);
-  const bool pnm = looks_like_pnm(reinterpret_cast<const std::uint8_t*>(head.data()),
-                                      head.size());
-  // A .ppm/.pgm name always goes to our reader, so that a mislabelled file gets its errors.
-  if (pnm || has_pnm_extension(path)) return read_pnm(path);
+Image decode_input_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                         const NoticeSink& notice, bool autorotate, Density* density) {
+  if (bytes.empty()) throw Error(fmt::format("input '{}' is empty", name));
+  if (density != nullptr) *density = bmp_density(bytes.data(), bytes.size());
+  if (looks_like_pnm(bytes.data(), bytes.size())) return decode_pnm(bytes.data(), bytes.size(), name);
 #if MJPEG_HAVE_OPENCV
-  return read_with_opencv(path, notice, autorotate);
+  return decode_with_opencv(bytes, name, notice, autorotate);
 #else
   static_cast<void>(notice);
   static_cast<void>(autorotate);
   throw Error(fmt::format("cannot read input '{}': not a PPM/PGM file, and this build "
-                          "reads PPM/PGM only (built without OpenCV)", path));
+                          "reads PPM/PGM only (built without OpenCV)", name));
 #endif
+}
+
+Image read_input_image(InputFile& file, const NoticeSink& notice, bool autorotate,
+                       Density* density) {
+  return decode_input_image(file.read_all(), file.name(), notice, autorotate, density);
+}
+
+Image read_input_image(const std::string& path, const NoticeSink& notice, bool autorotate) {
+  InputFile file(path);
+  return read_input_image(file, notice, autorotate);
 }
 
 }  // namespace mjpeg::app

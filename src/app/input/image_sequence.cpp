@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -44,11 +45,43 @@ std::string number_range(const SequencePattern& p, std::int64_t a, std::int64_t 
   return a == b ? bare.name(a) : bare.name(a) + ".." + bare.name(b);
 }
 
-/// The files decode on any number of threads at once (frame i is file numbers[i]).
+/// What the reader says of the sequence's files (an alpha channel dropped, 16-bit samples, an
+/// EXIF turn), each said once for the whole sequence: the file's name in it becomes the
+/// pattern. Any producer may add; take() hands out what is new since the last take.
+class SequenceNotices {
+ public:
+  explicit SequenceNotices(std::string pattern) : pattern_(std::move(pattern)) {}
+  void add(const std::string& path, std::string text) {
+    const std::string file = "'" + path + "'", sequence = "'" + pattern_ + "'";
+    for (std::size_t at = text.find(file); at != std::string::npos;
+         at = text.find(file, at + sequence.size()))
+      text.replace(at, file.size(), sequence);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (std::find(said_.begin(), said_.end(), text) == said_.end()) said_.push_back(text);
+  }
+  std::vector<std::string> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> fresh(said_.begin() + static_cast<std::ptrdiff_t>(taken_), said_.end());
+    taken_ = said_.size();
+    return fresh;
+  }
+
+ private:
+  const std::string pattern_;
+  std::mutex mutex_;
+  std::vector<std::string> said_;
+  std::size_t taken_ = 0;
+};
+
+/// The files decode on any number of threads at once (frame i is file numbers[i]). A grey
+/// sequence (every file's header says grey, the first decodes grey) is read as gray8, so that
+/// it encodes as grey JPEGs; any other as rgb24 (a grey file among colour ones expanded to
+/// R = G = B).
 class ImageSequenceSource final : public mjpeg::FrameSource {
  public:
   ImageSequenceSource(std::string pattern, SequencePattern p,
-                      std::vector<std::int64_t> numbers, InputOptions options, Image first)
+                      std::vector<std::int64_t> numbers, InputOptions options, Image first,
+                      bool grey)
       : pattern_(std::move(pattern)),
         p_(std::move(p)),
         numbers_(std::move(numbers)),
@@ -56,6 +89,7 @@ class ImageSequenceSource final : public mjpeg::FrameSource {
         first_(std::move(first)) {
     format_.width = first_.width;
     format_.height = first_.height;
+    format_.format = grey ? FrameFormat::gray8 : FrameFormat::rgb24;
   }
   const VideoOptions& format() const { return format_; }
   bool concurrent_reads() const override { return true; }
@@ -72,9 +106,12 @@ class ImageSequenceSource final : public mjpeg::FrameSource {
       throw Error(fmt::format("'{}' is {}x{}, but the sequence started at {}x{} (pictures of "
                               "one size only)",
                               path, image.width, image.height, format_.width, format_.height));
-    const Image rgb = image.format == PixelFormat::rgb24 ? Image() : to_rgb(image.view());
-    const Image& src = image.format == PixelFormat::rgb24 ? image : rgb;
-    const std::size_t row = static_cast<std::size_t>(format_.width) * 3;
+    const bool grey = format_.format == FrameFormat::gray8;
+    if (grey && image.format != PixelFormat::gray8)
+      throw Error(fmt::format("'{}' decodes in colour, but its header says grey", path));
+    const Image rgb = grey || image.format == PixelFormat::rgb24 ? Image() : to_rgb(image.view());
+    const Image& src = grey || image.format == PixelFormat::rgb24 ? image : rgb;
+    const std::size_t row = static_cast<std::size_t>(format_.width) * (grey ? 1 : 3);
     for (int y = 0; y < format_.height; ++y)
       std::memcpy(dst + static_cast<std::size_t>(y) * row,
                   src.pixels.data() + static_cast<std::size_t>(y) * src.stride(), row);
@@ -95,9 +132,11 @@ class ImageSequenceSource final : public mjpeg::FrameSource {
 
 VideoInput open_image_sequence(const std::string& pattern, const InputOptions& options_in) {
   InputOptions options = options_in;
+  const auto said = std::make_shared<SequenceNotices>(pattern);
   if (!options.read_image)
-    options.read_image = [autorotate = options.autorotate](const std::string& path) {
-      return read_input_image(path, [](const std::string&) {}, autorotate);
+    options.read_image = [autorotate = options.autorotate, said](const std::string& path) {
+      return read_input_image(
+          path, [&](const std::string& text) { said->add(path, text); }, autorotate);
     };
   SequencePattern p;
   if (!SequencePattern::parse(pattern, p))
@@ -154,19 +193,27 @@ VideoInput open_image_sequence(const std::string& pattern, const InputOptions& o
                                   missing == 1 ? "is" : "are", p.name(first_missing)));
 
   Image first = options.read_image(p.name(numbers.front()));
+  // Grey when the first file decodes grey and every file's header says grey (the headers are
+  // read here, a few bytes each; a format whose header cannot tell counts as colour).
+  bool grey = first.format == PixelFormat::gray8;
+  for (std::size_t i = 0; grey && i < numbers.size(); ++i)
+    grey = picture_is_grey(p.name(numbers[i])) == 1;
   VideoInput in;
   in.fps_num = 25;  // an image sequence has no rate: 25/1, like ffmpeg's image2 demuxer
   in.fps_den = 1;
   in.frame_count = static_cast<std::int64_t>(numbers.size());
-  in.description = fmt::format("{}x{} image sequence, {} ({}), {}/{} fps", first.width,
-                               first.height,
+  in.description = fmt::format("{}x{} {}image sequence, {} ({}), {}/{} fps", first.width,
+                               first.height, grey ? "grey " : "",
                                count_of(static_cast<std::int64_t>(numbers.size()), "file", "files"),
                                number_range(p, numbers.front(), numbers.back()), in.fps_num,
                                in.fps_den);
   in.notices = std::move(notices);
+  for (std::string& n : said->take()) in.notices.push_back(std::move(n));  // the first file's
+  in.final_notices = [said] { return said->take(); };  // what later files added
   auto source = std::make_unique<ImageSequenceSource>(pattern, p, std::move(numbers), options,
-                                                     std::move(first));
+                                                     std::move(first), grey);
   in.format = source->format();
+  in.gray = grey;
   in.source = std::move(source);
   return in;
 }

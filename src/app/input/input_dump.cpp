@@ -31,6 +31,16 @@ std::string InputDump::file_name(std::int64_t index, PixelFormat format) const {
 }
 
 void InputDump::add(std::int64_t index, const ImageView& pixels) const {
+  if (grey_ && pixels.format == PixelFormat::rgb24) {  // R = G = B: the grey is R
+    Image grey(pixels.width, pixels.height, PixelFormat::gray8);
+    for (int y = 0; y < pixels.height; ++y) {
+      const std::uint8_t* rgb = pixels.data + static_cast<std::size_t>(y) * pixels.stride;
+      std::uint8_t* out = grey.pixels.data() + static_cast<std::size_t>(y) * grey.stride();
+      for (int x = 0; x < pixels.width; ++x) out[x] = rgb[3 * x];
+    }
+    write_file(file_name(index, PixelFormat::gray8), encode_pnm(grey.view()), overwrite_);
+    return;
+  }
   write_file(file_name(index, pixels.format), encode_pnm(pixels), overwrite_);
 }
 

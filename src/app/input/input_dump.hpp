@@ -17,6 +17,10 @@ class InputDump {
   /// `overwrite`) when the first frame's file is already there.
   InputDump(std::string dir, bool overwrite);
 
+  /// The frames are grey (R = G = B where they come as rgb24, e.g. planar mono input) and
+  /// encoded as grayscale JPEGs: every frame is written as PGM.
+  void grey_frames() { grey_ = true; }
+
   /// Thread-safe: writes frame `index` (0-based) atomically. Throws Error on failure.
   void add(std::int64_t index, const ImageView& pixels) const;
 
@@ -26,6 +30,7 @@ class InputDump {
  private:
   std::string dir_;
   bool overwrite_;
+  bool grey_ = false;
 };
 
 }  // namespace mjpeg::app

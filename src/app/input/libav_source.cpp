@@ -1,12 +1,11 @@
 // Video files through FFmpeg's libraries (see libav_source.hpp).
 //
 // What it promises, each a test in tests/cli (or tests/app/test_video_input.cpp):
-//  - Frames of the common planar 8-bit YCbCr formats (4:2:0, 4:2:2, gray; not 4:4:4 or nv12,
-//    whose chroma libswscale filters for rgb24) go to the encoder as planes (set_planar_format),
-//    copied once from the decoder into the slot; the transforms convert them with libswscale's
-//    own integer arithmetic where libswscale runs its unscaled converter (4:2:0 / 4:2:2 of even
-//    height), so that the RGB encoded is `ffmpeg -i FILE -pix_fmt rgb24`'s, and with the
-//    rounded form (mjpeg::rounded_coefficients) otherwise.
+//  - Frames of 4:2:0 and 4:2:2 of even height and gray frames go to the encoder as planes
+//    (set_planar_format), copied once from the decoder into the slot; the transforms convert
+//    them with libswscale's own integer arithmetic (ycbcr.hpp), so that the RGB encoded is
+//    `ffmpeg -i FILE -pix_fmt rgb24`'s. Odd heights, 4:4:4 and nv12, whose chroma libswscale
+//    filters or interpolates for rgb24, go through libswscale itself.
 //  - --rgb-decode swscale, and every other format: the RGB of every frame is what
 //    `ffmpeg -i FILE -pix_fmt rgb24` gives (libswscale with the source's matrix and range,
 //    SWS_BICUBIC, into padded rows: libav_rgb.hpp).
@@ -20,9 +19,8 @@
 //    (--stream N picks one).
 #include "libav_source.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -35,6 +33,7 @@
 
 #include "decode_turns.hpp"
 #include "libav_rgb.hpp"
+#include "ycbcr.hpp"
 #include "mjpeg/error.hpp"
 
 extern "C" {
@@ -187,24 +186,20 @@ bool is_rgb_format(int format) {
   return d != nullptr && (d->flags & AV_PIX_FMT_FLAG_RGB) != 0;
 }
 
-/// Luma weights Kr, Kb of a libswscale matrix (sws_colorspace's table; the rounded conversion's
-/// coefficients derive from them).
-void luma_weights(int sws_matrix, double& kr, double& kb) {
-  switch (sws_matrix) {
-    case SWS_CS_ITU709: kr = 0.2126; kb = 0.0722; return;
-    case SWS_CS_FCC: kr = 0.30; kb = 0.11; return;
-    case SWS_CS_SMPTE240M: kr = 0.212; kb = 0.087; return;
-    case SWS_CS_BT2020: kr = 0.2627; kb = 0.0593; return;
-    default: kr = 0.299; kb = 0.114; return;  // BT.601, untagged: as sws_colorspace
-  }
-}
-
 /// What the encoder gets: rgb24 rows, or (a planar `format`) the planes, converted to RGB with
 /// `coefficients`.
 struct FrameLayout {
   int width = 0, height = 0;
   FrameFormat format = FrameFormat::rgb24;  ///< rgb24, yuv420p, yuv422p or yuv400p
   YuvCoefficients coefficients{};
+  /// 10- or 12-bit 4:2:0 frames: reduced to 8-bit planes as libswscale reduces them
+  /// (yuv420p10 -> yuv420p, its ordered dither), then converted as 8-bit 4:2:0 planes.
+  bool reduce = false;
+  /// The planes are converted to RGB by libswscale after the source (swscale_source): reduced
+  /// 10- or 12-bit frames of odd height, whose RGB libswscale's scaler makes.
+  bool swscale_after = false;
+  const int* table = nullptr;  ///< libswscale's coefficient table of the matrix
+  bool full = false;           ///< full range
   bool is_planar() const { return mjpeg::is_planar(format); }
   bool has_chroma() const { return is_planar() && format != FrameFormat::yuv400p; }
   /// log2 of the pixels per chroma sample, horizontally / vertically.
@@ -212,20 +207,27 @@ struct FrameLayout {
   int shift_y() const { return format == FrameFormat::yuv420p; }
 };
 
-/// Sets `f.format` and `f.coefficients` to the planar format the encoder reads frames of pixel format `format` in, once they are
-/// `f.height` rows tall (after any turn), with libswscale matrix `sws_matrix` and range `full`
-/// (left rgb24: not one we take as planes; such frames go through libswscale). 4:2:0 / 4:2:2
-/// frames of even height are converted as libswscale's unscaled x86 converter does them
-/// (truncated form, libswscale's own coefficient table), so the RGB is ffmpeg's; gray and odd
-/// heights with the rounded form, which gives ffmpeg's RGB too (tests/cli: every width mod 16,
-/// odd heights). Not taken as planes, so that the RGB stays ffmpeg's: 4:4:4 (for rgb24 output
-/// libswscale, without SWS_FULL_CHR_H_INT as ffmpeg's command line runs it, first filters the
-/// chroma to half width: planes were 79-82 dB off ffmpeg's RGB) and nv12 (libswscale
-/// interpolates its chroma vertically: planes were 31 dB off); libswscale converts those.
+/// Sets `f.format` and `f.coefficients` to the planar format the encoder reads frames of pixel
+/// format `format` in, once they are `f.height` rows tall (after any turn), with libswscale
+/// matrix `sws_matrix` and range `full`, where the transforms give libswscale's RGB for them
+/// (ffmpeg_planes, ycbcr.hpp: 4:2:0 / 4:2:2 of even height, gray); otherwise `f` stays rgb24 and
+/// libswscale converts each frame (odd heights, 4:4:4, nv12, whose chroma it interpolates), or,
+/// for 10- and 12-bit 4:2:0 of odd height, the reduced 8-bit planes (`swscale_after`).
 void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool full,
                        FrameLayout& f) {
   FrameFormat planes = FrameFormat::rgb24;
+  f.reduce = false;
+  f.swscale_after = false;
+  f.table = sws_getCoefficients(sws_matrix);
+  f.full = full;
   switch (static_cast<AVPixelFormat>(format)) {
+    case AV_PIX_FMT_YUV420P10LE:
+    case AV_PIX_FMT_YUV420P12LE:
+      // Reduced to yuv420p first (reduce_planes), so that a GPU decoder's 10-bit output,
+      // reduced the same way on the GPU (mjpeg::NvdecSource), gives the same frames.
+      f.reduce = true;
+      planes = FrameFormat::yuv420p;
+      break;
     case AV_PIX_FMT_YUV420P:
     case AV_PIX_FMT_YUVJ420P: planes = FrameFormat::yuv420p; break;
     case AV_PIX_FMT_YUV422P:
@@ -233,16 +235,18 @@ void set_planar_format(int format, AVColorSpace colorspace, int sws_matrix, bool
     case AV_PIX_FMT_GRAY8: planes = FrameFormat::yuv400p; break;
     default: return;  // 4:4:4 and nv12 included (see above)
   }
-  if (colorspace == AVCOL_SPC_RGB) return;  // GBR stored as planes: not YCbCr
-  const YuvRange range = full ? YuvRange::full : YuvRange::limited;
-  const bool swscale_simd = planes != FrameFormat::yuv400p && f.height % 2 == 0;
-  if (swscale_simd) {
-    f.coefficients = swscale_coefficients(sws_getCoefficients(sws_matrix), range);
-  } else {
-    double kr = 0, kb = 0;
-    luma_weights(sws_matrix, kr, kb);
-    f.coefficients = rounded_coefficients(kr, kb, range);
+  if (colorspace == AVCOL_SPC_RGB) {  // GBR stored as planes: not YCbCr
+    f.reduce = false;
+    return;
   }
+  const std::optional<VideoOptions> exact =
+      ffmpeg_planes(planes, f.width, f.height, sws_getCoefficients(sws_matrix),
+                    full ? YuvRange::full : YuvRange::limited);
+  if (!exact && !f.reduce) return;  // libswscale converts each frame itself
+  // Reduced frames of odd height: libswscale converts their 8-bit planes after the reduction,
+  // as it converts the 8-bit clip ffmpeg makes of them (and NVDEC's frames, reduced alike).
+  f.swscale_after = !exact;
+  f.coefficients = swscale_coefficients(f.table, full ? YuvRange::full : YuvRange::limited);
   f.format = planes;
 }
 
@@ -377,6 +381,12 @@ void turn_frame(const AVFrame& in, AVFrame& out, Turn t) {
 // The source
 // ---------------------------------------------------------------------------------------------
 
+struct IoFreer {
+  void operator()(AVIOContext* c) const {
+    av_freep(&c->buffer);
+    avio_context_free(&c);
+  }
+};
 struct FormatCloser {
   void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
 };
@@ -437,19 +447,48 @@ VideoOptions video_format(const FrameLayout& f) {
 /// producer.
 class LibavSource final : public mjpeg::FrameSource {
  public:
-  /// Opens `path`, decodes its first frame (so that size, pixel format and colour tags are the
+  /// Opens `file`, decodes its first frame (so that size, pixel format and colour tags are the
   /// decoder's, not the container's guess). Throws Error naming the file.
-  LibavSource(const std::string& path, const InputOptions& options)
-      : name_(path), options_(options) {
-    AVFormatContext* raw = nullptr;
+  LibavSource(InputFile& file, const InputOptions& options)
+      : name_(file.name()), options_(options) {
+    const std::string& path = name_;
     install_log_callback();
-    int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-    if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_error_text(err)));
+    // FFmpeg reads the input through us: a regular file with seeks, a stream (already relayed,
+    // its first bytes already looked at) front to back, once.
+    const std::vector<std::uint8_t> head = file.peek(12);
+    const bool iso_media = head.size() >= 8 && std::memcmp(head.data() + 4, "ftyp", 4) == 0;
+    auto* buffer = static_cast<unsigned char*>(av_malloc(kIoBuffer));
+    if (buffer == nullptr) throw std::bad_alloc();
+    avio_.reset(avio_alloc_context(buffer, kIoBuffer, 0, &file, read_input,
+                                   nullptr, file.regular() ? seek_input : nullptr));
+    if (!avio_) {
+      av_free(buffer);
+      throw std::bad_alloc();
+    }
+    avio_->seekable = file.regular() ? AVIO_SEEKABLE_NORMAL : 0;
+    AVFormatContext* raw = avformat_alloc_context();
+    if (raw == nullptr) throw std::bad_alloc();
+    raw->pb = avio_.get();
+    raw->flags |= AVFMT_FLAG_CUSTOM_IO;
+    // No name: the content decides, never an extension.
+    int err = avformat_open_input(&raw, "", nullptr, nullptr);
+    const std::string stream_hint =
+        file.regular() || !iso_media
+            ? ""
+            : "; read from a pipe, which cannot seek, an MP4 or MOV file needs its index (moov) "
+              "at its start (ffmpeg -movflags +faststart, or +frag_keyframe when writing to a pipe)";
+    if (err < 0) {
+      const std::string problem = file.stream_problem();
+      if (!problem.empty()) throw Error(problem);
+      throw Error(fmt::format("cannot read '{}': not Y4M, PPM/PGM or a picture, and FFmpeg's "
+                              "libraries do not recognise it either ({}){}",
+                              path, av_error_text(err), stream_hint));
+    }
     fmtctx_.reset(raw);
     err = avformat_find_stream_info(raw, nullptr);
     if (err < 0)
-      throw Error(fmt::format("cannot read '{}' as a video: {}", path, av_error_text(err)));
+      throw Error(fmt::format("cannot read '{}' as a video: {}{}", path, av_error_text(err),
+                              stream_hint));
     choose_stream();
     const AVStream* st = raw->streams[stream_];
     const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
@@ -461,6 +500,11 @@ class LibavSource final : public mjpeg::FrameSource {
       if (raw->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) has_audio_ = true;
     }
     codec_name_ = codec->name;
+    // VP8/VP9 alpha in Matroska/WebM travels beside the picture (BlockAdditional), marked by
+    // the track's AlphaMode: FFmpeg's own vp8/vp9 decoders give no alpha plane, so the pixel
+    // format cannot say it.
+    const AVDictionaryEntry* alpha_mode = av_dict_get(st->metadata, "alpha_mode", nullptr, 0);
+    side_alpha_ = alpha_mode != nullptr && std::strcmp(alpha_mode->value, "0") != 0;
     dec_.reset(avcodec_alloc_context3(codec));
     if (!dec_) throw std::bad_alloc();
     err = avcodec_parameters_to_context(dec_.get(), st->codecpar);
@@ -485,6 +529,12 @@ class LibavSource final : public mjpeg::FrameSource {
       stream_seconds_ = st->duration * time_base_;
     else if (raw->duration != AV_NOPTS_VALUE && raw->duration > 0)
       container_seconds_ = static_cast<double>(raw->duration) / AV_TIME_BASE;
+    if (cover_) {  // one picture; the file's duration is the audio's
+      fps_num_ = 25;
+      fps_den_ = 1;
+      frame_count_ = 1;
+      stream_seconds_ = container_seconds_ = 0;
+    }
 
     // What the demuxer logs from here on counts (opening may complain about harmless things).
     log_.attach(raw);
@@ -567,12 +617,36 @@ class LibavSource final : public mjpeg::FrameSource {
   /// turn of a display matrix, run outside the lock on any number of producers.
   bool concurrent_reads() const override { return true; }
   int max_concurrent_reads() const override {
-    return format_.is_planar() && turn_ == Turn::none ? 2 : 0;
+    return format_.is_planar() && !format_.reduce && turn_ == Turn::none ? 2 : 0;
   }
   int fps_num() const { return fps_num_; }
   int fps_den() const { return fps_den_; }
   std::int64_t announced_frames() const { return frame_count_; }
   bool has_audio() const { return has_audio_; }
+  int stream_index() const { return stream_; }
+  /// The time of the first frame, seconds (0 when it has none).
+  double first_frame_seconds() const {
+    return first_->best_effort_timestamp == AV_NOPTS_VALUE
+               ? 0.0
+               : static_cast<double>(first_->best_effort_timestamp) * time_base_;
+  }
+  /// The pixel aspect ratio of the frames as encoded (the decoder's, else the container's;
+  /// inverted when the display matrix turns them by 90 degrees); 1:1 when unknown.
+  AVRational pixel_aspect() const {
+    AVRational sar = av_guess_sample_aspect_ratio(fmtctx_.get(), fmtctx_->streams[stream_],
+                                                  first_.get());
+    if (sar.num <= 0 || sar.den <= 0) return AVRational{1, 1};
+    if (swaps_axes(turn_)) std::swap(sar.num, sar.den);
+    av_reduce(&sar.num, &sar.den, sar.num, sar.den, 1 << 30);
+    return sar;
+  }
+  /// The decoder's frames have no colour: grey, with or without alpha, at any depth (a
+  /// palette is colour, whatever it holds).
+  bool grey_source() const {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pix_format_));
+    return d != nullptr && d->nb_components <= 2 &&
+           !(d->flags & (AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_RGB));
+  }
   const std::string& codec_name() const { return codec_name_; }
   const std::string& pix_name() const { return pix_name_; }
   const std::string& colour() const { return colour_; }
@@ -584,12 +658,20 @@ class LibavSource final : public mjpeg::FrameSource {
     std::vector<std::string> notices;
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(pix_format_));
     if (!d) return notices;
-    if (d->comp[0].depth > 8)
+    if (d->comp[0].depth > 8 && format_.reduce)
+      notices.push_back(fmt::format("the source has {}-bit samples ({}); they are reduced to "
+                                    "8 bits as libswscale reduces them to yuv420p",
+                                    d->comp[0].depth, pix_name_));
+    else if (d->comp[0].depth > 8)
       notices.push_back(fmt::format("the source has {}-bit samples ({}); they are converted "
                                     "to 8-bit RGB",
                                     d->comp[0].depth, pix_name_));
     if (d->flags & AV_PIX_FMT_FLAG_ALPHA)
       notices.push_back(fmt::format("the source's alpha channel ({}) is ignored", pix_name_));
+    else if (side_alpha_)
+      notices.push_back(fmt::format("the source's alpha channel ({} alpha, stored beside the "
+                                    "picture) is ignored",
+                                    codec_name_));
     return notices;
   }
 
@@ -608,8 +690,15 @@ class LibavSource final : public mjpeg::FrameSource {
                                 plural(concealed_, "frame", "frames"), name_,
                                 concealed_ == 1 ? "was" : "were",
                                 concealed_ == 1 ? "it" : "them"));
+    if (jumps_ > 0)
+      out.push_back(fmt::format(
+          "'{}' has {} where its timestamps go back (the first before frame {}, by {:.1f} ms; "
+          "e.g. recordings joined together): its frames are written in decode order at a "
+          "constant {}/{} fps",
+          name_, plural(jumps_, "place", "places"), first_jump_frame_ + 1, 1e3 * first_jump_s_,
+          fps_num_, fps_den_));
     const double frame_s = static_cast<double>(fps_den_) / fps_num_;
-    if (next_ > 1 && max_shift_s_ > 0.5 * frame_s)
+    if (have_gap_ && max_shift_s_ > 0.5 * frame_s)
       out.push_back(fmt::format(
           "'{}' has a variable frame rate (frames {:.1f} to {:.1f} ms apart): written at a "
           "constant {}/{} fps, which moves frames by up to {:.0f} ms from their times",
@@ -653,7 +742,9 @@ class LibavSource final : public mjpeg::FrameSource {
       }
       section.taken();
     }
-    if (format_.is_planar())
+    if (format_.reduce)
+      reduce_planes(*p, frame, dst);
+    else if (format_.is_planar())
       copy_planes(frame, dst);
     else
       convert(*p, frame, dst, static_cast<std::size_t>(format_.width) * 3);
@@ -674,12 +765,18 @@ class LibavSource final : public mjpeg::FrameSource {
   /// cover pictures (attached pictures) are not video. Notes the others.
   void choose_stream() {
     AVFormatContext* raw = fmtctx_.get();
-    std::vector<int> videos;
+    std::vector<int> videos, covers;
     for (unsigned i = 0; i < raw->nb_streams; ++i) {
       const AVStream* s = raw->streams[i];
-      if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
-          !(s->disposition & AV_DISPOSITION_ATTACHED_PIC))
-        videos.push_back(static_cast<int>(i));
+      if (s->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) continue;
+      (s->disposition & AV_DISPOSITION_ATTACHED_PIC ? covers : videos)
+          .push_back(static_cast<int>(i));
+    }
+    // An audio file with a cover picture (MP3, M4A, FLAC): the picture is its one frame, as
+    // ffmpeg encodes it.
+    if (videos.empty() && !covers.empty()) {
+      videos = covers;
+      cover_ = true;
     }
     if (videos.empty()) throw Error(fmt::format("'{}' has no video stream", name_));
     int chosen = -1;
@@ -704,9 +801,17 @@ class LibavSource final : public mjpeg::FrameSource {
         list += fmt::format("{}{}: {} {}x{}", n ? ", " : "", n, avcodec_get_name(c->codec_id),
                             c->width, c->height);
       }
-      notices_.push_back(fmt::format("'{}' has {} video streams ({}): stream {} is encoded, "
-                                     "the others are left out (--stream N picks another)",
-                                     name_, videos.size(), list, chosen_n));
+      notices_.push_back(fmt::format("'{}' has {} {} ({}): {} {} is encoded, the others are "
+                                     "left out (--stream N picks another)",
+                                     name_, videos.size(),
+                                     cover_ ? "cover pictures" : "video streams", list,
+                                     cover_ ? "picture" : "stream", chosen_n));
+    }
+    if (cover_) {
+      const AVCodecParameters* c = raw->streams[chosen]->codecpar;
+      notices_.push_back(fmt::format("'{}' has no video stream but a cover picture ({} {}x{}): "
+                                     "it is encoded as one frame",
+                                     name_, avcodec_get_name(c->codec_id), c->width, c->height));
     }
   }
 
@@ -826,7 +931,10 @@ class LibavSource final : public mjpeg::FrameSource {
     }
   }
 
-  /// Records frame times for the variable-frame-rate notice (under the lock).
+  /// Records frame times for the variable-frame-rate and discontinuity notices (under the
+  /// lock). Time that goes back (or stands still) between two frames in decode order is a
+  /// discontinuity (an MPEG-TS stream of joined recordings, a timestamp reset), not a rate:
+  /// counted apart, and the constant rate the frames are written at starts again there.
   void note_time(const AVFrame& f) {
     if (f.best_effort_timestamp == AV_NOPTS_VALUE) return;
     const double t = f.best_effort_timestamp * time_base_;
@@ -834,13 +942,21 @@ class LibavSource final : public mjpeg::FrameSource {
     if (!have_time_) {
       first_time_s_ = t;
       have_time_ = true;
+    } else if (const double gap = t - last_time_s_; gap <= 0) {
+      if (jumps_++ == 0) {
+        first_jump_frame_ = i;
+        first_jump_s_ = -gap;
+      }
+      first_time_s_ = t;
+      first_time_index_ = i;
     } else {
-      const double gap = t - last_time_s_;
-      min_gap_s_ = i == 1 ? gap : std::min(min_gap_s_, gap);
-      max_gap_s_ = i == 1 ? gap : std::max(max_gap_s_, gap);
+      min_gap_s_ = have_gap_ ? std::min(min_gap_s_, gap) : gap;
+      max_gap_s_ = have_gap_ ? std::max(max_gap_s_, gap) : gap;
+      have_gap_ = true;
     }
     last_time_s_ = t;
-    const double constant = first_time_s_ + static_cast<double>(i) * fps_den_ / fps_num_;
+    const double constant =
+        first_time_s_ + static_cast<double>(i - first_time_index_) * fps_den_ / fps_num_;
     max_shift_s_ = std::max(max_shift_s_, std::fabs(t - constant));
   }
 
@@ -860,21 +976,11 @@ class LibavSource final : public mjpeg::FrameSource {
                                                       : (is_full_range(frame) ? 1 : 0);
     if (!p.sws || p.pix != frame.format || p.matrix != matrix || p.full != full ||
         p.src_w != src->width) {
-      // SWS_BICUBIC is what the ffmpeg command line uses for its automatic conversion; with it
-      // (and no other flags) our RGB is ffmpeg's `-pix_fmt rgb24` byte for byte.
-      p.sws.reset(sws_getContext(src->width, src->height, static_cast<AVPixelFormat>(src->format),
-                                 src->width, src->height, AV_PIX_FMT_RGB24, SWS_BICUBIC, nullptr,
-                                 nullptr, nullptr));
+      p.sws.reset(rgb24_scaler(src->width, src->height, src->format,
+                               sws_getCoefficients(matrix), full != 0));
       if (!p.sws)
         throw Error(fmt::format("{}: cannot convert its {} frames to RGB", name_,
                                 av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame.format))));
-      int* inv = nullptr;
-      int* tab = nullptr;
-      int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
-      sws_getColorspaceDetails(p.sws.get(), &inv, &src_range, &tab, &dst_range, &brightness,
-                               &contrast, &saturation);
-      sws_setColorspaceDetails(p.sws.get(), sws_getCoefficients(matrix), full, tab, dst_range,
-                               brightness, contrast, saturation);
       p.pix = frame.format;
       p.matrix = matrix;
       p.full = full;
@@ -890,6 +996,44 @@ class LibavSource final : public mjpeg::FrameSource {
         sws_to_rgb24(p.sws.get(), frame, frame.width, frame.height, p.rgb, nullptr, 0, &pstride);
     turn_plane(rgb, static_cast<std::ptrdiff_t>(pstride), frame.width, frame.height, 3, dst,
                static_cast<std::ptrdiff_t>(stride), turn_);
+  }
+
+  /// A 10- or 12-bit 4:2:0 frame into `dst` as 8-bit planes in the contiguous layout, turned
+  /// for display first when the stream says so: libswscale's unscaled conversion to yuv420p
+  /// (its planar copy with the ordered dither; the source's range kept, which picks the
+  /// rounding of luma), outside the lock, one SwsContext per producer.
+  void reduce_planes(Producer& p, const AVFrame& frame, std::uint8_t* dst) {
+    const AVFrame* src = &frame;
+    if (turn_ != Turn::none) {
+      turn_frame(frame, *p.turned, turn_);
+      src = p.turned.get();
+    }
+    const int full = range_override_ >= 0 ? range_override_ : (is_full_range(frame) ? 1 : 0);
+    if (!p.sws || p.pix != frame.format || p.full != full || p.src_w != src->width) {
+      p.sws.reset(sws_getContext(src->width, src->height, static_cast<AVPixelFormat>(src->format),
+                                 src->width, src->height, AV_PIX_FMT_YUV420P, SWS_BICUBIC,
+                                 nullptr, nullptr, nullptr));
+      if (!p.sws)
+        throw Error(fmt::format("{}: cannot reduce its {} frames to 8 bits", name_, pix_name_));
+      int* inv = nullptr;
+      int* tab = nullptr;
+      int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
+      sws_getColorspaceDetails(p.sws.get(), &inv, &src_range, &tab, &dst_range, &brightness,
+                               &contrast, &saturation);
+      sws_setColorspaceDetails(p.sws.get(), inv, full, tab, full, brightness, contrast,
+                               saturation);
+      p.pix = frame.format;
+      p.full = full;
+      p.src_w = src->width;
+    }
+    const FrameView planes = FrameView::contiguous(dst, video_format(format_));
+    std::uint8_t* out[4] = {};
+    int pitch[4] = {};
+    for (int i = 0; i < 3; ++i) {
+      out[i] = dst + (planes.plane[i] - dst);  // the view is read-only; `dst` is ours
+      pitch[i] = static_cast<int>(planes.stride[i]);
+    }
+    sws_scale(p.sws.get(), src->data, src->linesize, 0, src->height, out, pitch);
   }
 
   /// The frame's planes into `dst` in the library's contiguous layout (FrameView::contiguous:
@@ -919,14 +1063,33 @@ class LibavSource final : public mjpeg::FrameSource {
     }
   }
 
+  static constexpr int kIoBuffer = 1 << 16;
+  static int read_input(void* opaque, std::uint8_t* buf, int size) {
+    try {
+      const std::size_t n = static_cast<InputFile*>(opaque)->read(buf, static_cast<std::size_t>(size));
+      return n == 0 ? AVERROR_EOF : static_cast<int>(n);
+    } catch (const std::exception&) {
+      return AVERROR(EIO);
+    }
+  }
+  static std::int64_t seek_input(void* opaque, std::int64_t offset, int whence) {
+    auto* file = static_cast<InputFile*>(opaque);
+    if (whence & AVSEEK_SIZE) return file->size();
+    const std::int64_t at = file->seek(offset, whence & ~AVSEEK_FORCE);
+    return at < 0 ? AVERROR(errno) : at;
+  }
+
   std::string name_;
   InputOptions options_;
+  std::unique_ptr<AVIOContext, IoFreer> avio_;  ///< after the format context, which reads it
   std::unique_ptr<AVFormatContext, FormatCloser> fmtctx_;
   std::unique_ptr<AVCodecContext, CodecFreer> dec_;
   std::unique_ptr<AVPacket, PacketFreer> packet_;
   LogCapture log_;
   int stream_ = -1;
   bool has_audio_ = false;
+  bool cover_ = false;  ///< the stream is a cover picture (attached to an audio file)
+  bool side_alpha_ = false;  ///< the track carries alpha beside the picture (WebM AlphaMode)
   std::string codec_name_, pix_name_, colour_;
   std::vector<std::string> notices_;
   int pix_format_ = -1;
@@ -948,6 +1111,11 @@ class LibavSource final : public mjpeg::FrameSource {
   bool ended_ = false, draining_ = false;
   bool have_time_ = false;
   double first_time_s_ = 0, last_time_s_ = 0, min_gap_s_ = 0, max_gap_s_ = 0, max_shift_s_ = 0;
+  std::int64_t first_time_index_ = 0;  ///< the frame of first_time_s_ (0, or after a jump back)
+  bool have_gap_ = false;              ///< min_gap_s_, max_gap_s_ hold a forward gap
+  std::int64_t jumps_ = 0;             ///< where time went back (or stood still)
+  std::int64_t first_jump_frame_ = 0;  ///< the frame (0-based) after the first of them
+  double first_jump_s_ = 0;            ///< how far back it went
   ScratchPool<Producer> producers_{[this] {
     auto p = std::make_unique<Producer>(Producer{new_frame(), new_frame(), {}, -1, -1, -1, -1, {}});
     // Room for the picture as stored and as turned (their padded rows differ); planar frames
@@ -960,18 +1128,49 @@ class LibavSource final : public mjpeg::FrameSource {
   DecodeTurns turns_;
 };
 
-void check_video_file(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw Error(fmt::format("cannot open '{}': no such file", path));
-  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a directory, not a video", path));
-  if (st.st_size == 0) throw Error(fmt::format("'{}' is empty", path));
-}
-
 }  // namespace
 
-VideoInput open_libav(const std::string& path, const InputOptions& options) {
-  check_video_file(path);
-  auto src = std::make_unique<LibavSource>(path, options);
+VideoOptions libav_frame_format(int pix_fmt, int colorspace, bool full_range, int width,
+                                int height, const InputOptions& options, bool& reduced,
+                                bool* swscale_after) {
+  const int matrix_override = sws_colorspace_option(options.colorspace);
+  const int range_override = options.range.empty() ? -1 : (options.range == "full" ? 1 : 0);
+  const auto spc = static_cast<AVColorSpace>(colorspace);
+  FrameLayout f;
+  f.width = width;
+  f.height = height;
+  const int matrix = matrix_override >= 0 ? matrix_override : sws_colorspace(spc);
+  const bool full = range_override >= 0 ? range_override == 1 : full_range;
+  if (!options.rgb_swscale && !is_rgb_format(pix_fmt))
+    set_planar_format(pix_fmt, spc, matrix, full, f);
+  reduced = f.reduce;
+  if (swscale_after != nullptr) *swscale_after = f.swscale_after;
+  return video_format(f);
+}
+
+const int* libav_sws_table(int colorspace, const InputOptions& options) {
+  const int matrix_override = sws_colorspace_option(options.colorspace);
+  return sws_getCoefficients(matrix_override >= 0
+                                 ? matrix_override
+                                 : sws_colorspace(static_cast<AVColorSpace>(colorspace)));
+}
+
+bool libav_full_range(bool full_range, const InputOptions& options) {
+  return options.range.empty() ? full_range : options.range == "full";
+}
+
+std::string libav_colour_words(int colorspace, bool full_range, const InputOptions& options) {
+  const int matrix_override = sws_colorspace_option(options.colorspace);
+  const bool full = options.range.empty() ? full_range : options.range == "full";
+  return fmt::format("{} {} range{}",
+                     matrix_override >= 0 ? sws_colorspace_name(matrix_override)
+                                          : matrix_name(static_cast<AVColorSpace>(colorspace)),
+                     full ? "full" : "limited",
+                     matrix_override >= 0 || !options.range.empty() ? " as stated" : "");
+}
+
+VideoInput open_libav(InputFile& file, const InputOptions& options) {
+  auto src = std::make_unique<LibavSource>(file, options);
   VideoInput in;
   in.fps_num = src->fps_num();
   in.fps_den = src->fps_den();
@@ -985,12 +1184,28 @@ VideoInput open_libav(const std::string& path, const InputOptions& options) {
       in.fps_num, in.fps_den,
       in.frame_count >= 0 ? plural(in.frame_count, "frame", "frames") : "? frames",
       src->codec_name(), src->pix_name(), src->colour(),
-      f.is_planar() ? ", planes to the encoder" : " to RGB (libswscale)");
+      f.is_planar() && !f.swscale_after ? ", planes to the encoder" : " to RGB (libswscale)");
+  in.gray = src->grey_source();
   for (const std::string& n : src->open_notices()) in.notices.push_back(n);
-  if (src->has_audio()) in.notices.push_back("the input's audio is ignored");
+  in.has_audio = src->has_audio();
+  in.video_stream = src->stream_index();
+  in.start_seconds = src->first_frame_seconds();
+  const AVRational sar = src->pixel_aspect();
+  in.aspect_num = sar.num;
+  in.aspect_den = sar.den;
   for (std::string& n : src->conversion_notices()) in.notices.push_back(std::move(n));
   const LibavSource* raw = src.get();
   in.final_notices = [raw] { return raw->final_notices(); };
+  if (f.swscale_after) {  // the reduced planes, then libswscale's RGB of them
+    VideoOptions planes = in.format;
+    planes.range = f.full ? YuvRange::full : YuvRange::limited;
+    const int* table = f.table;
+    in.format = VideoOptions{};
+    in.format.width = f.width;
+    in.format.height = f.height;
+    in.source = swscale_source(std::move(src), planes, table);
+    return in;
+  }
   in.source = std::move(src);
   return in;
 }

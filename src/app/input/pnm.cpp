@@ -133,8 +133,9 @@ void check_dimensions(const std::string& name, const Header& h) {
   if (h.width > static_cast<unsigned>(kMaxDimension) ||
       h.height > static_cast<unsigned>(kMaxDimension))
     fail(name, "image size " + std::to_string(h.width) + "x" + std::to_string(h.height) +
-                   " is above JPEG's limit of " + std::to_string(kMaxDimension) + "x" +
-                   std::to_string(kMaxDimension));
+                   " is above " + std::to_string(kMaxDimension) +
+                   " per side, libjpeg's limit (cjpeg, djpeg and most JPEG readers refuse "
+                   "larger pictures)");
   if (h.maxval == 0) fail(name, "maxval 0 is invalid (must be 1..65535)");
 }
 

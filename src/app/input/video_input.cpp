@@ -12,11 +12,14 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "image_sequence.hpp"
+#include "raw_source.hpp"
+#include "ycbcr.hpp"
 #include "input_relay.hpp"
 #include "app/common/interrupt.hpp"
 #include "app/common/wording.hpp"
@@ -25,12 +28,13 @@
 #include "mjpeg/y4m.hpp"
 #if MJPEG_HAVE_LIBAV
 #include "libav_source.hpp"
+#include "nvdec_input.hpp"
 #endif
 #include "mjpeg/error.hpp"
 #include "app/common/paths.hpp"
 
 
-#if MJPEG_HAVE_OPENCV
+#if MJPEG_HAVE_OPENCV && !MJPEG_HAVE_LIBAV
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
@@ -39,12 +43,7 @@
 namespace mjpeg::app {
 
 struct VideoInput::Owned {
-  struct FileCloser {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
-  // Destroyed in reverse order: the reader, the relay (its thread stopped), then the file.
-  std::unique_ptr<std::FILE, FileCloser> file;  ///< a FIFO opened here
-  std::unique_ptr<InputRelay> relay;            ///< for inputs that may wait (pipes, FIFOs)
+  std::unique_ptr<InputFile> file;  ///< the input (and its relay), which the source reads
 };
 
 VideoInput::VideoInput() = default;
@@ -52,31 +51,16 @@ VideoInput::VideoInput() = default;
 // the mapping does.
 VideoInput::~VideoInput() { source.reset(); }
 VideoInput::VideoInput(VideoInput&&) noexcept = default;
+
+void VideoInput::own(std::unique_ptr<InputFile> file) {
+  if (!owned) owned = std::make_unique<Owned>();
+  owned->file = std::move(file);
+}
 VideoInput& VideoInput::operator=(VideoInput&&) noexcept = default;
-
-InputKind input_kind(const std::string& path) {
-  if (path == "-") return InputKind::y4m;
-  const std::string ext = lower_extension(path);
-  if (ext == ".y4m") return InputKind::y4m;
-  if (path.find('%') != std::string::npos && is_sequence_pattern(path))
-    return InputKind::image_sequence;
-  for (const char* still : {".ppm", ".pgm", ".pnm", ".png", ".jpg", ".jpeg", ".bmp", ".tif",
-                            ".tiff", ".webp"})
-    if (ext == still) return InputKind::image;
-  return InputKind::video;
-}
-
-bool is_video_name(const std::string& path) {
-  const std::string ext = lower_extension(path);
-  for (const char* video : {".mp4", ".m4v", ".mkv", ".webm", ".avi", ".mov", ".mpg", ".mpeg",
-                            ".ts", ".m2ts", ".flv", ".wmv", ".ogv", ".3gp"})
-    if (ext == video) return true;
-  return false;
-}
 
 namespace {
 
-#if MJPEG_HAVE_OPENCV
+#if MJPEG_HAVE_OPENCV && !MJPEG_HAVE_LIBAV
 /// Throws when frame `index` (0-based) is not the stream's size: resolution changes mid-stream
 /// are not supported (every buffer is sized once for the stream's geometry). Used by the
 /// OpenCV and FFmpeg readers only.
@@ -89,126 +73,63 @@ void check_frame_size(const std::string& name, std::int64_t index, int width, in
 }
 #endif
 
-/// A named FIFO, opened without waiting for its writer (a plain open would block until one
-/// comes, deaf to Ctrl-C); the relay then waits for its data where a signal is heard.
-std::FILE* open_fifo(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::FILE* f = ::fdopen(fd, "rb");
-  if (f == nullptr) {
-    ::close(fd);
-    throw std::bad_alloc();
-  }
-  return f;
-}
-
-bool is_fifo(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
-}
-
-/// Y4M carries no colour matrix (ffmpeg writes only XCOLORRANGE): --colorspace and --range
-/// state the source's (`read`), and a notice says what is assumed when neither the header nor
-/// an option does.
-void y4m_colour(const InputOptions& options, Y4mReadOptions& read) {
-  if (!options.colorspace.empty())
-    read.matrix = options.colorspace == "bt709"    ? YuvMatrix::bt709
-                  : options.colorspace == "bt2020" ? YuvMatrix::bt2020
-                                                   : YuvMatrix::bt601;
-  if (!options.range.empty())
-    read.range = options.range == "full" ? YuvRange::full : YuvRange::limited;
-}
-
-void y4m_colour_notices(const Y4mStream& info, const std::string& name,
-                        const InputOptions& options, std::vector<std::string>& notices) {
-  const auto matrix_text = [](YuvMatrix m) {
-    return m == YuvMatrix::bt709 ? "BT.709" : m == YuvMatrix::bt2020 ? "BT.2020" : "BT.601";
-  };
-  if (!options.colorspace.empty() && info.header_matrix && *info.header_matrix != info.matrix)
-    notices.push_back(fmt::format("--colorspace {}: {} says {}, decoded as {} as stated",
-                                  options.colorspace, name, matrix_text(*info.header_matrix),
-                                  matrix_text(info.matrix)));
-  if (!options.range.empty() && info.header_range && *info.header_range != info.range)
-    notices.push_back(fmt::format("--range {}: {} says XCOLORRANGE={}, decoded as {} range as "
-                                  "stated",
-                                  options.range, name,
-                                  *info.header_range == YuvRange::full ? "FULL" : "LIMITED",
-                                  options.range));
-  // One notice for what is assumed.
-  const bool matrix_assumed = !info.header_matrix && options.colorspace.empty();
-  const bool range_assumed = !info.header_range && options.range.empty();
-  if (matrix_assumed || range_assumed) {
-    const bool hd = info.width >= 1280 || info.height >= 720;
-    notices.push_back(fmt::format(
-        "{}: the Y4M header does not say which {} its YCbCr uses; {} assumed{} ({} state{} the "
-        "source's)",
-        name,
-        matrix_assumed && range_assumed ? "colour matrix and range"
-        : matrix_assumed                ? "colour matrix"
-                                        : "range",
-        matrix_assumed && range_assumed ? "BT.601 and limited range (16..235) are"
-        : matrix_assumed                ? "BT.601 is"
-                                        : "limited range (16..235) is",
-        matrix_assumed && hd && info.matrix == YuvMatrix::bt601
-            ? fmt::format(", but {}x{} is HD, which is usually BT.709", info.width, info.height)
-            : std::string(),
-        matrix_assumed && range_assumed ? "--colorspace bt601|bt709|bt2020 and --range limited|full"
-        : matrix_assumed                ? "--colorspace bt601|bt709|bt2020"
-                                        : "--range limited|full",
-        matrix_assumed && range_assumed ? "" : "s"));
-  }
-}
-
-VideoInput open_y4m(const std::string& path, const InputOptions& options) {
-  VideoInput in;
-  in.owned = std::make_unique<VideoInput::Owned>();
-  // A pipe, a terminal or a FIFO may wait for data indefinitely: relayed (input_relay.hpp),
-  // so that Ctrl-C ends such a wait at once.
-  const std::string name = path == "-" ? "standard input" : path;
-  if (path == "-" && InputRelay::needed(STDIN_FILENO)) {
-    in.owned->relay = std::make_unique<InputRelay>(STDIN_FILENO, name);
-  } else if (path != "-" && is_fifo(path)) {
-    in.owned->file.reset(open_fifo(path));
-    in.owned->relay = std::make_unique<InputRelay>(::fileno(in.owned->file.get()), name);
-  }
+VideoInput open_y4m(Input input, const InputOptions& options) {
+  InputFile& file = *input.file;
   Y4mReadOptions read;
   read.first_frame = options.start;
   read.max_frames = options.max_frames;
-  y4m_colour(options, read);
+  // Y4M carries no colour matrix (ffmpeg writes only XCOLORRANGE): --colorspace and --range
+  // state the source's.
+  read.matrix = stated_matrix(options);
+  read.range = stated_range(options);
+  read.keep_going = options.keep_going;
   // A regular file is mapped when options.map_y4m says so (MJPEG_Y4M_MAP=1 / =0 overrides).
   const char* map_env = std::getenv("MJPEG_Y4M_MAP");
-  read.map = !in.owned->relay &&
+  read.map = file.regular() &&
              (map_env && *map_env ? std::string(map_env) != "0" : options.map_y4m);
   std::unique_ptr<Y4mSource> y4m;
-  if (in.owned->relay) {
-    try {
-      y4m = std::make_unique<Y4mSource>(in.owned->relay->stream(), name, read);
-    } catch (const Error&) {
-      if (in.owned->relay->cut()) throw Error(name + ": interrupted while waiting for input");
-      if (in.owned->relay->error() != 0)
-        throw Error(fmt::format("{}: read error: {}", name,
-                                std::strerror(in.owned->relay->error())));
-      throw;
-    }
-  } else {
-    y4m = path == "-" ? std::make_unique<Y4mSource>(stdin, name, read)
-                      : std::make_unique<Y4mSource>(path, read);
+  try {
+    y4m = std::make_unique<Y4mSource>(file.stdio(), file.name(), read);
+  } catch (const Error&) {
+    // A stream that ended early because of a signal or a read error: that is what to say.
+    const std::string problem = file.stream_problem();
+    if (!problem.empty()) throw Error(problem);
+    throw;
   }
+  VideoInput in;
   const Y4mStream& info = y4m->stream();
   in.notices = info.notices;
-  y4m_colour_notices(info, name, options, in.notices);
+  if (info.format != FrameFormat::yuv400p)  // gray: its RGB is its luma, whatever they are
+    colour_notices(file.name(), "the Y4M header does not say", info.width, info.height,
+                   info.header_matrix, info.header_range, info.matrix, info.range, options,
+                   in.notices);
   in.fps_num = info.fps_num;
   in.fps_den = info.fps_den;
   in.frame_count = info.frames;
-  in.description = info.description;  // "... fps Y4M 420jpeg, ..."
-  in.format = y4m->video_options();
-  in.source = std::move(y4m);
-  if (in.owned->relay)
-    in.source = std::make_unique<RelaySource>(std::move(in.source), *in.owned->relay);
+  // The RGB of these planes is ffmpeg's, as from a video file holding them.
+  const PlanarInput planes =
+      planar_input(info.format, info.width, info.height, info.matrix, info.range);
+  if (planes.planes.coefficients) y4m->set_coefficients(*planes.planes.coefficients);
+  in.description = info.description + ", " + planes.how();  // "... fps Y4M 420jpeg, ..."
+  const Y4mSource* reader = y4m.get();
+  const std::string name = file.name();
+  in.final_notices = [reader, name]() -> std::vector<std::string> {
+    const std::string lost = reader->lost();
+    if (lost.empty()) return {};
+    return {fmt::format("--keep-going: {}: {}", name, lost)};
+  };
+  in.aspect_num = info.aspect_num;
+  in.aspect_den = info.aspect_den;
+  in.format = planes.format;
+  in.gray = info.format == FrameFormat::yuv400p;
+  in.source = planar_source(std::move(y4m), planes);
+  if (file.relay() != nullptr)
+    in.source = std::make_unique<RelaySource>(std::move(in.source), *file.relay());
+  in.own(std::move(input.file));
   return in;
 }
 
-#if MJPEG_HAVE_OPENCV
+#if MJPEG_HAVE_OPENCV && !MJPEG_HAVE_LIBAV
 /// The frame rate as a rational: common NTSC rates exactly, others to 1/1000.
 void rational_fps(double fps, int& num, int& den) {
   if (!(fps > 0 && fps < 1000)) {
@@ -306,14 +227,9 @@ class OpenCvSource final : public mjpeg::FrameSource {
   DecodeTurns turns_;
 };
 
+/// A video file (OpenCV opens it by its name: a regular file only) or an image sequence.
 VideoInput open_opencv(const std::string& path, InputKind kind, const InputOptions& options) {
   const std::int64_t max_frames = options.max_frames;
-  if (kind == InputKind::video) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) throw Error(fmt::format("cannot open '{}': no such file", path));
-    if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a directory, not a video", path));
-    if (st.st_size == 0) throw Error(fmt::format("'{}' is empty", path));
-  }
   // OpenCV logs a warning when an image sequence ends (it probes the next file): errors only.
   cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_ERROR);
   cv::VideoCapture capture(path, kind == InputKind::image_sequence ? cv::CAP_IMAGES : cv::CAP_FFMPEG);
@@ -390,33 +306,82 @@ class SkipSource final : public mjpeg::FrameSource {
   bool skipped_ = false, ended_ = false;
 };
 
-VideoInput open_frames(const std::string& path, InputKind kind, const InputOptions& options) {
-  if (kind == InputKind::image_sequence) return open_image_sequence(path, options);
+VideoInput open_frames(Input input, const InputOptions& options) {
+  if (input.kind == InputKind::image_sequence) return open_image_sequence(input.path, options);
 #if MJPEG_HAVE_LIBAV
-  if (kind == InputKind::video) return open_libav(path, options);
-#endif
-#if MJPEG_HAVE_OPENCV
-  return open_opencv(path, kind, options);
+  VideoInput in = open_libav(*input.file, options);
+  if (input.file->relay() != nullptr)
+    in.source = std::make_unique<RelaySource>(std::move(in.source), *input.file->relay());
+  // The source reads the input: it goes first (~VideoInput), then the input.
+  in.own(std::move(input.file));
+  return in;
+#elif MJPEG_HAVE_OPENCV
+  if (!input.file->regular())
+    throw Error(fmt::format("cannot read a video from {}: this build reads videos through "
+                            "OpenCV, from files only (pipe Y4M instead: ffmpeg -i IN -f "
+                            "yuv4mpegpipe - | mjpeg encode - ...)",
+                            input.file->name()));
+  return open_opencv(input.path == "-" ? "/dev/stdin" : input.path, InputKind::video, options);
 #else
   throw Error(fmt::format("cannot read '{}': this build has neither FFmpeg's libraries nor "
                           "OpenCV, so video input must be Y4M (e.g. ffmpeg -i {} -f "
                           "yuv4mpegpipe - | mjpeg encode - ...)",
-                          path, path));
+                          input.name(), input.path));
 #endif
+}
+
+/// A video or an image sequence, decoded on the CPU (--start read and dropped).
+VideoInput open_video_input_cpu(Input input, const InputOptions& options) {
+  if (options.start <= 0) return open_frames(std::move(input), options);
+  InputOptions whole = options;  // frames up to the end of the range
+  whole.start = 0;
+  if (options.max_frames >= 0) whole.max_frames = options.start + options.max_frames;
+  VideoInput in = open_frames(std::move(input), whole);
+  in.source = std::make_unique<SkipSource>(std::move(in.source), options.start, frame_bytes(in.format));
+  if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - options.start);
+  return in;
 }
 
 }  // namespace
 
-VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options) {
-  if (kind == InputKind::y4m) return open_y4m(path, options);  // reads the range itself
-  if (options.start <= 0) return open_frames(path, kind, options);
-  InputOptions whole = options;  // frames up to the end of the range
-  whole.start = 0;
-  if (options.max_frames >= 0) whole.max_frames = options.start + options.max_frames;
-  VideoInput in = open_frames(path, kind, whole);
-  in.source = std::make_unique<SkipSource>(std::move(in.source), options.start, frame_bytes(in.format));
-  if (in.frame_count >= 0) in.frame_count = std::max<std::int64_t>(0, in.frame_count - options.start);
-  return in;
+VideoInput open_video_input(Input input, const InputOptions& options) {
+  switch (input.kind) {
+    case InputKind::image:
+      throw UsageError(fmt::format("'{}' is a still picture, not a stream", input.name()));
+    case InputKind::y4m: return open_y4m(std::move(input), options);  // reads the range itself
+    case InputKind::raw: return open_raw(std::move(input.file), options);
+    case InputKind::image_sequence:
+    case InputKind::video: break;
+  }
+#if MJPEG_HAVE_LIBAV
+  // Compressed video on the GPU's decoders where they can (it applies --start itself). They
+  // read a file, parts of it at once: a pipe is decoded on the CPU.
+  std::string cpu_notice;
+  if (input.kind == InputKind::video) {
+    if (input.file->regular() && input.path != "-") {
+      if (std::optional<VideoInput> gpu = open_nvdec(input.path, options, cpu_notice))
+        return std::move(*gpu);
+    } else if (options.decoder == "gpu") {
+      throw Error(fmt::format("--decoder gpu: NVDEC's decoders read a file (parts of it at "
+                              "once), and {} is a pipe",
+                              input.name()));
+    } else if (options.decoder == "auto" && options.gpu_device >= 0) {
+      cpu_notice = fmt::format("{} is decoded on the CPU: NVDEC's decoders read a file (parts "
+                               "of it at once), not a pipe",
+                               input.name());
+    }
+  }
+  if (!cpu_notice.empty()) {
+    VideoInput in = open_video_input_cpu(std::move(input), options);
+    in.notices.insert(in.notices.begin(), cpu_notice);
+    return in;
+  }
+#endif
+  return open_video_input_cpu(std::move(input), options);
+}
+
+VideoInput open_video_input(const std::string& path, const InputOptions& options) {
+  return open_video_input(open_input(path, options.raw.given()), options);
 }
 
 }  // namespace mjpeg::app

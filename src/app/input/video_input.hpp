@@ -1,7 +1,8 @@
-// Frame sources of `mjpeg encode` for streams: Y4M (our own reader; every build), video files
-// through FFmpeg's libraries with the source's colour matrix and range (builds with libav*;
-// otherwise OpenCV's FFmpeg backend, which treats every source as BT.601), and image sequences
-// through OpenCV (builds with OpenCV).
+// Frame sources of `mjpeg encode` for streams (an input opened and recognised by open_input,
+// input_file.hpp): Y4M (our own reader; every build), raw frames described on the command line,
+// video through FFmpeg's libraries with the source's colour matrix and range (builds with
+// libav*; otherwise OpenCV's FFmpeg backend, which treats every source as BT.601, for files
+// only), and image sequences (PPM/PGM always, other formats through OpenCV).
 #pragma once
 
 #include <cstdint>
@@ -10,22 +11,21 @@
 #include <string>
 #include <vector>
 
+#include "input_file.hpp"
 #include "mjpeg/options.hpp"
 #include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
 
-enum class InputKind {
-  image,           ///< one still image (PPM/PGM, PNG, JPEG, ...)
-  y4m,             ///< "*.y4m" or "-" (standard input)
-  image_sequence,  ///< a printf pattern such as frames/%05d.png
-  video,           ///< anything else: a container OpenCV/FFmpeg reads
+/// Headerless frames, one after another (`ffmpeg ... -f rawvideo -pix_fmt F -`), described on
+/// the command line in ffmpeg's words.
+struct RawFormat {
+  std::string pix_fmt;  ///< yuv420p, yuv422p, yuv444p, nv12, gray, rgb24 or bgr24; "": not raw
+  int width = 0, height = 0;
+  int fps_num = 25, fps_den = 1;
+  bool fps_given = false;  ///< --fps was given (else 25/1 is assumed, with a notice)
+  bool given() const { return !pix_fmt.empty(); }
 };
-
-/// Classifies an input path by its name (an unknown extension counts as a video).
-InputKind input_kind(const std::string& path);
-/// True for the extensions of common video containers (.mp4, .mkv, .webm, .avi, ...).
-bool is_video_name(const std::string& path);
 
 /// How a stream input is read (the command line's input options).
 struct InputOptions {
@@ -40,15 +40,23 @@ struct InputOptions {
   std::string colorspace;        ///< --colorspace: "", "bt601", "bt709", "bt2020"
   std::string range;             ///< --range: "", "limited", "full"
   /// How decoded video reaches the encoder (--rgb-decode). false (default, planar): frames of
-  /// the common 8-bit YCbCr formats (yuv420p, yuvj420p, yuv422p, yuvj422p, nv12, gray) go to
-  /// the encoder as planes, converted to RGB by the transforms with the integer arithmetic of
-  /// jpeg_math.hpp (libswscale's own, truncated form for 4:2:0 / 4:2:2 of even height; the
-  /// rounded form otherwise) and the source's matrix and range (or --colorspace / --range); a
-  /// display matrix turns the planes. 4:4:4 and every other format go through libswscale (for
-  /// rgb24 it filters 4:4:4 chroma to half width: no per-pixel conversion gives its RGB).
-  /// true (swscale): libswscale converts every frame to rgb24 on the CPU (exactly
-  /// `ffmpeg -pix_fmt rgb24`). Y4M input is always planar.
+  /// 4:2:0 and 4:2:2 (yuv420p, yuvj420p, yuv422p, yuvj422p) of even height and gray go to the
+  /// encoder as planes, converted to RGB by the transforms with libswscale's own integer
+  /// arithmetic (ycbcr.hpp) and the source's matrix and range (or --colorspace / --range); a
+  /// display matrix turns the planes. Odd heights, 4:4:4, nv12 and every other format go
+  /// through libswscale (its scaler, chroma filters and interpolation: no per-pixel conversion
+  /// gives its RGB). true (swscale): libswscale converts every frame to rgb24 on the CPU. Either
+  /// way the RGB is `ffmpeg -pix_fmt rgb24`'s. Y4M and raw frames follow the same rule
+  /// (ycbcr.hpp) whatever this says.
   bool rgb_swscale = false;
+  /// --decoder: who decodes compressed video (H.264, HEVC, VP9; MPEG-2 stays on the CPU):
+  /// "gpu" (NVDEC, into device memory; an error where it cannot), "cpu" (FFmpeg's libavcodec)
+  /// or "auto" (the GPU where the encode runs on one and NVDEC can decode the stream, else the
+  /// CPU, with one notice when a GPU encode gets CPU-decoded frames).
+  std::string decoder = "auto";
+  /// The CUDA device the encode runs on (its NVDEC decodes); -1: the encode runs on the CPU.
+  int gpu_device = -1;
+  int decoders = 0;  ///< --decoders: NVDEC decoders at once on one file (0: 7)
   /// A regular Y4M file: true maps it and lends its frames where they lie (the cpu mode
   /// transforms them there, no copy); false reads each frame into its slot (pread), which the
   /// GPU modes use: page-locking a mapping for the GPU's copies (cudaHostRegister) holds the
@@ -57,6 +65,8 @@ struct InputOptions {
   bool map_y4m = true;
   /// Reads one file of an image sequence (default: read_input_image, i.e. PPM/PGM or OpenCV).
   std::function<Image(const std::string& path)> read_image;
+  /// Raw frames (--pix-fmt, --size, --fps): their format, which the input cannot say.
+  RawFormat raw;
 };
 
 /// An opened stream input: the library's source of its frames, their format, and what the
@@ -68,8 +78,21 @@ struct VideoInput {
   VideoOptions format;
   int fps_num = 25, fps_den = 1;
   std::int64_t frame_count = -1;  ///< -1 when unknown (a pipe, a container without a count)
+  /// The source has no colour: a grey picture or image sequence (format gray8), a mono Y4M
+  /// (yuv400p), a grey video (gray, gray10, ya8, ... also where libswscale makes rgb24 of it).
+  /// `mjpeg encode` writes grayscale JPEGs of it unless -s asks for colour.
+  bool gray = false;
   std::string description;        ///< one line: size, rate, pixel format, reader
   std::vector<std::string> notices;
+  /// The frames' pixel aspect ratio (width over height of one pixel): a video's, a Y4M
+  /// header's A tag; 1:1 when the input does not say.
+  int aspect_num = 1, aspect_den = 1;
+  /// A video decoded by FFmpeg's libraries: it has an audio stream beside the video (which an
+  /// output may carry, libav_extras.hpp); the index of the video stream that is decoded; the
+  /// time of its first frame, seconds (where the output's time 0 lies in the input's).
+  bool has_audio = false;
+  int video_stream = -1;
+  double start_seconds = 0;
   /// After the last frame was read (not after an interruption or --frames): what the user
   /// should know about the whole stream (frames lost with --keep-going, timing evened out).
   std::function<std::vector<std::string>()> final_notices;
@@ -79,18 +102,22 @@ struct VideoInput {
   VideoInput(VideoInput&&) noexcept;
   VideoInput& operator=(VideoInput&&) noexcept;
 
+  /// Keeps `file`, which the source reads, for as long as the source lives.
+  void own(std::unique_ptr<InputFile> file);
+
   struct Owned;                   ///< readers the source refers to
   std::unique_ptr<Owned> owned;
 };
 
-/// Opens a Y4M, image-sequence or video input. Throws Error (unreadable, zero frames,
-/// unsupported) or UsageError.
-VideoInput open_video_input(const std::string& path, InputKind kind, const InputOptions& options);
-inline VideoInput open_video_input(const std::string& path, InputKind kind,
-                                   std::int64_t max_frames) {
+/// Opens a stream input (Y4M, raw, image sequence or video; `input.kind` says which). Throws
+/// Error (unreadable, zero frames, unsupported) or UsageError.
+VideoInput open_video_input(Input input, const InputOptions& options);
+/// open_input(path) (raw when options.raw says so), then the above; a still picture is refused.
+VideoInput open_video_input(const std::string& path, const InputOptions& options);
+inline VideoInput open_video_input(const std::string& path, std::int64_t max_frames) {
   InputOptions o;
   o.max_frames = max_frames;
-  return open_video_input(path, kind, o);
+  return open_video_input(path, o);
 }
 
 }  // namespace mjpeg::app

@@ -67,7 +67,8 @@ std::string frames_json(const QualityArgs& args, int width, int height,
   j["colour_spaces"] = {
       {"psnr_rgb", "8-bit RGB as decoded; PSNR of the mean of the R, G and B MSE"},
       {"psnr_y_cb_cr", "full-range BT.601 YCbCr (JPEG), 4:4:4, libjpeg's conversion of the RGB"},
-      {"ssim_y", "that Y plane; 8x8 windows on a 4-pixel grid, as ffmpeg's ssim filter"},
+      {"ssim_y", "that Y plane; 8x8 windows on a 4-pixel grid, as ffmpeg's ssim filter; null "
+                 "for a picture under 8x8, which has no window (ffmpeg gives no figure either)"},
       {"summary_mean", "PSNR: of the mean MSE over frames; SSIM: mean of the frames"}};
   nlohmann::json summary;
   summary["psnr_rgb"] = range_json(s.psnr_rgb);
@@ -188,14 +189,23 @@ int run_compare(const QualityArgs& args) {
   check_outputs(args, args.files);
   const auto t0 = std::chrono::steady_clock::now();
 
-  FrameReader source(src_path, args.frames);
-  FrameReader encoded(enc_path, args.frames);
+  // One frame more than --frames asks for is read (not compared), to tell which input --frames
+  // cut short: SOURCE cut where ENCODED ends may be a segment paired at the wrong offset.
+  const std::int64_t limit = args.frames > 0 ? args.frames + 1 : -1;
+  FrameReader source(src_path, limit, args.start);
+  FrameReader encoded(enc_path, limit);
   if (source.width() != encoded.width() || source.height() != encoded.height())
     throw Error(fmt::format("sizes differ: '{}' is {}x{}, '{}' is {}x{}", src_path,
                             source.width(), source.height(), enc_path, encoded.width(),
                             encoded.height()));
   if (!args.quiet) {
-    std::printf("source  %s: %s\n", src_path.c_str(), source.description().c_str());
+    if (args.start > 0)
+      std::printf("source  %s: %s; from frame %lld on (--start; frame 1 below is its frame "
+                  "%lld)\n",
+                  src_path.c_str(), source.description().c_str(),
+                  static_cast<long long>(args.start), static_cast<long long>(args.start + 1));
+    else
+      std::printf("source  %s: %s\n", src_path.c_str(), source.description().c_str());
     std::printf("encoded %s: %s\n", enc_path.c_str(), encoded.description().c_str());
     print_frame_header();
   }
@@ -208,7 +218,13 @@ int run_compare(const QualityArgs& args) {
   SheetSampler sheet(args.sheet_frames);
   std::vector<Thumbnail> thumbs;
   double read_s = 0, metrics_s = 0;
+  bool source_cut = false, encoded_cut = false;  // by --frames
   for (std::int64_t index = 0;; ++index) {
+    if (args.frames > 0 && index == args.frames) {
+      source_cut = source.next(a);
+      encoded_cut = encoded.next(b);
+      break;
+    }
     auto t_read = std::chrono::steady_clock::now();
     // The two inputs decode at the same time (each decoder also uses its own threads).
     std::future<bool> got_b = std::async(std::launch::async, [&] { return encoded.next(b); });
@@ -219,9 +235,17 @@ int run_compare(const QualityArgs& args) {
     if (got_a != have_b) {
       const std::string& longer = got_a ? src_path : enc_path;
       const std::string& shorter = got_a ? enc_path : src_path;
-      throw Error(fmt::format("frame counts differ: '{}' has more frames than '{}', which ends "
-                              "after {} (use --frames {} to compare only those)",
-                              longer, shorter, index, index));
+      throw Error(fmt::format(
+          "frame counts differ: '{}' has more frames{} than '{}', which ends after {} ({}use "
+          "--frames {} to compare only the first {})",
+          longer, args.start > 0 && got_a ? fmt::format(" from frame {} on", args.start) : "",
+          shorter, index,
+          got_a && args.start == 0
+              ? fmt::format("if '{}' is a segment made with encode --start N, compare it with "
+                            "--start N; else ",
+                            enc_path)
+              : "",
+          index, index));
     }
     const auto t_metrics = std::chrono::steady_clock::now();
     const FrameMetrics m = quality::compare(a.view(), b.view(), threads);
@@ -237,6 +261,17 @@ int run_compare(const QualityArgs& args) {
     if (!args.quiet) print_frame(index, m);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (source_cut && !encoded_cut)  // ENCODED has exactly --frames frames, SOURCE more
+    std::fprintf(stderr, "%s\n",
+                 fmt::format("mjpeg: note: --frames {0} compared {1} of '{2}' (it has more) with "
+                             "all {0} of '{3}'; if '{3}' is a segment made with encode --start "
+                             "N, compare it with --start N",
+                             args.frames,
+                             args.start > 0 ? fmt::format("{} frames from frame {} on",
+                                                          args.frames, args.start)
+                                            : fmt::format("the first {} frames", args.frames),
+                             src_path, enc_path)
+                     .c_str());
 
   const quality::Summary s = quality::summarize(frames);
   if (!args.quiet) std::printf("\n");
@@ -276,10 +311,13 @@ std::vector<std::string> summary_lines(const quality::Summary& s) {
   lines.push_back(db("Y", s.psnr_y));
   lines.push_back(db("Cb", s.psnr_cb));
   lines.push_back(db("Cr", s.psnr_cr));
-  lines.push_back(fmt::format("  SSIM Y    min {:>7}  mean {:>7}  max {:>7}",
-                              quality::format_db(s.ssim_y.min, 4),
-                              quality::format_db(s.ssim_y.mean, 4),
-                              quality::format_db(s.ssim_y.max, 4)));
+  if (std::isnan(s.ssim_y.mean))
+    lines.push_back("  SSIM Y    n/a (a picture under 8x8 has no 8x8 window to measure)");
+  else
+    lines.push_back(fmt::format("  SSIM Y    min {:>7}  mean {:>7}  max {:>7}",
+                                quality::format_db(s.ssim_y.min, 4),
+                                quality::format_db(s.ssim_y.mean, 4),
+                                quality::format_db(s.ssim_y.max, 4)));
   std::string worst = "  worst frames (RGB PSNR):";
   for (std::int64_t w : s.worst) worst += fmt::format(" {}", w + 1);
   lines.push_back(worst);
@@ -299,6 +337,12 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
   cmd->add_option("--frames", args.frames, "Compare (or sweep) at most the first N frames")
       ->transform(decimal_integer())
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40).description(""))
+      ->type_name("N");
+  cmd->add_option("--start", args.start,
+                  "Skip SOURCE's first N frames: ENCODED's frame 1 is paired with SOURCE's frame "
+                  "N + 1 (ENCODED is a segment made with encode --start N)")
+      ->transform(decimal_integer())
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40).description(""))
       ->type_name("N");
   cmd->add_option("--csv", args.csv, "Write the figures as CSV (per frame; --sweep: per point)")
       ->type_name("FILE");
@@ -357,12 +401,15 @@ int run_quality(const QualityArgs& args) {
       throw UsageError("--sweep takes one INPUT and no SOURCE ENCODED pair");
     if (!args.worst.empty() || !args.sheet.empty() || !args.json.empty())
       throw UsageError("--sweep writes only --plot and --csv");
+    if (args.start > 0)
+      throw UsageError("--start pairs SOURCE's frames with a segment's; --sweep takes none");
     check_outputs(args, {args.sweep});
     return run_quality_sweep(args);
   }
   if (args.progressive)
     throw UsageError("--progressive adds curves to a --sweep; comparing SOURCE with ENCODED "
                      "encodes nothing");
+
   if (args.files.size() != 2)
     throw UsageError("quality needs SOURCE and ENCODED (or --sweep INPUT)");
   return run_compare(args);

@@ -24,6 +24,9 @@ struct QualityArgs {
   std::string tunes = "none,psnr,ssim";  ///< --sweep: table presets, one pair of curves each
   bool progressive = false;              ///< --sweep: each preset also with --progressive
   std::int64_t frames = -1;        ///< at most this many frames (--sweep: default 1)
+  /// --start: SOURCE's frames before this one are skipped, so that ENCODED's first frame is
+  /// paired with SOURCE's frame `start` (a segment made with `encode --start`).
+  std::int64_t start = 0;
   std::string csv, json;           ///< figure files
   std::string plot, worst, sheet;  ///< PNG pictures
   int sheet_frames = 12;

@@ -1,0 +1,23 @@
+// Video files decoded by the GPU's NVDEC engines (builds with FFmpeg's libraries): libavformat
+// demuxes on the host (the MP4/MKV packets of H.264 and HEVC to Annex B by FFmpeg's bitstream
+// filters), the library's NvdecSource decodes on several decoders at once into device memory
+// (include/mjpeg/nvdec.hpp). The frames are those of open_libav (libav_source.hpp) exactly: the
+// same planes (10- and 12-bit ones reduced to 8 bits alike) and the same conversion to RGB.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "video_input.hpp"
+
+namespace mjpeg::app {
+
+/// `path` opened for NVDEC decoding when options.decoder and the stream allow it (auto: the
+/// encode runs on a GPU, and NVDEC decodes the stream's codec, profile, bit depth and size
+/// into frames open_libav would give as planes). Otherwise empty, and `cpu_notice` says why
+/// the CPU decodes when a GPU encode (auto) should hear it. Throws Error with --decoder gpu
+/// when the GPU cannot decode the stream, and for a file libavformat cannot read.
+std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions& options,
+                                     std::string& cpu_notice);
+
+}  // namespace mjpeg::app

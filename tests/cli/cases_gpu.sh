@@ -1,0 +1,75 @@
+# Cases of the GPU modes end to end (sourced by cli_test.sh; its helpers are available). They
+# need a usable CUDA device: without one they are skipped, and with MJPEG_REQUIRE_GPU=1 (as
+# tests/gpu/check.sh runs them on the GPU machine) they fail instead. They need no ffmpeg.
+
+# need_gpu: device 0 is usable (as `mjpeg info` lists it), else skip (or fail, see above).
+need_gpu() {
+  "$MJPEG" info >info.txt 2>&1 || die "mjpeg info failed: $(cat info.txt)"
+  grep -q '^  \[0\] .*: usable$' info.txt && return 0
+  [[ ${MJPEG_REQUIRE_GPU:-} == 1 ]] &&
+    die "MJPEG_REQUIRE_GPU=1 but CUDA device 0 is not usable: $(grep -A2 '^CUDA devices' info.txt)"
+  skip "no usable CUDA device"
+}
+
+# noise_y4m FILE FRAMES W H: a 4:2:0 Y4M clip of random samples.
+noise_y4m() {
+  local frame=$(($3 * $4 + 2 * (($3 + 1) / 2) * (($4 + 1) / 2))) i
+  {
+    printf 'YUV4MPEG2 W%d H%d F25:1 Ip A1:1 C420jpeg\n' "$3" "$4"
+    for ((i = 0; i < $2; ++i)); do
+      printf 'FRAME\n'
+      head -c "$frame" /dev/urandom
+    done
+  } >"$1"
+}
+
+# Every GPU mode, and the default (aok where a device is usable), writes the cpu mode's bytes,
+# frame by frame (and cjpeg's, of the pixels each frame was encoded from, where cjpeg is here);
+# --stats shows that the GPU did the work: the planes went up (1.5 bytes per pixel), the
+# dispatcher offloaded, and in aok the producers issued the uploads (sok's are blocking copies).
+case_gpu_modes_write_the_cpu_modes_bytes() {
+  need_gpu
+  noise_y4m in.y4m 24 320 180
+  mkdir cpu
+  expect_ok encode in.y4m -o cpu/%03d.jpg --mode cpu --dump-input dump --quiet
+  [[ $(ls cpu | wc -l) -eq 24 ]] || die "cpu: $(ls cpu)"
+  if [[ -n $CJPEG ]]; then dump_matches_cjpeg dump cpu "-quality 90 -sample 2x2"; fi
+  local run mode f
+  for run in sok sok-pinned aok default; do
+    local args=()
+    case $run in
+      sok-pinned) args=(--mode sok --pinned) mode=sok ;;
+      default) args=() mode=aok ;;
+      *) args=(--mode "$run") mode=$run ;;
+    esac
+    mkdir "$run"
+    expect_ok encode in.y4m -o "$run/%03d.jpg" "${args[@]}" --stats
+    for f in cpu/*.jpg; do same_bytes "$run/${f#cpu/}" "$f"; done
+    grep -q "^mjpeg: wrote $run/%03d.jpg: 24 frames, .* ($mode mode)" err.txt ||
+      die "$run: not encoded in $mode mode: $(cat err.txt)"
+    grep -q '; 86400 bytes uploaded per frame$' err.txt ||
+      die "$run: the frames' planes were not uploaded: $(cat err.txt)"
+    grep -q '^  gpu offload (sok/aok dispatch) ' err.txt || die "$run: no GPU dispatch: $(cat err.txt)"
+    grep -q '^  transform (cpu) ' err.txt && die "$run: frames transformed on the CPU: $(cat err.txt)"
+    if [[ $mode == aok ]]; then
+      grep -q '^  upload issue (aok) ' err.txt || die "$run: no asynchronous uploads: $(cat err.txt)"
+    else
+      grep -q '^  upload issue (aok) ' err.txt && die "$run: asynchronous uploads in sok: $(cat err.txt)"
+    fi
+    echo "ok: $run == cpu mode, 24 frames, uploaded to the GPU"
+  done
+}
+
+# Two stream buffers on device 0 (--devices 0,0): the same bytes, the frames spread over both.
+case_gpu_two_stream_buffers_write_the_same_bytes() {
+  need_gpu
+  noise_y4m in.y4m 30 200 120
+  expect_ok encode in.y4m -o cpu.avi --mode cpu --quiet
+  local mode
+  for mode in sok aok; do
+    expect_ok encode in.y4m -o "$mode.avi" --mode "$mode" --devices 0,0 --stats
+    same_bytes "$mode.avi" cpu.avi
+    grep -qE '^mjpeg: frames per stream buffer: GPU 0: [1-9][0-9]*, GPU 0: [1-9][0-9]*$' err.txt ||
+      die "$mode: frames not spread over both buffers: $(cat err.txt)"
+  done
+}
