@@ -1,14 +1,16 @@
 // The coded-blocks token format (src/core/token_format.hpp), its CPU tokenizer (the reference of
 // the GPU kernel) and packer, and the coefficient coder, held to libjpeg in process: the
 // entropy-coded segment libjpeg's jpeg_write_coefficients writes for the same coefficients
-// (tests/common/oracle.hpp libjpeg_scan), on every instruction-set variant this CPU runs and
-// on several threads; whole files from pixels against libjpeg_encode (qualities down to 16-bit
+// (tests/common/oracle.hpp libjpeg_scan), on every instruction-set variant of the build (one
+// this CPU cannot run is reported skipped by name) and on several threads; whole files from pixels against libjpeg_encode (qualities down to 16-bit
 // tables, every sampling, restart intervals). Hand-made blocks check the format bit by bit;
-// malformed streams are errors that leave the output as it was.
+// malformed streams are errors that leave the output as it was. The GPU modes' choice of format
+// (symbol slots unless MJPEG_TOKEN_FORMAT=coded) is checked too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -16,6 +18,7 @@
 
 #include "common/oracle.hpp"
 #include "common/test_media.hpp"
+#include "common/variants.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
 #include "core/token_format.hpp"
@@ -113,16 +116,6 @@ const Subsampling kSamplings[] = {Subsampling::s420, Subsampling::s422, Subsampl
 // ---------------------------------------------------------------------------------------------
 // The coders against libjpeg's jpeg_write_coefficients.
 // ---------------------------------------------------------------------------------------------
-// Every instruction-set variant by name, so that a CPU without one reports it skipped (the
-// AVX-512 ones run on the GPU machine's Xeon).
-const char* const kVariantNames[] = {"avx512", "avx2", "generic"};
-
-bool runs_here(const std::vector<std::string>& variants, const std::string& name) {
-  return std::find(variants.begin(), variants.end(), name) != variants.end();
-}
-
-class CoderVariant : public ::testing::TestWithParam<const char*> {};
-
 TEST(CoderVariants, TheBestComesFirstAndGenericLast) {
   for (const std::vector<std::string>& variants : {token_coder_variants(), huffman_variants()}) {
     ASSERT_FALSE(variants.empty());
@@ -130,11 +123,22 @@ TEST(CoderVariants, TheBestComesFirstAndGenericLast) {
   }
   EXPECT_EQ(token_coder_variants().front(), token_coder_variant());
   EXPECT_EQ(huffman_variants().front(), huffman_variant());
+  // The variants this CPU runs are those of the build that it can run, in the same order.
+  const std::vector<std::string> runs = token_coder_variants();
+  std::vector<std::string> runnable;
+  for (const std::string& v : built_token_coder_variants())
+    if (std::find(runs.begin(), runs.end(), v) != runs.end()) runnable.push_back(v);
+  EXPECT_EQ(runnable, runs);
 }
 
-TEST_P(CoderVariant, CodedBlocksOnAnyThreadCountMatchLibjpeg) {
-  const std::string v = GetParam();
-  if (!runs_here(token_coder_variants(), v)) GTEST_SKIP() << v << ": this CPU cannot run it";
+// One test per variant compiled into the build (tests/common/variants.hpp): a variant this CPU
+// cannot run (AVX-512 on an AVX2 machine) is reported as a skipped test that names it, and
+// tests/gpu/check.sh fails where the CPU has its instructions but the test was skipped.
+class EachTokenCoderVariant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EachTokenCoderVariant, CodedBlocksOnAnyThreadCountMatchLibjpeg) {
+  const std::string& v = GetParam();
+  MJPEG_NEED_VARIANT("token coder", v, token_coder_variants());
   for (Subsampling s : kSamplings)
     for (const auto& [w, h] : {std::pair{200, 72}, std::pair{17, 9}, std::pair{8, 8},
                                std::pair{1, 1}, std::pair{64, 300}}) {
@@ -164,9 +168,11 @@ TEST_P(CoderVariant, CodedBlocksOnAnyThreadCountMatchLibjpeg) {
     }
 }
 
-TEST_P(CoderVariant, CoefficientsOnAnyThreadCountMatchLibjpeg) {
-  const std::string v = GetParam();
-  if (!runs_here(huffman_variants(), v)) GTEST_SKIP() << v << ": this CPU cannot run it";
+class EachHuffmanVariantVsLibjpeg : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EachHuffmanVariantVsLibjpeg, CoefficientsOnAnyThreadCountMatchLibjpeg) {
+  const std::string& v = GetParam();
+  MJPEG_NEED_VARIANT("Huffman coder", v, huffman_variants());
   for (Subsampling s : kSamplings)
     for (const auto& [w, h] : {std::pair{200, 72}, std::pair{17, 9}, std::pair{64, 300}}) {
       const FrameGeometry g = make_geometry(w, h, s);
@@ -189,10 +195,11 @@ TEST_P(CoderVariant, CoefficientsOnAnyThreadCountMatchLibjpeg) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, CoderVariant, ::testing::ValuesIn(kVariantNames),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(Built, EachTokenCoderVariant, ::testing::ValuesIn(built_token_coder_variants()),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Built, EachHuffmanVariantVsLibjpeg,
+                         ::testing::ValuesIn(built_huffman_variants()),
+                         [](const auto& info) { return info.param; });
 
 // Whole files from pixels: transform, coded blocks, packer (what the GPU modes do, with the CPU
 // standing in for the GPU) against libjpeg from the same pixels; qualities below 24 give 16-bit
@@ -210,7 +217,7 @@ TEST(CodedBlocks, WholeFilesFromPixelsMatchLibjpeg) {
         const QuantTables q = make_quant_tables(o, g.num_components);
         std::vector<std::int16_t> c(g.coefficient_count());
         transform_cpu(kodak.view(), g, q, c.data());
-        ASSERT_EQ(token_format_for(g, o), tokens::Format::blocks);
+        ASSERT_EQ(token_format_for(g, o, tokens::Format::blocks), tokens::Format::blocks);
         TokenBuffer tokens;
         const int table_count = g.num_components == 1 ? 1 : 2;
         tokenize_blocks(g, c.data(), ac_codes(frame_tables(table_count, nullptr), table_count), tokens);
@@ -270,21 +277,75 @@ TEST(CodedBlocks, BlockWordsAndAcBitsAreWhatTheFormatSays) {
   EXPECT_EQ(t.bytes(), 4 * 2 + t.bits.size());
 }
 
+/// Sets an environment variable for one scope, then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      ::setenv(name_, old_.c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+// The GPU modes hand back symbol slots unless MJPEG_TOKEN_FORMAT=coded asks for coded blocks
+// (whose GPU kernels wait for their first run on a GPU); any other value is refused.
+TEST(CodedBlocks, SymbolSlotsUnlessTheEnvironmentAsksForCodedBlocks) {
+  const FrameGeometry g = make_geometry(1920, 1080, Subsampling::s420);
+  const EncodeOptions o;
+  for (const char* value : {static_cast<const char*>(nullptr), "", "slots"}) {
+    const ScopedEnv env("MJPEG_TOKEN_FORMAT", value);
+    SCOPED_TRACE(value ? std::string("MJPEG_TOKEN_FORMAT=") + value : "MJPEG_TOKEN_FORMAT unset");
+    EXPECT_EQ(requested_token_format(), tokens::Format::slots);
+    EXPECT_EQ(token_format_for(g, o, requested_token_format()), tokens::Format::slots);
+  }
+  {
+    const ScopedEnv env("MJPEG_TOKEN_FORMAT", "coded");
+    EXPECT_EQ(requested_token_format(), tokens::Format::blocks);
+    EXPECT_EQ(token_format_for(g, o, requested_token_format()), tokens::Format::blocks);
+  }
+  for (const char* value : {"blocks", "CODED", "coded ", "1"}) {
+    const ScopedEnv env("MJPEG_TOKEN_FORMAT", value);
+    try {
+      requested_token_format();
+      ADD_FAILURE() << "MJPEG_TOKEN_FORMAT=" << value << " accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("MJPEG_TOKEN_FORMAT: '") + value +
+                                           "' is not a token format (coded or slots)");
+    }
+  }
+}
+
+// Coded blocks where they are asked for and the settings allow them; symbol slots where the
+// tables come from the frame, the frame goes back to coefficients or it is too large.
 TEST(CodedBlocks, TheFormatFollowsTheSettings) {
   const FrameGeometry g = make_geometry(1920, 1080, Subsampling::s420);
   EncodeOptions o;
-  EXPECT_EQ(token_format_for(g, o), tokens::Format::blocks);
+  EXPECT_EQ(token_format_for(g, o, tokens::Format::blocks), tokens::Format::blocks);
+  EXPECT_EQ(token_format_for(g, o, tokens::Format::slots), tokens::Format::slots);
   o.restart_interval = 3;
-  EXPECT_EQ(token_format_for(g, o), tokens::Format::blocks);
+  EXPECT_EQ(token_format_for(g, o, tokens::Format::blocks), tokens::Format::blocks);
   o.optimize = true;  // the tables come from the frame: symbol slots and their histogram
-  EXPECT_EQ(token_format_for(g, o), tokens::Format::slots);
+  EXPECT_EQ(token_format_for(g, o, tokens::Format::blocks), tokens::Format::slots);
   o.optimize = false;
   o.progressive = true;
-  EXPECT_EQ(token_format_for(g, o), tokens::Format::slots);
+  EXPECT_EQ(token_format_for(g, o, tokens::Format::blocks), tokens::Format::slots);
   o.progressive = false;
-  const FrameGeometry huge = make_geometry(65535, 65535, Subsampling::s444);
+  const FrameGeometry huge = make_geometry(65500, 65500, Subsampling::s444);
   EXPECT_GT(huge.total_blocks, tokens::kMaxCodedBlocks);
-  EXPECT_EQ(token_format_for(huge, o), tokens::Format::slots);
+  EXPECT_EQ(token_format_for(huge, o, tokens::Format::blocks), tokens::Format::slots);
   TokenBuffer unused;
   EXPECT_THROW(tokenize_blocks(huge, nullptr, tokens::AcCodes{}, unused), UsageError);
 }

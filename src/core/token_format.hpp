@@ -3,8 +3,9 @@
 // for it (src/jpeg/tokens.cpp) and the CPU coder (src/jpeg/token_coder.cpp). A stream comes in
 // one of two formats (Format):
 //
-// Format::blocks, "coded blocks" (the default of the GPU modes, tables fixed for the run): each
-// block's AC coefficients already Huffman-coded with the frame's AC tables, and its DC as it is:
+// Format::blocks, "coded blocks" (the GPU modes with MJPEG_TOKEN_FORMAT=coded, tables fixed for
+// the run; experimental until the GPU kernels that make it have run on a GPU): each block's AC
+// coefficients already Huffman-coded with the frame's AC tables, and its DC as it is:
 //
 //     block words   one 32-bit word per block, in scan order (MCU by MCU; inside an MCU the
 //                   blocks in the order the scan codes them):
@@ -28,8 +29,9 @@
 // not depend on the restart interval; it needs the AC tables before the frame is tokenized,
 // which --optimize (tables from the frame's own counts) does not have.
 //
-// Format::slots, "symbol slots" (--optimize, and the expansion back to coefficients for
-// --progressive): a sequence of 16-bit slots, in scan order, one per symbol. Each slot is
+// Format::slots, "symbol slots" (the GPU modes' default; always with --optimize, and for the
+// expansion back to coefficients of --progressive): a sequence of 16-bit slots, in scan order,
+// one per symbol. Each slot is
 //
 //     bits 0..7   symbol S
 //     bit  8      component class: 0 luma (or grayscale), 1 chroma; it picks the Huffman tables

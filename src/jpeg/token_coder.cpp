@@ -1,22 +1,22 @@
 // The CPU token coder: a token stream (core/token_format.hpp) -> the entropy-coded segment of a
 // baseline JPEG scan, byte-identical to encode_scan() on the coefficients the tokens came from.
 //
-// Coded blocks (the GPU modes' default). The AC parts are Huffman-coded already; per block the
-// coder makes the DC difference from the block words (the predictor is the DC of the previous
-// block of the same component, which the words hold, or 0 at the start of the scan and of a
-// restart interval), codes it with one lookup, and appends it and the block's AC part to the
-// bit accumulator: the DC code and the AC part's first piece in one put, the rest 56 bits at a
-// time, each piece a shift of an unaligned 8-byte load (token_packer.inc). Nothing is done per
-// symbol. The scan is coded in bands of MCUs into a small unstuffed buffer that stays in the
-// L1 cache, which is then copied into the output with 0xFF stuffing found by vector compares
-// over 16, 32 or 64 bytes at a time (stuff_copy); restart markers go between bands. Before a
-// band is coded its blocks' AC lengths are added up and checked against the stream, so a
-// malformed stream is an error, never a read past it.
+// Coded blocks (the GPU modes with MJPEG_TOKEN_FORMAT=coded). The AC parts are Huffman-coded
+// already; per block the coder makes the DC difference from the block words (the predictor is the
+// DC of the previous block of the same component, which the words hold, or 0 at the start of the
+// scan and of a restart interval), codes it with one lookup, and appends it and the block's AC
+// part to the bit accumulator: the DC code and the AC part's first piece in one put, the rest 56
+// bits at a time, each piece a shift of an unaligned 8-byte load (token_packer.inc). Nothing is
+// done per symbol. The scan is coded in bands of MCUs into a small unstuffed buffer that stays in
+// the L1 cache, which is then copied into the output with 0xFF stuffing found by vector compares
+// over 16, 32 or 64 bytes at a time (stuff_copy); restart markers go between bands. Before a band
+// is coded its blocks' AC lengths are added up and checked against the stream, so a malformed
+// stream is an error, never a read past it.
 //
-// Symbol slots (--optimize; one slot per symbol): all the per-coefficient work (zero runs,
-// sizes, value bits, DC differences) was done by the tokenizer; what is left here is one table
-// lookup per slot, joining bits and stuffing bytes. The symbol table has 2 x 256 entries
-// indexed by the slot's low 9 bits ([component class][symbol]):
+// Symbol slots (the GPU modes' default, and always with --optimize; one slot per symbol): all the
+// per-coefficient work (zero runs, sizes, value bits, DC differences) was done by the tokenizer;
+// what is left here is one table lookup per slot, joining bits and stuffing bytes. The symbol
+// table has 2 x 256 entries indexed by the slot's low 9 bits ([component class][symbol]):
 //   AC and DC symbols  the class's code shifted left by the symbol's size, and code length +
 //                      size, so that code | value bits is the whole coded symbol;
 //   specials           length >= kSpecial: an escape (the value bits are in the next slot), a
@@ -702,5 +702,11 @@ std::vector<std::string> token_coder_variants() {
 }
 
 const char* token_coder_variant() { return best_variant().name; }
+
+std::vector<std::string> built_token_coder_variants() {
+  std::vector<std::string> names;
+  for (const Variant& v : kVariants) names.emplace_back(v.name);
+  return names;
+}
 
 }  // namespace mjpeg

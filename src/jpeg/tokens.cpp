@@ -4,7 +4,9 @@
 #include "jpeg/tokens.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "mjpeg/error.hpp"
 
@@ -145,9 +147,21 @@ tokens::AcCodes ac_codes(const HuffmanTables& tables, int table_count) {
 
 bool coded_blocks_fit(const FrameGeometry& g) { return g.total_blocks <= tokens::kMaxCodedBlocks; }
 
-tokens::Format token_format_for(const FrameGeometry& g, const EncodeOptions& options) {
-  return options.optimize || options.progressive || !coded_blocks_fit(g) ? tokens::Format::slots
-                                                                         : tokens::Format::blocks;
+tokens::Format requested_token_format() {
+  const char* value = std::getenv("MJPEG_TOKEN_FORMAT");
+  if (value == nullptr || *value == 0 || std::strcmp(value, "slots") == 0)
+    return tokens::Format::slots;
+  if (std::strcmp(value, "coded") == 0) return tokens::Format::blocks;
+  throw UsageError(std::string("MJPEG_TOKEN_FORMAT: '") + value +
+                   "' is not a token format (coded or slots)");
+}
+
+tokens::Format token_format_for(const FrameGeometry& g, const EncodeOptions& options,
+                                tokens::Format requested) {
+  return requested == tokens::Format::blocks && !options.optimize && !options.progressive &&
+                 coded_blocks_fit(g)
+             ? tokens::Format::blocks
+             : tokens::Format::slots;
 }
 
 namespace {

@@ -60,11 +60,20 @@ tokens::AcCodes ac_codes(const HuffmanTables& tables, int table_count);
 /// True when a frame of this geometry can be a coded-blocks stream (tokens::kMaxCodedBlocks).
 bool coded_blocks_fit(const FrameGeometry& g);
 
-/// The format the GPU modes hand the coder for these settings: coded blocks (made with the
-/// Annex K AC codes), except where the tables come from the frame (--optimize), where the
-/// frame goes back to coefficients (--progressive) and where it is too large for them
-/// (coded_blocks_fit): symbol slots there.
-tokens::Format token_format_for(const FrameGeometry& g, const EncodeOptions& options);
+/// The token format the GPU modes are asked for, from the environment variable
+/// MJPEG_TOKEN_FORMAT, read at each call: `coded` asks for coded blocks, `slots` or no value
+/// (unset or empty) for symbol slots. Symbol slots are the default: the GPU kernels that make
+/// coded blocks have not yet run on a GPU (tests/gpu/check.sh, part `coded`, runs them); the
+/// CPU packer of coded blocks is held to libjpeg here. Throws UsageError naming the variable
+/// for any other value.
+tokens::Format requested_token_format();
+
+/// The format the GPU modes hand the coder: `requested` (requested_token_format()), except
+/// that where the tables come from the frame (--optimize), where the frame goes back to
+/// coefficients (--progressive) and where it is too large for coded blocks (coded_blocks_fit)
+/// it is symbol slots. Coded blocks are made with the Annex K AC codes.
+tokens::Format token_format_for(const FrameGeometry& g, const EncodeOptions& options,
+                                tokens::Format requested);
 
 /// Turns quantized coefficients into a coded-blocks stream with the AC codes `codes`: what the
 /// GPU tokenizer writes, block for block and bit for bit (the reference it is tested against,
@@ -126,5 +135,7 @@ void encode_token_frame(const FrameGeometry& g, const QuantTables& q, const Huff
 /// cannot run.
 std::vector<std::string> token_coder_variants();
 const char* token_coder_variant();
+/// Every variant compiled into this build, best first, whether or not this CPU can run it.
+std::vector<std::string> built_token_coder_variants();
 
 }  // namespace mjpeg

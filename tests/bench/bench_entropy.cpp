@@ -16,8 +16,9 @@
 //   ours/scan/VARIANT   the coefficient coder's entropy-coded segment alone (no headers), for
 //                       each instruction-set variant this CPU runs (the first is ours/entropy's)
 //   ours/packer         the packer: the whole JFIF file from the frame's coded blocks (the token
-//                       format the GPU modes hand back, src/core/token_format.hpp; made here by
-//                       the CPU tokenizer the GPU kernel is tested against); ours/packer/4k the
+//                       format the GPU modes hand back with MJPEG_TOKEN_FORMAT=coded,
+//                       src/core/token_format.hpp; made here by the CPU tokenizer the GPU kernel
+//                       is tested against); ours/packer/4k the
 //                       same on the 3840x2160 crop, beside libjpeg/entropy/4k
 //   ours/block_scan/VARIANT  the scan alone from the coded blocks, for each variant
 //   ours/packer_threads/N  the packer on N threads at once, each coding its own copy of the
@@ -25,7 +26,8 @@
 //                       2 and every core; the summary says how much slower a thread is beside
 //                       the others than alone
 //   ours/packer_parallel/T  one frame's coded blocks on T threads (joined bit-exactly), wall
-//   ours/tokens         encode_tokens from the frame's symbol slots (the tokens of --optimize)
+//   ours/tokens         encode_tokens from the frame's symbol slots (the GPU modes' default
+//                       token format, and --optimize's)
 //   ours/token_scan/VARIANT  the scan alone from the slots, for each token-coder variant
 //   ours/tokenize       the CPU slot tokenizer itself (what the GPU does in sok/aok; for reference)
 //   libjpeg/entropy     libjpeg-turbo's Huffman coding alone: jpeg_write_coefficients of the
@@ -37,8 +39,9 @@
 //   libjpeg/optimize, libjpeg/progressive  libjpeg/entropy with optimize_coding, and with the
 //                       scan script of --progressive (jpeg_scan_info): the same files as ours
 //   ours/tokens/CASE, libjpeg/entropy/CASE  the token coder at other settings of the same frame,
-//                       from the format the GPU modes use there (q50, q75, q100, 4:4:4, restart
-//                       interval 8: coded blocks; --optimize: symbol slots with their histogram,
+//                       from the format the GPU modes use there with MJPEG_TOKEN_FORMAT=coded
+//                       (q50, q75, q100, 4:4:4, restart interval 8: coded blocks; --optimize:
+//                       symbol slots with their histogram,
 //                       against libjpeg-turbo's two passes), each with its ratio in the summary;
 //                       MJPEG_BENCH_CASES=0 leaves them out
 // Each reports frames/s (items_per_second) and JPEG output bytes/s (bytes_per_second); a summary
@@ -676,8 +679,9 @@ int main(int argc, char** argv) {
       c->coeffs.resize(c->geometry.coefficient_count());
       mjpeg::transform_cpu(frame.image.view(), c->geometry, c->tables, c->coeffs.data());
       c->reference = tj_compress(tjc, frame.image, st.quality, st.tj_sampling);
-      // The format the GPU modes hand the coder at this setting.
-      if (mjpeg::token_format_for(c->geometry, c->options) == mjpeg::tokens::Format::blocks)
+      // The format the GPU modes hand the coder at this setting with MJPEG_TOKEN_FORMAT=coded.
+      if (mjpeg::token_format_for(c->geometry, c->options, mjpeg::tokens::Format::blocks) ==
+          mjpeg::tokens::Format::blocks)
         mjpeg::tokenize_blocks(c->geometry, c->coeffs.data(),
                                mjpeg::ac_codes(standard_tables(), 2), c->tokens);
       else
@@ -823,7 +827,7 @@ int main(int argc, char** argv) {
   };
   std::printf("\nSummary (%dx%d, q%d 4:2:0, one thread, CPU time; >1 means ours is faster):\n",
               width, height, kQuality);
-  line("the packer (GPU modes' coded blocks):", "ours/packer", "libjpeg/entropy");
+  line("the packer (coded blocks):", "ours/packer", "libjpeg/entropy");
   for (const std::string& v : mjpeg::token_coder_variants()) {
     const std::string name = "ours/block_scan/" + v;
     const std::string what = "  the scan alone, " + v + ":";
@@ -831,7 +835,7 @@ int main(int argc, char** argv) {
   }
   line("  3840x2160 frame:", "ours/packer/4k", "libjpeg/entropy/4k");
   line("the CPU mode's coder (coefficients):", "ours/entropy", "libjpeg/entropy");
-  line("symbol slots (--optimize's tokens):", "ours/tokens", "libjpeg/entropy");
+  line("symbol slots (GPU modes' default):", "ours/tokens", "libjpeg/entropy");
   for (const std::string& v : mjpeg::token_coder_variants()) {
     const std::string name = "ours/token_scan/" + v;
     const std::string what = "  token scan, " + v + ":";

@@ -288,7 +288,7 @@ TEST_F(GpuTokenize, CodedBlocksNeedEveryAcCode) {
   tokens::AcCodes codes = standard_codes(g);
   codes.length[1][0xF0] = 0;  // no chroma ZRL
   EXPECT_THROW(gpu::TokenizePlan(g, codes, 1 << 20), UsageError);
-  const FrameGeometry huge = make_geometry(65535, 65535, Subsampling::s444);
+  const FrameGeometry huge = make_geometry(65500, 65500, Subsampling::s444);
   EXPECT_THROW(gpu::TokenizePlan(huge, standard_codes(huge), 1 << 20), UsageError);
 }
 
@@ -298,7 +298,8 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
          {TokenizeSize{259, 131}, TokenizeSize{300, 48}, TokenizeSize{17, 9}}) {
       const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 11u);
       for (bool optimize : {false, true})
-        for (int restart : {0, 5}) {
+        for (int restart : {0, 5})
+        for (tokens::Format asked : {tokens::Format::slots, tokens::Format::blocks}) {
           EncodeOptions o;
           o.quality = 85;
           o.subsampling = s;
@@ -311,13 +312,14 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
           gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
           gpu::launch_transform(tplan, d.data, d.pitch, coeffs.as<std::int16_t>(),
                                 gpu::Variant::pipeline, 2, nullptr);
-          // The plan the stream buffer makes for these settings.
+          // The plan the stream buffer makes for these settings, with either format asked for
+          // (MJPEG_TOKEN_FORMAT).
           const std::size_t capacity = g.coefficient_count() * 2;
           const gpu::TokenizePlan kplan =
-              token_format_for(g, o) == tokens::Format::blocks
+              token_format_for(g, o, asked) == tokens::Format::blocks
                   ? gpu::TokenizePlan(g, standard_codes(g), capacity)
                   : gpu::TokenizePlan(g, restart, optimize, capacity);
-          EXPECT_EQ(kplan.format(), optimize ? tokens::Format::slots : tokens::Format::blocks);
+          EXPECT_EQ(kplan.format(), optimize ? tokens::Format::slots : asked);
           gpu::DeviceBuffer out(kplan.output_bytes());
           // Poisoned: the test copies the whole capacity back, and the tail past the stream is
           // never written (the pipeline copies only the stream; compute-sanitizer initcheck).
@@ -330,8 +332,10 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
           std::vector<std::uint8_t> jpeg;
           encode_tokens(g, t, v, o, jpeg);
           const std::vector<std::uint8_t> expected = encode_jpeg(f.view(), o);
-          EXPECT_TRUE(jpeg == expected) << z.w << "x" << z.h << " " << to_string(s)
-                                        << (optimize ? " optimize" : "") << " restart " << restart;
+          EXPECT_TRUE(jpeg == expected)
+              << z.w << "x" << z.h << " " << to_string(s) << (optimize ? " optimize" : "")
+              << " restart " << restart
+              << (kplan.format() == tokens::Format::blocks ? " coded blocks" : " symbol slots");
         }
     }
 }
