@@ -5,7 +5,8 @@
 #                     src/core  <- cuda
 #   src/pipeline (io, jpeg, cuda, core) <- src/api
 #   src/quality (core) <- src/app (include/mjpeg, src/quality, src/plot only), src/tools
-#   inside src/app: common <- input <- trace, quality <- compare, encode <- cli.cpp
+#   inside src/app: common <- input <- trace, quality <- compare, encode <- cli.cpp; lazy (the
+#   executable's lazy-loading stubs) includes none of them
 # The CLI reaches the library only through include/mjpeg; one exception, compare's nvJPEG row
 # (cuda/nvjpeg_peer.hpp: a peer of the GPU side that compare measures, not part of the library).
 # A bare name ("gpu_transform.hpp") is a header of the including file's folder, else of cuda/
@@ -33,6 +34,7 @@ declare -A allowed=(
   [src/app/trace]="src/app/common src/plot include/mjpeg"
   [src/app/input]="src/app/common include/mjpeg"
   [src/app/common]="include/mjpeg"
+  [src/app/lazy]=""
   [src/tools]="src/app/compare src/app/quality src/app/input src/app/common src/api src/pipeline cuda src/io src/jpeg src/core src/quality src/plot include/mjpeg"
 )
 

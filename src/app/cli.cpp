@@ -399,23 +399,13 @@ int cli_main(int argc, char** argv, bool run_command) {
     std::string stray;
     if (encode->parsed() && encode_args.output.empty() && !encode->remaining().empty())
       stray = encode->remaining().front();
-    if (!stray.empty() && stray[0] != '-')
+    if (!stray.empty() && stray[0] != '-') {
       print_error(fmt::format("--output is required, and '{}' is an extra argument: the output "
                               "is given with -o (mjpeg encode {} -o {})",
                               stray, encode_args.input.empty() ? "INPUT" : encode_args.input,
                               stray));
-    else
-      print_error(e.what());
-    return kExitUsage;
-  } catch (const CLI::ArgumentMismatch& e) {
-    const std::string what = e.what();
-    if (what.rfind("files:", 0) == 0)  // `quality` with other than two files
-      print_error("quality compares two files, SOURCE ENCODED (or --sweep INPUT): " +
-                  what.substr(what.find(':') + 2));
-    else
-      print_error(what);
-    return kExitUsage;
-  } catch (const CLI::RequiredError& e) {
+      return kExitUsage;
+    }
     // "input is required" after `encode -x.ppm`: CLI11 took the file for an option it does not
     // know, which is what to say.
     const CLI::App* command = nullptr;
@@ -425,6 +415,14 @@ int cli_main(int argc, char** argv, bool run_command) {
     print_error(word.empty() ? std::string(e.what())
                              : unknown_option_message(word, "mjpeg " + command->get_name() +
                                                                 " --help"));
+    return kExitUsage;
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string what = e.what();
+    if (what.rfind("files:", 0) == 0)  // `quality` with other than two files
+      print_error("quality compares two files, SOURCE ENCODED (or --sweep INPUT): " +
+                  what.substr(what.find(':') + 2));
+    else
+      print_error(what);
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))

@@ -54,6 +54,8 @@ void print_build_info(std::FILE* out) {
   fmt::print(out, "inputs: {}\n", inputs);
   fmt::print(out, "outputs: {}\n", supported_output_extensions());
   fmt::print(out, "build type: {}\n", MJPEG_APP_BUILD_TYPE);
+  fmt::print(out, "loaded on first use: {}\n",
+             *MJPEG_APP_LAZY_LIBS ? MJPEG_APP_LAZY_LIBS : "nothing (every library at start)");
   fmt::print(out, "CUDA architectures: {}\n", MJPEG_APP_CUDA_ARCHITECTURES);
 }
 

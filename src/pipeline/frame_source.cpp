@@ -1,5 +1,6 @@
 #include "pipeline/frame_source.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -354,8 +355,22 @@ bool MappedY4mFrameSource::read_into(int, std::uint8_t* dst, std::size_t, std::i
 
 void MappedY4mFrameSource::release(std::int64_t index) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!pins_ || index < 0 || index >= static_cast<std::int64_t>(offsets_.size())) return;
-  pins_->release(offsets_[static_cast<std::size_t>(index)], bytes_);
+  if (index < 0 || index >= static_cast<std::int64_t>(offsets_.size())) return;
+  const std::size_t offset = offsets_[static_cast<std::size_t>(index)];
+  if (pins_) {
+    pins_->release(offset, bytes_);
+    return;
+  }
+  // Unlocked frames (the cpu mode) leave the process's resident set once encoded, so that its
+  // memory stays flat however long the clip (they stay in the page cache). Only the pages
+  // wholly inside the frame: a page it shares with a neighbour stays, and one that another
+  // thread touches after this is simply read again from the page cache (the mapping is
+  // read-only, so nothing is lost).
+  const std::size_t page = page_size();
+  const std::size_t begin = (offset + page - 1) / page * page;
+  const std::size_t end = (offset + bytes_) / page * page;
+  if (end > begin)
+    ::madvise(const_cast<std::uint8_t*>(page_base_ + begin), end - begin, MADV_DONTNEED);
 }
 
 int MappedY4mFrameSource::pinned_windows() const {

@@ -81,7 +81,7 @@ class FrameSource {
   virtual void pin_lent_frames() {}
   /// lends_frames() sources, thread-safe: the pipeline is done with the bytes of lent frame
   /// `index` (uploaded and transformed, or transformed where they lie). A source may then
-  /// unlock them. Frames of a failed encode may never be released.
+  /// unlock them, or let their pages go. Frames of a failed encode may never be released.
   virtual void release(std::int64_t index) { (void)index; }
   /// Where the lent frames' page locks begin and end: windows of `bytes` bytes from `origin`.
   /// A GPU copy must not cross from one window into the next (CUDA refuses a copy whose range

@@ -169,7 +169,8 @@ case_pixel_aspect_ratio_kept() {
     outs=(out.avi)
     have_muxers && outs+=(out.mkv out.mov)
     for o in "${outs[@]}"; do
-      rm -rf px && expect_ok encode "$input" -o "$o" --dump-input px -y
+      rm -rf px
+      expect_ok encode "$input" -o "$o" --dump-input px -y
       grep -q "carried: .*pixel aspect 4:3" err.txt || die "$input -> $o: summary: $(cat err.txt)"
       [[ $(stream_field "$o" v:0 sample_aspect_ratio,display_aspect_ratio) == "4:3,16:9" ]] ||
         die "$input -> $o: ffprobe: $(stream_field "$o" v:0 sample_aspect_ratio,display_aspect_ratio)"
@@ -197,7 +198,8 @@ case_pixel_aspect_ratio_kept() {
   done
   # Square pixels: the default JFIF header, byte for byte cjpeg's (1:1 stated nowhere else).
   make_y4m sq.y4m 1 64x48
-  rm -rf px && expect_ok encode sq.y4m -o sq.jpg --frames 1 --dump-input px
+  rm -rf px
+  expect_ok encode sq.y4m -o sq.jpg --frames 1 --dump-input px
   "$CJPEG" -quality 90 -sample 2x2 -outfile ref.jpg px/000001.ppm || die "cjpeg failed"
   same_bytes sq.jpg ref.jpg
 }

@@ -73,13 +73,12 @@ ncomp() {
   python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); i = d.find(b'\xff\xc0'); print(d[i + 9] if i >= 0 else -1)" "$1"
 }
 
-# planes_as_pgm Y4M N PREFIX RANGE: frame N (1-based) of a mono Y4M as PREFIX.pgm, its plane
-# as stored (RANGE full) or expanded from limited range to 0..255 (RANGE limited), computed
-# here from the file's bytes.
+# mono_frame_as_pgm Y4M N OUT: frame N (1-based) of a mono Y4M as the PGM OUT, its plane as
+# stored, cut here from the file's bytes.
 mono_frame_as_pgm() {
   python3 - "$@" <<'PY' || die "cannot cut frame $2 of $1"
 import sys
-path, n, out, rng = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = open(path, "rb").read()
 head, _, rest = data.partition(b"\n")
 fields = dict((f[:1], f[1:]) for f in head.split()[1:])
@@ -87,8 +86,6 @@ w, h = int(fields[b"W"]), int(fields[b"H"])
 for _ in range(n):
     _, _, rest = rest.partition(b"\n")  # FRAME
     plane, rest = rest[:w * h], rest[w * h:]
-if rng == "limited":
-    plane = bytes(min(255, max(0, round((v - 16) * 255 / 219))) for v in plane)
 open(out, "wb").write(b"P5\n%d %d\n255\n" % (w, h) + plane)
 PY
 }
@@ -128,7 +125,9 @@ case_grey_sources_make_grayscale_jpegs_like_cjpeg() {
     expect_ok encode "$([[ $range == full ]] && echo mono || echo limited).y4m" -o m/%d.jpg \
       -q 70 --mode cpu --quiet
     for i in 1 2; do
-      mono_frame_as_pgm mono.y4m "$i" plane.pgm "$range"
+      # The plane as it is, whatever its range: what ffmpeg's rgb24 (R = G = B) and its PGM of
+      # a grey frame hold, and so what the RGB of every planar source is (README).
+      mono_frame_as_pgm mono.y4m "$i" plane.pgm
       "$CJPEG" -quality 70 -outfile c.jpg plane.pgm || die "cjpeg failed"
       same_bytes "m/$i.jpg" c.jpg
     done

@@ -62,7 +62,7 @@ widths_equal_ffmpeg() {
   for ((r = $1; r <= $2; r++)); do
     w=$((320 + r)) h=$((90 + r % 2))
     real_clip "c$r.mkv" "${w}x$h" "${fmts[r % 3]}" ffv1
-    [[ $r -eq $1 ]] && need_libav "c$r.mkv"
+    if [[ $r -eq $1 ]]; then need_libav "c$r.mkv"; fi
     rgb_equals_ffmpeg "c$r.mkv" 1
     swscale_equals_ffmpeg "c$r.mkv" 1 "$([[ ${fmts[r % 3]} == yuv444p || $((h % 2)) -eq 1 ]] && echo libswscale || echo planes)"
   done
@@ -107,7 +107,7 @@ case_same_planes_same_bytes_from_video_y4m_and_pipe() {
   for size in 321x241 640x361 1280x533 960x540; do
     w=${size%x*} h=${size#*x}
     real_clip clip.mkv "$size" yuv420p ffv1 2
-    [[ $first -eq 1 ]] && need_libav clip.mkv
+    if [[ $first -eq 1 ]]; then need_libav clip.mkv; fi
     first=0
     rm -rf v y p raw d ref && mkdir v y p raw ref
     run_timed encode clip.mkv -o v/%d.jpg --dump-input d --mode cpu -q 100 -s 444 --quiet

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -930,6 +931,56 @@ TEST_F(Y4mFiles, MappedFileLendsFramesAndReleasesEveryLock) {
   const std::string message = encode_error(source, o, sink, p);
   EXPECT_NE(message.find("truncated frame 13: got 1244 of 1254 bytes"), std::string::npos) << message;
   EXPECT_LE(sink.frames.size(), 12u);
+}
+
+// The kilobytes of this process's resident set inside the mapping that holds `address`, as
+// the kernel counts them (/proc/self/smaps); -1 when no mapping holds it.
+long resident_kib_of_mapping(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {  // a mapping's first line
+      inside = a >= lo && a < hi;
+      continue;
+    }
+    long kib = 0;
+    if (inside && std::sscanf(line.c_str(), "Rss: %ld kB", &kib) == 1) return kib;
+  }
+  return -1;
+}
+
+// The cpu mode transforms a mapped file's frames where they lie; once a frame is encoded its
+// pages leave the resident set, so that a long clip's memory stays flat (they stay in the page
+// cache). Only the pages a frame shares with its neighbours may stay.
+TEST_F(Y4mFiles, MappedFramesLeaveTheResidentSetOnceEncoded) {
+  const std::string path = file("resident.y4m");
+  const int frames = 40;
+  ASSERT_EQ(write_y4m(path, 256, 256, "C420jpeg", frames), "");  // 98304 bytes a frame
+  const long page_kib = ::sysconf(_SC_PAGESIZE) / 1024;
+  io::Y4mReader reader(path);
+  ASSERT_TRUE(reader.map_frames());
+  // Every page touched first: the whole file resident, as a reader that keeps its pages has it.
+  unsigned sum = 0;
+  for (std::size_t i = 0; i < reader.mapping_bytes(); i += 512) sum += reader.mapping()[i];
+  EXPECT_NE(sum, 1u);  // (keeps the loop)
+  const long whole = resident_kib_of_mapping(reader.mapping());
+  ASSERT_GE(whole, frames * 96) << "the touched mapping is resident";
+  pipeline::MappedY4mFrameSource source(reader);
+  pipeline::PipelineOptions p;
+  p.mode = Offload::cpu;
+  p.producers = 2;
+  p.entropy_threads = 2;
+  p.slots = 4;
+  EncodeOptions o;
+  MemorySink sink;
+  within(60, [&] { pipeline::encode_stream(source, o, sink, p); });
+  ASSERT_EQ(sink.frames.size(), static_cast<std::size_t>(frames));
+  const long after = resident_kib_of_mapping(reader.mapping());
+  EXPECT_LE(after, 2 * frames * page_kib + 4 * page_kib)
+      << "resident after the encode: " << after << " KiB of " << whole;
 }
 
 TEST(Y4mMapping, PipesAndStandardInputAreNotMapped) {

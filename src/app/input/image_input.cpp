@@ -177,7 +177,9 @@ Image decode_with_opencv(const std::vector<std::uint8_t>& bytes, const std::stri
     m = cv::imdecode(cv::_InputArray(bytes.data(), static_cast<int>(std::min<std::size_t>(
                                                       bytes.size(), INT32_MAX))),
                      cv::IMREAD_UNCHANGED);
-  } catch (const cv::Exception& e) {
+  } catch (const std::exception& e) {
+    // (cv::Exception, caught as what it derives from: its typeinfo would tie the executable to
+    // OpenCV's libraries from the start, CMakeLists.txt's lazy loading)
     throw Error(fmt::format("cannot decode input '{}': {}", path, e.what()));
   }
   if (m.empty())

@@ -302,7 +302,11 @@ Input open_input(const std::string& path, bool raw) {
   }
   in.file = std::make_unique<InputFile>(path);
   InputFile& f = *in.file;
-  const std::vector<std::uint8_t> head = f.peek(kSignatureBytes);
+  // A Y4M stream's signature is awaited alone: a pipe or FIFO may hold no more than its header
+  // line (shorter than kSignatureBytes) until its writer has the first frame, and the encode
+  // makes its output meanwhile.
+  std::vector<std::uint8_t> head = f.peek(9);
+  if (!starts_with(head, "YUV4MPEG2")) head = f.peek(kSignatureBytes);
   if (head.empty()) {
     const std::string problem = f.stream_problem();
     if (!problem.empty()) throw Error(problem);
