@@ -99,8 +99,8 @@ case $cmd in
     # --devices 0 alone).
     { cat "$input" 2>/dev/null; [[ $STANDIN == wrong && $mode == aok && $devices != 0 ]] && echo x; } >"$out"
     echo "mjpeg: wrote $out: $frames frames, 100.0 fps ($mode mode), 0.1 MB, 1.00 bits/pixel, 0.03 s" >&2
-    echo "mjpeg: stages over 0.030 s wall (busy s, cores):" >&2
-    echo "  setup (allocation)                  0.001   0.03" >&2
+    echo "mjpeg: stages over 0.030 s wall (busy s, cores, us per frame):" >&2
+    echo "  setup (allocation)                  0.001   0.03      333.3" >&2
     echo "mjpeg: 1 producer + 2 entropy threads; bound by entropy (200.0 fps alone); 6 bytes uploaded per frame" >&2 ;;
   bench) echo "sweep,mode,w,h,fps,identical" >"$csv"; echo "threads,aok,1,1,1,yes" >>"$csv" ;;
 esac
