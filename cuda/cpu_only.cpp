@@ -95,14 +95,18 @@ HostPin& HostPin::operator=(HostPin&& other) noexcept {
 
 struct TokenizePlan::Impl {};
 
+TokenizePlan::TokenizePlan(const FrameGeometry&, const tokens::AcCodes&, std::size_t) {
+  no_cuda("the GPU tokenizer");
+}
 TokenizePlan::TokenizePlan(const FrameGeometry&, int, bool, std::size_t) {
   no_cuda("the GPU tokenizer");
 }
 TokenizePlan::~TokenizePlan() = default;
 TokenizePlan::TokenizePlan(TokenizePlan&&) noexcept = default;
 TokenizePlan& TokenizePlan::operator=(TokenizePlan&&) noexcept = default;
+tokens::Format TokenizePlan::format() const { no_cuda("TokenizePlan"); }
 std::size_t TokenizePlan::header_bytes() const { no_cuda("TokenizePlan"); }
-std::size_t TokenizePlan::capacity_slots() const { no_cuda("TokenizePlan"); }
+std::size_t TokenizePlan::capacity_bytes() const { no_cuda("TokenizePlan"); }
 std::size_t TokenizePlan::output_bytes() const { no_cuda("TokenizePlan"); }
 
 void launch_tokenize(const TokenizePlan&, const std::int16_t*, void*, void*) {

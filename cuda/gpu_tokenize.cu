@@ -1,33 +1,44 @@
-// The GPU tokenizer: quantized zigzag coefficients (layout of core/geometry.hpp) -> the token
-// stream of src/core/token_format.hpp, bit-identical to the CPU tokenizer (src/jpeg/tokens.cpp).
+// The GPU tokenizer: quantized zigzag coefficients (layout of core/geometry.hpp) -> a token
+// stream of src/core/token_format.hpp, bit-identical to the CPU tokenizers (src/jpeg/tokens.cpp):
+// coded blocks (tokenize_blocks) or symbol slots (tokenize).
 //
 // Three steps on one stream, all over the blocks in *scan order* (s = 0 .. n-1: MCU by MCU, and
 // inside an MCU the blocks in the order the scan codes them):
-//   1. count_slots: how many slots each block takes -> counts[s] (counts[n] = 0);
-//   2. an exclusive prefix sum -> offsets[s], the block's first slot; offsets[n] = total (two
-//      small kernels: the sum of each tile of counts, then each tile scanned from its base);
-//   3. emit_slots: every block writes its slots at offsets[s]; the header, the MCU-row starts
-//      and (with --optimize) the symbol histogram are written beside them. When the total does
-//      not fit the output, only the header is written (overflow = 1).
+//   1. count: how many slots, or how many bits of coded AC part, each block takes -> counts[s]
+//      (counts[n] = 0);
+//   2. an exclusive prefix sum -> offsets[s], the block's first slot or bit; offsets[n] = total
+//      (two small kernels: the sum of each tile of counts, then each tile scanned from its base;
+//      for coded blocks the second also zeroes the words of the AC stream its tile's blocks
+//      will write, and the last tile the stream's padding and slack);
+//   3. emit: every block writes its slots, or its block word and coded AC part, at offsets[s];
+//      the header, the MCU-row starts and (slots with --optimize) the symbol histogram are
+//      written beside them. When the body does not fit the output, only the header is written
+//      (overflow = 1).
 //
 // One warp per block (grid-stride over blocks). Lane l holds the block's coefficients 2l and
 // 2l+1 (zigzag order; one coalesced 32-bit load per lane), so:
 //   - the nonzero pattern is two ballots: ma (even positions, bit l = coefficient 2l, with bit 0
 //     forced on so that the DC position anchors the first run) and mb (odd positions);
 //   - a nonzero coefficient k finds the previous nonzero position p from the ballots of the
-//     positions below k, so its zero run is k - p - 1 (ZRL slots for each full 16);
-//   - lane l's slot count is the sum for its two coefficients (+ the DC and a marker on lane 0,
-//     the EOB on lane 31); a warp sum gives the block's count, a warp exclusive scan each
-//     lane's first slot inside the block, and the lanes write their slots in position order.
-// The DC difference needs the DC of the previous block of the same component in scan order
-// (in the same MCU, or the last such block of the previous MCU), 0 at the start of the scan and
-// of every restart interval; lane 0 reads it from global memory.
+//     positions below k, so its zero run is k - p - 1 (ZRL slots or codes for each full 16);
+//   - lane l's count is the sum for its two coefficients (slots: + the DC and a marker on lane 0;
+//     both: + the EOB on lane 31); a warp sum gives the block's count, a warp exclusive scan
+//     each lane's first slot or bit inside the block, and the lanes write in position order.
+// Slots: the DC difference needs the DC of the previous block of the same component in scan
+// order (in the same MCU, or the last such block of the previous MCU), 0 at the start of the
+// scan and of every restart interval; lane 0 reads it from global memory. Coded blocks carry
+// the DC itself, so their blocks do not depend on each other (nor on the restart interval).
+// A coded AC part is assembled in a per-warp shared buffer already at its bit offset modulo 32
+// (each lane ORs its codes in); the warp then stores the words, the first and the last with
+// atomicOr (neighbouring blocks share them: the scan zeroed every word), the others plainly,
+// byte-swapped so that the stream is most significant bit first, bytes in order.
 #include "gpu_tokenize.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
@@ -47,8 +58,10 @@ struct ScanParams {
   const std::int16_t* coeffs;
   std::uint32_t* counts;   // n + 1
   std::uint32_t* offsets;  // n + 1
-  std::uint8_t* out;       // header, then slots
-  long long capacity;      // slots that fit after the header
+  std::uint8_t* out;       // header, then the body
+  long long capacity;      // body bytes that fit after the header
+  const AcCodes* codes;    // coded blocks: the AC codes (device memory)
+  int blocks;              // 1: coded blocks, 0: symbol slots
   int header_words;
   int histogram;           // 0/1
   int n;                   // blocks in the scan
@@ -163,7 +176,7 @@ __device__ __forceinline__ LaneWork analyse(const ScanParams& p, const ScanBlock
     slots += (w.run_b >> 4) + slots_for_size(size_of(w.vb));
   }
   w.dc_diff = 0;
-  if (lane == 0) {
+  if (lane == 0 && !p.blocks) {  // coded blocks carry the DC itself
     const int pred = b.prev >= 0 ? p.coeffs[b.prev * 64] : 0;
     w.dc_diff = w.va - pred;
     slots += b.marker + slots_for_size(size_of(w.dc_diff));
@@ -213,12 +226,12 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_slots(const ScanParams p)
   std::uint32_t* const header = reinterpret_cast<std::uint32_t*>(p.out);
   std::uint32_t* const row_start = header + sizeof(StreamHeader) / 4;
   const std::uint32_t total = p.offsets[p.n];
-  const bool overflow = static_cast<long long>(total) > p.capacity;
+  const bool overflow = 2 * static_cast<long long>(total) > p.capacity;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    header[0] = total;
+    header[0] = 2 * total;
     header[1] = overflow ? 1u : 0u;
     header[2] = static_cast<std::uint32_t>(p.mcus_y);
-    header[3] = static_cast<std::uint32_t>(p.histogram);
+    header[3] = p.histogram ? kHistogramFlag : 0u;
     row_start[p.mcus_y] = total;
   }
   if (overflow) return;  // uniform across the grid
@@ -269,6 +282,144 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_slots(const ScanParams p)
     unsigned* const global = header + 4 + p.mcus_y + 1;
     for (int i = threadIdx.x; i < int(kHistogramWords); i += kThreadsPerCta)
       if (hist[i]) atomicAdd(&global[i], hist[i]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coded blocks.
+// ---------------------------------------------------------------------------------------------
+/// The AC codes in shared memory: code << 8 | length by [class][symbol].
+struct SharedCodes {
+  unsigned code[2][256];
+};
+
+__device__ __forceinline__ void load_codes(const ScanParams& p, SharedCodes& sc) {
+  for (int i = threadIdx.x; i < 2 * 256; i += kThreadsPerCta) {
+    const int cls = i >> 8, sym = i & 255;
+    sc.code[cls][sym] = static_cast<unsigned>(p.codes->code[cls][sym]) << 8 | p.codes->length[cls][sym];
+  }
+  __syncthreads();
+}
+
+/// The coded bits of one nonzero coefficient v after `run` zeros: ZRL codes, then the symbol's
+/// code and v's value bits. Calls put(value, length) for each piece (at most 26 bits) in order,
+/// returns the bit count.
+template <typename Put>
+__device__ __forceinline__ int code_ac(const unsigned (&code)[256], int run, int v, Put&& put) {
+  int bits = 0;
+  for (; run >= 16; run -= 16) {
+    const unsigned z = code[kZrl];
+    put(z >> 8, static_cast<int>(z & 0xFF));
+    bits += static_cast<int>(z & 0xFF);
+  }
+  const int size = size_of(v);
+  const unsigned e = code[run << 4 | size];
+  const int len = static_cast<int>(e & 0xFF) + size;
+  put((e >> 8) << size | bits_of(v, size), len);
+  return bits + len;
+}
+
+/// Lane `lane`'s coded bits of its block's AC part (coefficients 2l and 2l + 1, the EOB on lane
+/// 31), handed to put(value, length) in order; returns their count.
+template <typename Put>
+__device__ __forceinline__ int lane_ac_bits(const unsigned (&code)[256], const LaneWork& w,
+                                            int lane, Put&& put) {
+  int bits = 0;
+  if (lane > 0 && w.va != 0) bits += code_ac(code, w.run_a, w.va, put);
+  if (w.vb != 0) bits += code_ac(code, w.run_b, w.vb, put);
+  if (w.eob) {
+    const unsigned e = code[kEob];
+    put(e >> 8, static_cast<int>(e & 0xFF));
+    bits += static_cast<int>(e & 0xFF);
+  }
+  return bits;
+}
+
+__global__ void __launch_bounds__(kThreadsPerCta) count_bits(const ScanParams p) {
+  __shared__ SharedCodes sc;
+  load_codes(p, sc);
+  const int lane = threadIdx.x & 31;
+  const int warps = gridDim.x * kWarpsPerCta;
+  auto none = [](unsigned, int) {};
+  for (int s = blockIdx.x * kWarpsPerCta + (threadIdx.x >> 5); s < p.n; s += warps) {
+    const ScanBlock b = locate(p, s);
+    const LaneWork w = analyse(p, b, lane);
+    const int bits = lane_ac_bits(sc.code[b.comp == 0 ? 0 : 1], w, lane, none);
+    const int total = __reduce_add_sync(0xFFFFFFFFu, bits);
+    if (lane == 0) p.counts[s] = static_cast<std::uint32_t>(total);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) p.counts[p.n] = 0;
+}
+
+/// Words of a warp's shared buffer: a coded AC part (at most kMaxAcBitsPerBlock bits) from bit
+/// 31 of its first word on, and one word more for the last piece's spill.
+constexpr int kPartWords = (31 + kMaxAcBitsPerBlock + 31) / 32 + 1;
+
+__global__ void __launch_bounds__(kThreadsPerCta) emit_bits(const ScanParams p) {
+  __shared__ SharedCodes sc;
+  __shared__ unsigned part[kWarpsPerCta][kPartWords];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  std::uint32_t* const header = reinterpret_cast<std::uint32_t*>(p.out);
+  std::uint32_t* const row_start = header + sizeof(StreamHeader) / 4;
+  const std::uint32_t total = p.offsets[p.n];
+  const unsigned long long body =
+      4ull * static_cast<unsigned long long>(p.n) + ac_stream_bytes(total);
+  const bool overflow = static_cast<long long>(body) > p.capacity;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    header[0] = static_cast<std::uint32_t>(body);
+    header[1] = overflow ? 1u : 0u;
+    header[2] = static_cast<std::uint32_t>(p.mcus_y);
+    header[3] = static_cast<std::uint32_t>(Format::blocks) << kFormatShift;
+    row_start[p.mcus_y] = total;
+  }
+  if (overflow) return;  // uniform across the grid
+  load_codes(p, sc);
+  std::uint32_t* const words = reinterpret_cast<std::uint32_t*>(p.out + 4 * p.header_words);
+  std::uint32_t* const stream = words + p.n;
+  unsigned* const buf = part[warp];
+  const int warps = gridDim.x * kWarpsPerCta;
+  for (int s = blockIdx.x * kWarpsPerCta + warp; s < p.n; s += warps) {
+    const ScanBlock b = locate(p, s);
+    const LaneWork w = analyse(p, b, lane);
+    const unsigned (&code)[256] = sc.code[b.comp == 0 ? 0 : 1];
+    auto none = [](unsigned, int) {};
+    const int bits = lane_ac_bits(code, w, lane, none);
+    // This lane's first bit inside the block: exclusive warp scan of the lane counts.
+    int incl = bits;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int t = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+      if (lane >= d) incl += t;
+    }
+    const int n_bits = __shfl_sync(0xFFFFFFFFu, incl, 31);
+    const std::uint32_t base = p.offsets[s];
+    for (int i = lane; i < kPartWords; i += 32) buf[i] = 0;
+    __syncwarp();
+    // The lane's pieces into the buffer, which starts at the word holding bit `base`.
+    unsigned at = (base & 31u) + static_cast<unsigned>(incl - bits);
+    lane_ac_bits(code, w, lane, [&](unsigned value, int len) {
+      const unsigned word = at >> 5, bit = at & 31u;
+      const unsigned long long v = static_cast<unsigned long long>(value) << (64 - bit - len);
+      atomicOr(&buf[word], static_cast<unsigned>(v >> 32));
+      if (bit + len > 32) atomicOr(&buf[word + 1], static_cast<unsigned>(v));
+      at += static_cast<unsigned>(len);
+    });
+    __syncwarp();
+    const int n_words = static_cast<int>(((base & 31u) + static_cast<unsigned>(n_bits) + 31) >> 5);
+    std::uint32_t* const to = stream + (base >> 5);
+    for (int i = lane; i < n_words; i += 32) {
+      const unsigned be = __byte_perm(buf[i], 0, 0x0123);  // most significant byte first
+      if (i == 0 || i == n_words - 1)
+        atomicOr(&to[i], be);  // shared with the blocks before and after
+      else
+        to[i] = be;
+    }
+    if (lane == 0) {
+      words[s] = block_word(w.va, static_cast<std::uint32_t>(n_bits));
+      if (b.mx == 0 && b.j == 0) row_start[b.my] = base;
+    }
+    __syncwarp();  // the buffer is reused by the next block
   }
 }
 
@@ -332,7 +483,7 @@ __global__ void __launch_bounds__(kScanThreads)
 
 __global__ void __launch_bounds__(kScanThreads)
     scan_tiles(const std::uint32_t* counts, long long len, const std::uint32_t* tile_sums,
-               std::uint32_t* offsets) {
+               std::uint32_t* offsets, std::uint32_t* zero_words, long long zero_limit) {
   __shared__ std::uint32_t shared[kScanWarps];
   std::uint32_t base = 0;  // the tiles before this one
   for (int t = threadIdx.x; t < static_cast<int>(blockIdx.x); t += kScanThreads)
@@ -353,6 +504,14 @@ __global__ void __launch_bounds__(kScanThreads)
     if (first + i < len) offsets[first + i] = run;
     run += v[i];
   }
+  if (zero_words) {  // coded blocks: the words this tile's AC parts fall in (bit offsets)
+    const std::uint32_t end = base + cta_sum(sum, shared);
+    long long w1 = blockIdx.x == gridDim.x - 1
+                       ? static_cast<long long>(ac_stream_bytes(end) / 4)  // padding, slack
+                       : (static_cast<long long>(end) + 31) >> 5;
+    w1 = min(w1, zero_limit);
+    for (long long w = (base >> 5) + threadIdx.x; w < w1; w += kScanThreads) zero_words[w] = 0;
+  }
 }
 
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
@@ -361,29 +520,30 @@ int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b
 
 struct TokenizePlan::Impl {
   ScanParams base{};
+  Format format = Format::slots;
   std::size_t header_bytes = 0;
   std::size_t capacity = 0;
   std::size_t histogram_offset = 0;  // bytes from the start of d_out
   int grid = 1;
   int scan_tiles = 1;  // tiles of the prefix sum
-  DeviceBuffer counts, offsets, tile_sums;
+  DeviceBuffer counts, offsets, tile_sums, codes;
 };
 
-TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool histogram,
-                           std::size_t capacity_slots)
-    : impl_(std::make_unique<Impl>()) {
+namespace {
+
+/// What both formats' plans set up: the geometry's parameters, the scan's scratch, the grid.
+void set_up(TokenizePlan::Impl& m, const FrameGeometry& g, std::size_t capacity_bytes,
+            bool histogram) {
   if (g.num_components != 1 && g.num_components != 3)
     throw UsageError("TokenizePlan: geometry has no components");
-  if (restart_interval < 0) throw UsageError("TokenizePlan: negative restart interval");
   const long long n = static_cast<long long>(g.mcus_x) * g.mcus_y * g.blocks_per_mcu;
   if (n != static_cast<long long>(g.total_blocks) || n >= (1ll << 31) / kMaxSlotsPerBlock)
     throw UsageError("TokenizePlan: unsupported geometry");
-  Impl& m = *impl_;
   m.header_bytes = 4 * header_words(g.mcus_y, histogram);
-  m.capacity = capacity_slots;
+  m.capacity = capacity_bytes;
   m.histogram_offset = 4 * (sizeof(StreamHeader) / 4 + static_cast<std::size_t>(g.mcus_y) + 1);
   ScanParams& p = m.base;
-  p.capacity = static_cast<long long>(capacity_slots);
+  p.capacity = static_cast<long long>(capacity_bytes);
   p.header_words = static_cast<int>(m.header_bytes / 4);
   p.histogram = histogram ? 1 : 0;
   p.n = static_cast<int>(n);
@@ -391,7 +551,6 @@ TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool hi
   p.mcus_x = g.mcus_x;
   p.mcus_y = g.mcus_y;
   p.blocks_per_mcu = g.blocks_per_mcu;
-  p.restart_interval = restart_interval;
   for (int c = 0; c < 3; ++c) {
     const bool have = c < g.num_components;
     p.h[c] = have ? g.comp[c].h : 1;
@@ -412,15 +571,48 @@ TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool hi
   m.grid = std::max(1, std::min(ceil_div(n, kWarpsPerCta), 8 * sms));
 }
 
+}  // namespace
+
+TokenizePlan::TokenizePlan(const FrameGeometry& g, const AcCodes& codes,
+                           std::size_t capacity_bytes)
+    : impl_(std::make_unique<Impl>()) {
+  if (g.total_blocks > kMaxCodedBlocks)
+    throw UsageError("TokenizePlan: " + std::to_string(g.total_blocks) +
+                     " blocks are more than a coded-blocks stream holds");
+  for (int cls = 0; cls < 2; ++cls)
+    for (int sym = 0; sym < 256; ++sym) {
+      const int run = sym >> 4, size = sym & 15;
+      const bool needed = sym == static_cast<int>(kEob) || sym == static_cast<int>(kZrl) ||
+                          (size >= 1 && size <= 10 && run <= 15);
+      if (needed && codes.length[cls][sym] == 0)
+        throw UsageError("TokenizePlan: the AC codes have none for symbol " +
+                         std::to_string(sym) + " of class " + std::to_string(cls));
+    }
+  Impl& m = *impl_;
+  set_up(m, g, capacity_bytes, false);
+  m.format = Format::blocks;
+  m.base.blocks = 1;
+  m.codes = DeviceBuffer(sizeof(AcCodes));
+  MJPEG_CUDA_CHECK(cudaMemcpy(m.codes.get(), &codes, sizeof(AcCodes), cudaMemcpyHostToDevice));
+  m.base.codes = m.codes.as<AcCodes>();
+}
+
+TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool histogram,
+                           std::size_t capacity_bytes)
+    : impl_(std::make_unique<Impl>()) {
+  if (restart_interval < 0) throw UsageError("TokenizePlan: negative restart interval");
+  set_up(*impl_, g, capacity_bytes, histogram);
+  impl_->base.restart_interval = restart_interval;
+}
+
 TokenizePlan::~TokenizePlan() = default;
 TokenizePlan::TokenizePlan(TokenizePlan&&) noexcept = default;
 TokenizePlan& TokenizePlan::operator=(TokenizePlan&&) noexcept = default;
 
+Format TokenizePlan::format() const { return impl_->format; }
 std::size_t TokenizePlan::header_bytes() const { return impl_->header_bytes; }
-std::size_t TokenizePlan::capacity_slots() const { return impl_->capacity; }
-std::size_t TokenizePlan::output_bytes() const {
-  return impl_->header_bytes + 2 * impl_->capacity;
-}
+std::size_t TokenizePlan::capacity_bytes() const { return impl_->capacity; }
+std::size_t TokenizePlan::output_bytes() const { return impl_->header_bytes + impl_->capacity; }
 
 void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, void* d_out,
                      void* stream) {
@@ -433,10 +625,14 @@ void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, voi
   ScanParams p = m.base;
   p.coeffs = d_coeffs;
   p.out = static_cast<std::uint8_t*>(d_out);
+  const bool blocks = m.format == Format::blocks;
   if (p.histogram)
     MJPEG_CUDA_CHECK(cudaMemsetAsync(p.out + m.histogram_offset, 0,
                                      kHistogramWords * sizeof(std::uint32_t), s));
-  count_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  if (blocks)
+    count_bits<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  else
+    count_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
   MJPEG_CUDA_CHECK_LAUNCH();
   const long long len = static_cast<long long>(p.n) + 1;
   std::uint32_t* const tile_sums = m.tile_sums.as<std::uint32_t>();
@@ -444,9 +640,19 @@ void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, voi
     scan_tile_sums<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums);
     MJPEG_CUDA_CHECK_LAUNCH();
   }
-  scan_tiles<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums, p.offsets);
+  // Coded blocks: the AC stream lies behind the block words; what fits of it is zeroed.
+  const long long stream_offset = 4ll * p.header_words + 4ll * p.n;
+  const long long stream_words =
+      std::max(0ll, (static_cast<long long>(m.header_bytes + m.capacity) - stream_offset) / 4);
+  std::uint32_t* const zero_words =
+      blocks ? reinterpret_cast<std::uint32_t*>(p.out + stream_offset) : nullptr;
+  scan_tiles<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums, p.offsets,
+                                                   zero_words, stream_words);
   MJPEG_CUDA_CHECK_LAUNCH();
-  emit_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  if (blocks)
+    emit_bits<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  else
+    emit_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
   MJPEG_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,17 +1,18 @@
 // Plain C++ API of the GPU tokenizer (no CUDA headers needed to include it): a frame's quantized
 // coefficients in device memory -> its token stream (src/core/token_format.hpp) in device memory,
-// so that only the compact stream crosses PCIe and the CPU coder only packs bits.
+// so that only the compact stream crosses PCIe and the CPU coder does the least per symbol.
 //
-//   TokenizePlan plan(geometry, restart_interval, histogram, capacity_slots);  // once
-//   launch_tokenize(plan, d_coeffs, d_out, stream);                              // per frame
+//   TokenizePlan plan(geometry, ac_codes, capacity_bytes);                        // coded blocks
+//   TokenizePlan plan(geometry, restart_interval, histogram, capacity_bytes);     // symbol slots
+//   launch_tokenize(plan, d_coeffs, d_out, stream);                               // per frame
 //
 // d_out receives, from its start:
-//   plan.header_bytes()   tokens::StreamHeader, row_start[mcus_y + 1], the histogram (if asked
-//                         for), padded to 16 bytes;
-//   then the slots        header.slots x uint16, unless header.overflow is 1: the stream would
-//                         have been longer than capacity_slots and nothing was written after
-//                         the header (the caller then uses the coefficients instead).
-// So a consumer copies the header first and then exactly header.slots slots.
+//   plan.header_bytes()   tokens::StreamHeader, row_start[mcus_y + 1], the histogram (slots, if
+//                         asked for), padded to 16 bytes;
+//   then the body         header.body_bytes, unless header.overflow is 1: the body would have
+//                         been longer than capacity_bytes and nothing was written after the
+//                         header (the caller then uses the coefficients instead).
+// So a consumer copies the header first and then exactly header.body_bytes.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include <string>
 
 #include "core/geometry.hpp"
+#include "core/token_format.hpp"
 
 namespace mjpeg::gpu {
 
@@ -33,19 +35,26 @@ GpuOutput parse_gpu_output(const std::string& text);
 
 class TokenizePlan {
  public:
-  /// Allocates the plan's device scratch (block slot counts, offsets, tile sums of the prefix sum).
-  /// Throws mjpeg::Error for CUDA failures, UsageError for bad arguments.
+  /// Coded blocks with the AC codes `codes` (every run/size symbol, EOB and ZRL of both classes
+  /// must have a code). Allocates the plan's device scratch (block bit counts, offsets, tile
+  /// sums of the prefix sum, the codes). Throws mjpeg::Error for CUDA failures, UsageError for
+  /// bad arguments (a frame beyond tokens::kMaxCodedBlocks, codes missing).
+  TokenizePlan(const FrameGeometry& geometry, const tokens::AcCodes& codes,
+               std::size_t capacity_bytes);
+  /// Symbol slots for `restart_interval`, with the --optimize histogram when asked for.
   TokenizePlan(const FrameGeometry& geometry, int restart_interval, bool histogram,
-               std::size_t capacity_slots);
+               std::size_t capacity_bytes);
   ~TokenizePlan();
   TokenizePlan(TokenizePlan&&) noexcept;
   TokenizePlan& operator=(TokenizePlan&&) noexcept;
   TokenizePlan(const TokenizePlan&) = delete;
   TokenizePlan& operator=(const TokenizePlan&) = delete;
 
+  tokens::Format format() const;
   std::size_t header_bytes() const;
-  std::size_t capacity_slots() const;
-  /// header_bytes() + 2 * capacity_slots(): the size d_out must have.
+  /// Bytes of body that fit after the header.
+  std::size_t capacity_bytes() const;
+  /// header_bytes() + capacity_bytes(): the size d_out must have.
   std::size_t output_bytes() const;
 
   struct Impl;

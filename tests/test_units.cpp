@@ -514,13 +514,13 @@ TEST(Tokens, EveryCoderVariantMatchesTheReferenceCoder) {
           const std::vector<std::uint8_t> expected = reference_scan(g, coeffs.data(), restart, tables);
           for (const std::string& v : variants) {
             std::vector<std::uint8_t> out = {0x12, 0x34};  // encode_token_scan appends
-            encode_token_scan(v, tokens.view(), tables, out);
+            encode_token_scan(g, restart, tokens.view(), tables, out, v);
             ASSERT_EQ(out.size(), expected.size() + 2) << v;
             EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 2)) << v;
             // Cut into MCU-row ranges coded on several threads and joined: the same bytes.
             for (int threads : {2, 3, 8}) {
               std::vector<std::uint8_t> par = {0x56};
-              encode_token_scan_parallel(tokens.view(), tables, restart, g.mcus_x, threads, par, v);
+              encode_token_scan_parallel(g, restart, tokens.view(), tables, threads, par, v);
               ASSERT_EQ(par.size(), expected.size() + 1) << v << " threads " << threads;
               EXPECT_TRUE(std::equal(expected.begin(), expected.end(), par.begin() + 1))
                   << v << " threads " << threads;
@@ -645,17 +645,19 @@ TEST(Tokens, StuffingHeavyStreamsMatchTheReferenceCoder) {
     view.count = slots.size();
     view.row_start = row_start.data();
     view.rows = rows;
+    // One MCU per row (the slots name their classes and carry their markers themselves).
+    const FrameGeometry column = make_geometry(8, 8 * rows, Subsampling::gray);
     for (const std::string& v : token_coder_variants()) {
       SCOPED_TRACE("trial " + std::to_string(trial) + " variant " + v);
       std::vector<std::uint8_t> out = {0x12};  // appended after what is there
-      encode_token_scan(v, view, tables, out);
+      encode_token_scan(column, 0, view, tables, out, v);
       ASSERT_EQ(out.size(), expected.size() + 1);
       EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + 1));
       // Ranges start at the rows (each after a marker, when there are markers: restart
       // interval 1 with one MCU per row).
       for (int threads : {2, 3, 5}) {
         std::vector<std::uint8_t> par(7, 0x34);
-        encode_token_scan_parallel(view, tables, markers ? 1 : 0, 1, threads, par, v);
+        encode_token_scan_parallel(column, markers ? 1 : 0, view, tables, threads, par, v);
         ASSERT_EQ(par.size(), expected.size() + 7) << threads << " threads";
         EXPECT_TRUE(std::equal(expected.begin(), expected.end(), par.begin() + 7)) << threads;
       }
@@ -749,7 +751,7 @@ TEST(Tokens, AFullWordEndingInFFIsStuffed) {
     view.slots = slots.data();
     view.count = slots.size();
     std::vector<std::uint8_t> out;
-    encode_token_scan(v, view, tables, out);
+    encode_token_scan(make_geometry(8, 8, Subsampling::gray), 0, view, tables, out, v);
     EXPECT_EQ(out, expected) << v;
   }
 }
@@ -793,12 +795,13 @@ TEST(Tokens, MalformedStreamsAreErrors) {
   HuffmanTables tables;
   for (int t = 0; t < 2; ++t) tables.dc[t] = standard_dc_spec(t), tables.ac[t] = standard_ac_spec(t);
   std::vector<std::uint8_t> out;
+  const FrameGeometry one = make_geometry(8, 8, Subsampling::gray);
   auto code = [&](std::vector<std::uint16_t> slots) {
     TokenView v;
     v.slots = slots.data();
     v.count = slots.size();
     out.clear();
-    encode_token_scan(v, tables, out);
+    encode_token_scan(one, 0, v, tables, out);
   };
   using namespace tokens;
   EXPECT_NO_THROW(code({slot(dc_symbol(0), 0, 0), slot(kEob, 0, 0)}));
@@ -813,14 +816,14 @@ TEST(Tokens, MalformedStreamsAreErrors) {
     view.slots = slots.data();
     view.count = slots.size();
     out = {1, 2, 3};
-    EXPECT_THROW(encode_token_scan(v, view, tables, out), Error) << v;
+    EXPECT_THROW(encode_token_scan(one, 0, view, tables, out, v), Error) << v;
     EXPECT_EQ(out, (std::vector<std::uint8_t>{1, 2, 3})) << v << ": what was there is kept";
     // The error after many slots (the output has grown by then), in the hot loop's chunks.
     slots.assign(20000, slot(kEob, 0, 0));
     slots.push_back(slot(0x1E, 0, 0));
     view.slots = slots.data();
     view.count = slots.size();
-    EXPECT_THROW(encode_token_scan(v, view, tables, out), Error) << v;
+    EXPECT_THROW(encode_token_scan(one, 0, view, tables, out, v), Error) << v;
     EXPECT_EQ(out, (std::vector<std::uint8_t>{1, 2, 3})) << v;
     // A marker in a scan cut into ranges as if it had no restarts: an error, not wrong bytes.
     std::vector<std::uint16_t> marked = {slot(dc_symbol(0), 0, 0), slot(kEob, 0, 0),
@@ -831,12 +834,13 @@ TEST(Tokens, MalformedStreamsAreErrors) {
     view.count = marked.size();
     view.row_start = rows;
     view.rows = 2;
-    EXPECT_THROW(encode_token_scan_parallel(view, tables, 0, 1, 2, out, v), Error) << v;
+    const FrameGeometry two = make_geometry(8, 16, Subsampling::gray);
+    EXPECT_THROW(encode_token_scan_parallel(two, 0, view, tables, 2, out, v), Error) << v;
     std::vector<std::uint8_t> with_restarts;
-    EXPECT_NO_THROW(encode_token_scan_parallel(view, tables, 1, 1, 2, with_restarts, v)) << v;
+    EXPECT_NO_THROW(encode_token_scan_parallel(two, 1, view, tables, 2, with_restarts, v)) << v;
     EXPECT_EQ(with_restarts, reference_token_scan(marked, tables)) << v;
   }
-  EXPECT_THROW(encode_token_scan("no-such-variant", TokenView{}, tables, out), Error);
+  EXPECT_THROW(encode_token_scan(one, 0, TokenView{}, tables, out, "no-such-variant"), Error);
 }
 
 

@@ -273,7 +273,10 @@ Y4mReader::Y4mReader(const std::string& path) : name_(path == "-" ? "<stdin>" : 
 
 Y4mReader::Y4mReader(std::FILE* stream, std::string name) : file_(stream), name_(std::move(name)) {
   if (file_ == nullptr) throw UsageError("Y4mReader: null stream");
-  std::setvbuf(file_, nullptr, _IONBF, 0);  // before the first read, as the standard asks
+  // Unbuffered, as above, before the first read (as the standard asks). Not a stream of no
+  // file descriptor (fopencookie): glibc reads such a stream through its buffer even for a
+  // large fread, one byte per call when it has none, so it keeps the buffer its maker gave it.
+  if (::fileno(file_) >= 0) std::setvbuf(file_, nullptr, _IONBF, 0);
   parse_stream_header();
   probe_positional();
 }

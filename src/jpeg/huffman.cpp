@@ -1,35 +1,46 @@
-// Huffman coding of quantized coefficients into a baseline JPEG scan, and libjpeg's optimal
-// Huffman tables for --optimize. The output is byte-identical to libjpeg(-turbo)'s.
+// Huffman coding of quantized coefficients into a baseline JPEG scan (the CPU mode's coder), and
+// libjpeg's optimal Huffman tables for --optimize. The output is byte-identical to
+// libjpeg(-turbo)'s.
 //
 // How the coder is made fast:
-//  * Pre-combined code tables: for every symbol (run << 4 | size) an entry holds the Huffman
-//    code already shifted left by `size` and the total length (code length + size). A
-//    coefficient is then one put of (entry.code | value bits) with entry.length bits.
+//  * Coded-value tables: for every AC value up to +-1023 after every zero run under 16, and every
+//    DC difference, an entry holds the whole coded value, (Huffman code << category | value
+//    bits) << 8 | total length, so a coefficient is one load by (value, run): no category, no
+//    value bits, no second lookup (BlockCoder::ac_value, laid out by value so that the small
+//    values that make most of a frame share a few KB of L1 cache). A block with a value outside
+//    (none, from 8-bit samples) is coded from its categories instead.
 //  * Zero skipping: each block's nonzero AC coefficients form a 64-bit mask (in zigzag order,
-//    made with SIMD compares). The coder walks the set bits with count-trailing-zeros, so zero
-//    coefficients cost nothing and the zero run is the distance between two set bits (runs of
-//    16 or more emit ZRL codes first).
-//  * Branch-free value coding: the magnitude category is the bit length of |v| (lzcnt/bsr);
-//    the value bits are v - 1 for negative v (v + (v >> 31)), cut to the category's width.
-//  * Bit accumulator: 64 bits filled from the top. When it is full, its 8 bytes go out with one
-//    store unless one of them is 0xFF (found with a zero-byte bit trick on ~word); only then
-//    are they written one by one with a 0x00 stuffed after each 0xFF.
-//  * Raw output pointer: capacity is checked once per MCU against an MCU's worst case.
+//    made with SIMD compares, which also check the block against the table's range). The coder
+//    walks the set bits with count-trailing-zeros, so zero coefficients cost nothing and the
+//    zero run is the distance between two set bits (runs of 16 or more emit ZRL codes first).
+//  * Two coefficients a step: their coded values go into the 64-bit accumulator together
+//    (at most 52 bits), then one flush stores the whole bytes with one 8-byte big-endian store
+//    and keeps the partial byte pending: no branch on the data in the writer.
+//  * Stuffing out of the loop: MCUs are coded unstuffed into a 16 KB band buffer that stays in
+//    the L1 cache; each full band is copied into the output with a 0x00 after every 0xFF, the
+//    0xFF bytes found by vector compares over 16, 32 or 64 bytes at a time (stuff_copy.inc,
+//    shared with the token coder); restart markers go in between bands.
+//  * Raw output pointer: capacity is checked once per band.
+//  * The writer's state lives in locals of the MCU loop: a reference to the caller's object
+//    would be reloaded after every store (the bytes it stores may alias it).
 //  * Instruction-set variants, picked once at run time (huffman_coder.inc is compiled once
 //    per variant under `#pragma GCC target`):
-//      generic  SSE2 nonzero mask, bsr/bsf for bit lengths;
-//      bmi2     the same source with lzcnt/tzcnt/bzhi/shlx (x86-64 with BMI2 and LZCNT);
+//      generic  SSE2 nonzero mask and stuffing, bsr/bsf for bit lengths;
+//      avx2     the same source with lzcnt/tzcnt/bzhi/shlx and 32-byte stuffing compares
+//               (x86-64 with AVX2, BMI2 and LZCNT);
 //      avx512   (AVX-512 F/BW/CD/DQ/VL/VBMI2) the AC coefficients are coded in vectors:
 //               nonzero values and positions are compressed into order, runs come from
 //               neighbouring positions, categories from vplzcntd, codes from a gather, and two
 //               symbols are joined per 64-bit lane, so the scalar writer does one put per two
 //               coefficients. Blocks with zero runs of 16+ (ZRL) take the scalar path.
-//    Every variant is checked against a reference coder in tests/test_units.cpp.
+//    Every variant is checked against a reference coder in tests/test_units.cpp and against
+//    libjpeg's jpeg_write_coefficients in tests/test_token_coder.cpp.
 #include "jpeg/huffman.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -119,18 +130,43 @@ struct CodeEntry {
   std::uint32_t length = 0;  ///< code length + category
 };
 
+/// Differences and values the coded-value tables below hold: every DC difference and AC value
+/// of 8-bit samples (categories up to 11 and 10).
+constexpr int kDcLimit = 2047;
+constexpr int kAcLimit = 1024;
+
 /// What one block is coded with (luma or chroma tables).
 struct BlockCoder {
   CodeEntry dc[17];        ///< by DC category (0..11 in valid data; up to 16 stays in bounds)
   CodeEntry ac[256 + 16];  ///< by run << 4 | category (likewise: no read past the end)
   /// Unshifted code | code length << 16 by run << 4 | category, for the AVX-512 gather.
   std::int32_t ac_packed[256 + 16] = {};
+  /// The whole coded value, (code << category | value bits) << 8 | code length + category:
+  /// of a DC difference d at dc_value[d + kDcLimit], of an AC value v after a zero run r < 16
+  /// at ac_value[v + kAcLimit][r] (v = 0 unused). One load instead of the category, the value
+  /// bits and a table lookup. 256 KB, but by value first: the small values that make most of
+  /// a frame lie together (about 2 KB for |v| < 8) and stay in the L1 cache.
+  std::uint64_t dc_value[2 * kDcLimit + 1];
+  std::uint64_t ac_value[2 * kAcLimit][16];
 };
 
-BlockCoder make_block_coder(const HuffmanSpec& dc_spec, const HuffmanSpec& ac_spec) {
+/// Bit length of |v| (JPEG's category).
+int category_of(int v) {
+  int n = 0;
+  for (int m = v < 0 ? -v : v; m; m >>= 1) ++n;
+  return n;
+}
+
+/// (code << category | value bits) << 8 | total length for value v coded as `entry`.
+std::uint64_t coded_value(const CodeEntry& entry, int v, int category) {
+  const std::uint32_t bits =
+      static_cast<std::uint32_t>(v < 0 ? v - 1 : v) & ((1u << category) - 1u);
+  return std::uint64_t{entry.code | bits} << 8 | entry.length;
+}
+
+void make_block_coder(const HuffmanSpec& dc_spec, const HuffmanSpec& ac_spec, BlockCoder& t) {
   const SymbolCodes dc = derive_codes(dc_spec);
   const SymbolCodes ac = derive_codes(ac_spec);
-  BlockCoder t;
   for (int cat = 0; cat <= 16; ++cat)
     t.dc[cat] = {dc.code[cat] << cat, static_cast<std::uint32_t>(dc.size[cat] + cat)};
   for (int sym = 0; sym < 256; ++sym) {
@@ -138,13 +174,19 @@ BlockCoder make_block_coder(const HuffmanSpec& dc_spec, const HuffmanSpec& ac_sp
     t.ac[sym] = {ac.code[sym] << cat, static_cast<std::uint32_t>(ac.size[sym] + cat)};
     t.ac_packed[sym] = static_cast<std::int32_t>(ac.code[sym] | std::uint32_t{ac.size[sym]} << 16);
   }
-  return t;
+  for (int d = -kDcLimit; d <= kDcLimit; ++d) {
+    const int cat = category_of(d);
+    t.dc_value[d + kDcLimit] = coded_value(t.dc[cat], d, cat);
+  }
+  for (int run = 0; run < 16; ++run)
+    for (int v = -kAcLimit; v < kAcLimit; ++v) {
+      const int cat = category_of(v);
+      t.ac_value[v + kAcLimit][run] = v ? coded_value(t.ac[run << 4 | cat], v, cat) : 0;
+    }
 }
 
 constexpr int kEob = 0x00;  // AC symbol: end of block
 constexpr int kZrl = 0xF0;  // AC symbol: 16 zeros
-
-using bitio::write_stuffed;  // the top `count` bytes of a word, each 0xFF followed by 0x00
 
 // Worst case for one block: DC 16+11 bits, 63 AC codes of 16+10 bits, all bytes stuffed, plus
 // a partial accumulator.
@@ -184,6 +226,13 @@ enum PartKind { kAligned, kFirst, kUnstuffed };
 // The hot code, compiled once per instruction-set variant.
 // ---------------------------------------------------------------------------------------------
 namespace generic {
+#if defined(__SSE2__)
+#define MJPEG_STUFF_WIDTH 16
+#else
+#define MJPEG_STUFF_WIDTH 8
+#endif
+#include "jpeg/stuff_copy.inc"
+#undef MJPEG_STUFF_WIDTH
 #define MJPEG_HUFF_AVX512 0
 #include "jpeg/huffman_coder.inc"
 #undef MJPEG_HUFF_AVX512
@@ -191,12 +240,15 @@ namespace generic {
 
 #if MJPEG_X86_DISPATCH
 #pragma GCC push_options
-#pragma GCC target("bmi,bmi2,lzcnt")
-namespace bmi2 {
+#pragma GCC target("avx2,bmi,bmi2,lzcnt")
+namespace avx2 {
+#define MJPEG_STUFF_WIDTH 32
+#include "jpeg/stuff_copy.inc"
+#undef MJPEG_STUFF_WIDTH
 #define MJPEG_HUFF_AVX512 0
 #include "jpeg/huffman_coder.inc"
 #undef MJPEG_HUFF_AVX512
-}  // namespace bmi2
+}  // namespace avx2
 #pragma GCC pop_options
 
 #pragma GCC push_options
@@ -205,6 +257,9 @@ namespace bmi2 {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC target("bmi,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512vl,avx512dq,avx512vbmi2")
 namespace avx512 {
+#define MJPEG_STUFF_WIDTH 64
+#include "jpeg/stuff_copy.inc"
+#undef MJPEG_STUFF_WIDTH
 #define MJPEG_HUFF_AVX512 1
 #include "jpeg/huffman_coder.inc"
 #undef MJPEG_HUFF_AVX512
@@ -212,13 +267,13 @@ namespace avx512 {
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 
-bool cpu_has_bmi2() {
+bool cpu_has_avx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-         __builtin_cpu_supports("lzcnt");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("lzcnt");
 }
 bool cpu_has_avx512() {
-  return cpu_has_bmi2() && __builtin_cpu_supports("popcnt") &&
+  return cpu_has_avx2() && __builtin_cpu_supports("popcnt") &&
          __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl") &&
          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vbmi2");
@@ -246,7 +301,7 @@ struct Variant {
 const Variant kVariants[] = {
 #if MJPEG_X86_DISPATCH
     {"avx512", avx512::encode_scan, avx512::gather_stats, cpu_has_avx512, avx512::encode_scan_part, avx512::gather_stats_rows},
-    {"bmi2", bmi2::encode_scan, bmi2::gather_stats, cpu_has_bmi2, bmi2::encode_scan_part, bmi2::gather_stats_rows},
+    {"avx2", avx2::encode_scan, avx2::gather_stats, cpu_has_avx2, avx2::encode_scan_part, avx2::gather_stats_rows},
 #endif
     {"generic", generic::encode_scan, generic::gather_stats, always, generic::encode_scan_part, generic::gather_stats_rows},
 };
@@ -267,22 +322,44 @@ const Variant& find_variant(const std::string& name) {
 }
 
 /// The block coders of a frame's tables (single-component scans use table 0 only; tables[1]
-/// may be unset then).
+/// may be unset then), built once per thread while the tables stay the same (the standard
+/// ones, frame after frame; --optimize rebuilds them for every frame).
 struct FrameCoders {
-  explicit FrameCoders(const FrameGeometry& g, const HuffmanTables& tables) {
-    const int table_count = g.num_components == 1 ? 1 : 2;
-    for (int t = 0; t < table_count; ++t) coders[t] = make_block_coder(tables.dc[t], tables.ac[t]);
-    coder[0] = &coders[0];
-    coder[1] = &coders[table_count - 1];
-  }
   BlockCoder coders[2];
-  const BlockCoder* coder[2];
+  const BlockCoder* coder[2] = {};
 };
+
+const FrameCoders& coders_for(const FrameGeometry& g, const HuffmanTables& tables) {
+  struct Cache {
+    HuffmanTables key;
+    int table_count = 0;
+    std::unique_ptr<FrameCoders> coders{new FrameCoders};
+  };
+  thread_local Cache cache;
+  const int table_count = g.num_components == 1 ? 1 : 2;
+  bool same = cache.table_count == table_count;
+  for (int t = 0; t < table_count && same; ++t)
+    same = std::memcmp(&cache.key.dc[t], &tables.dc[t], sizeof(HuffmanSpec)) == 0 &&
+           std::memcmp(&cache.key.ac[t], &tables.ac[t], sizeof(HuffmanSpec)) == 0;
+  if (!same) {
+    cache.table_count = 0;
+    FrameCoders& c = *cache.coders;
+    for (int t = 0; t < table_count; ++t) {
+      make_block_coder(tables.dc[t], tables.ac[t], c.coders[t]);
+      cache.key.dc[t] = tables.dc[t];
+      cache.key.ac[t] = tables.ac[t];
+    }
+    c.coder[0] = &c.coders[0];
+    c.coder[1] = &c.coders[table_count - 1];
+    cache.table_count = table_count;
+  }
+  return *cache.coders;
+}
 
 void encode_scan_with(const Variant& variant, const FrameGeometry& g, const std::int16_t* coeffs,
                       int restart_interval, const HuffmanTables& tables,
                       std::vector<std::uint8_t>& out) {
-  const FrameCoders c(g, tables);
+  const FrameCoders& c = coders_for(g, tables);
   variant.encode(g, coeffs, restart_interval, c.coder, out);
 }
 
@@ -358,7 +435,7 @@ void encode_scan_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
     encode_scan_with(v, g, coeffs, restart_interval, tables, out);
     return;
   }
-  const FrameCoders c(g, tables);
+  const FrameCoders& c = coders_for(g, tables);
   struct Part {
     std::vector<std::uint8_t> bytes;
     std::uint64_t bits = 0;

@@ -72,7 +72,7 @@ void gather_stats_parallel(const FrameGeometry& g, const std::int16_t* coeffs,
                            const std::string& variant = "");
 
 /// The coder is compiled for several instruction sets and picks the best one the CPU has at
-/// run time. These name the variants this CPU can run, best first (e.g. "avx512", "bmi2",
+/// run time. These name the variants this CPU can run, best first (e.g. "avx512", "avx2",
 /// "generic"), and the one encode_scan/gather_stats use.
 std::vector<std::string> huffman_variants();
 const char* huffman_variant();

@@ -340,6 +340,8 @@ void encode_progressive(const FrameGeometry& g, const QuantTables& tables,
 void tokens_to_coefficients(const FrameGeometry& g, const TokenView& tokens,
                             std::int16_t* coeffs) {
   using namespace tokens;
+  if (tokens.format != Format::slots)
+    throw Error("--progressive from a token stream needs symbol slots, not coded blocks");
   const std::uint16_t* p = tokens.slots;
   const std::uint16_t* const end = tokens.slots + tokens.count;
   auto next = [&]() -> std::uint32_t {

@@ -50,8 +50,7 @@ class GpuOffloader : public Offloader {
       on_buffer(b, [&] {
         gpus_.push_back(std::make_unique<StreamBuffer>(
             geometry_, s.tables, format_, k, mode, devices[b], options_.variant,
-            options_.stages, timing_, output, s.encode.restart_interval,
-            s.encode.optimize, !lend_ && !device_));
+            options_.stages, timing_, output, s.encode, !lend_ && !device_));
       });
       if (lend_) {
         const FrameSource::LockWindows w = source_.lent_lock_windows();

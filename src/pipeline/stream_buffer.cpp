@@ -53,7 +53,7 @@ StreamBuffer::Slot::Slot(bool timing)
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                            const SourceFormat& input, int slots, Offload mode, int device,
                            gpu::Variant variant, int stages, bool timing, GpuOutput output,
-                           int restart_interval, bool histogram, bool host_pixels)
+                           const EncodeOptions& encode, bool host_pixels)
     : select_(device), device_(device), variant_(variant), stages_(stages),
       timing_(timing), origin_(timing_event(timing)), output_(output) {
   if (slots < 1) throw UsageError("stream buffer: at least one slot is needed");
@@ -72,9 +72,18 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
   if (output_ == GpuOutput::tokens) {
     // A stream as long as the coefficients' bytes fits the same host memory; a longer one (noise
     // at quality 100, say) is an overflow, and then the coefficients come back instead.
-    tokenize_ = std::make_unique<gpu::TokenizePlan>(geometry, restart_interval, histogram,
-                                                    geometry.coefficient_count());
+    const std::size_t capacity = geometry.coefficient_count() * sizeof(std::int16_t);
+    // Symbol slots unless MJPEG_TOKEN_FORMAT=coded asks for coded blocks (requested_token_format).
+    if (token_format_for(geometry, encode, requested_token_format()) == tokens::Format::blocks) {
+      const int table_count = geometry.num_components == 1 ? 1 : 2;
+      tokenize_ = std::make_unique<gpu::TokenizePlan>(
+          geometry, ac_codes(frame_tables(table_count, nullptr), table_count), capacity);
+    } else {
+      tokenize_ = std::make_unique<gpu::TokenizePlan>(geometry, encode.restart_interval,
+                                                      encode.optimize, capacity);
+    }
     header_bytes_ = tokenize_->header_bytes();
+    blocks_ = geometry.total_blocks;
   }
   const std::size_t result_bytes = header_bytes_ + coeff_bytes_;
 
@@ -208,7 +217,7 @@ void StreamBuffer::copy_body(Slot& s, cudaStream_t stream, bool sync) {
   std::memcpy(&h, s.host_result, sizeof h);
   s.two_copies = true;
   s.got_tokens = h.overflow == 0;
-  const std::size_t bytes = s.got_tokens ? std::size_t{h.slots} * 2 : coeff_bytes_;
+  const std::size_t bytes = s.got_tokens ? std::size_t{h.body_bytes} : coeff_bytes_;
   const void* src = s.got_tokens
                         ? static_cast<const void*>(s.device_tokens.as<std::uint8_t>() + header_bytes_)
                         : s.device_coeffs.get();
@@ -252,14 +261,7 @@ TransformResult StreamBuffer::result(int slot) const {
   r.coeffs = host_coeffs(s);
   if (!s.got_tokens) return r;
   r.is_tokens = true;
-  tokens::StreamHeader h;
-  std::memcpy(&h, s.host_result, sizeof h);
-  const auto* words = reinterpret_cast<const std::uint32_t*>(s.host_result) + sizeof h / 4;
-  r.tokens.slots = reinterpret_cast<const std::uint16_t*>(s.host_result + header_bytes_);
-  r.tokens.count = h.slots;
-  r.tokens.row_start = words;
-  r.tokens.rows = static_cast<int>(h.rows);
-  r.tokens.histogram = h.has_histogram ? words + h.rows + 1 : nullptr;
+  r.tokens = stream_view(s.host_result, header_bytes_, blocks_);
   r.coeffs = nullptr;
   return r;
 }

@@ -16,8 +16,9 @@
 // offload_sync).
 //
 // What comes back (Output): `tokens` (default): the kernel stream tokenizes the coefficients
-// on the GPU and only the compact token stream crosses PCIe (29% of the coefficients' bytes
-// for a 1080p frame at quality 90); `coefficients`: the int16 coefficients, as before.
+// on the GPU and only the compact token stream crosses PCIe (symbol slots, 29% of the
+// coefficients' bytes for a 1080p frame at quality 90; coded blocks with
+// MJPEG_TOKEN_FORMAT=coded, 13%); `coefficients`: the int16 coefficients, as before.
 // The token stream's length is only known on the GPU, so its download has two steps: the
 // fixed-size header first, then, once the host has read the length from it, exactly the slots.
 //
@@ -71,14 +72,15 @@ class StreamBuffer {
   /// `mode` (sok, sok_pinned or aok): the host slots are page-locked except in sok.
   /// `timing`: every slot also gets start events and all events take timestamps, so that
   /// gpu_times() can say when each copy and kernel ran (a little dearer per record).
-  /// `output`: what comes back; with tokens, `restart_interval` and `histogram` (--optimize)
-  /// say what the tokenizer writes. `host_pixels`: false when every frame is uploaded from
-  /// memory of its own (lent, page-locked frames): the slots then get no host pixel buffer
+  /// `output`: what comes back; with tokens, `encode` and MJPEG_TOKEN_FORMAT say which format
+  /// the tokenizer writes (token_format_for, requested_token_format) and for which restart
+  /// interval. `host_pixels`: false when every frame is uploaded from memory of its own (lent,
+  /// page-locked frames, or frames in device memory): the slots then get no host pixel buffer
   /// (host_pixels() is null), a third less page-locked memory to allocate.
   StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                const SourceFormat& input, int slots, Offload mode, int device, gpu::Variant variant,
                int stages, bool timing = false, GpuOutput output = GpuOutput::coefficients,
-               int restart_interval = 0, bool histogram = false, bool host_pixels = true);
+               const EncodeOptions& encode = EncodeOptions{}, bool host_pixels = true);
   /// Waits for outstanding GPU work (never throws), then frees.
   ~StreamBuffer();
   StreamBuffer(const StreamBuffer&) = delete;
@@ -199,6 +201,7 @@ class StreamBuffer {
               cudaStream_t stream);
   GpuOutput output_ = GpuOutput::coefficients;
   std::size_t header_bytes_ = 0;  // tokens: the stream header area at the start of host_result
+  std::size_t blocks_ = 0;        // tokens: the geometry's blocks (coded blocks' word count)
   std::unique_ptr<gpu::TransformPlan> plan_;
   std::unique_ptr<gpu::TokenizePlan> tokenize_;
   gpu::Stream upload_, kernel_, download_;

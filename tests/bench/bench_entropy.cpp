@@ -6,36 +6,51 @@
 //                       scalar reference last
 //   ours/encode/VARIANT the whole one-thread encode with that transform (buffers reused, as
 //                       the pipeline's workers do)
-//   ours/entropy        encode_coefficients on ready coefficients (transform_cpu done once)
+//   ours/entropy        the CPU mode's coder: encode_coefficients on ready coefficients
+//                       (transform_cpu done once)
 //   ours/encode_jpeg    the whole CPU encode through the public encode_jpeg (default variant)
 //   ours/encode_jpeg_threads/T  the same on T threads (encode_jpeg's `threads`: MCU-row ranges
 //                       transformed and coded at once, joined bit-exactly; 0 = every core),
 //                       wall time: the latency of one large picture (MJPEG_BENCH_SIZE)
 //   libjpeg/tjCompress2 libjpeg-turbo's whole compression (TurboJPEG, TJSAMP_420, TJFLAG_ACCURATEDCT)
-//   ours/scan/VARIANT   the entropy-coded segment alone (no headers), for each instruction-set
-//                       variant of the coder this CPU runs (the first is what ours/entropy uses)
-//   ours/tokens         encode_tokens: the whole JFIF file from the frame's token stream (the
-//                       compact format the GPU hands back, src/core/token_format.hpp; made once here
-//                       by the CPU tokenizer that stands in for the GPU)
-//   ours/token_scan/VARIANT  the scan alone from the tokens, for each token-coder variant
-//   ours/tokenize       the CPU tokenizer itself (what the GPU does in sok/aok; for reference)
+//   ours/scan/VARIANT   the coefficient coder's entropy-coded segment alone (no headers), for
+//                       each instruction-set variant this CPU runs (the first is ours/entropy's)
+//   ours/packer         the packer: the whole JFIF file from the frame's coded blocks (the token
+//                       format the GPU modes hand back with MJPEG_TOKEN_FORMAT=coded,
+//                       src/core/token_format.hpp; made here by the CPU tokenizer the GPU kernel
+//                       is tested against); ours/packer/4k the
+//                       same on the 3840x2160 crop, beside libjpeg/entropy/4k
+//   ours/block_scan/VARIANT  the scan alone from the coded blocks, for each variant
+//   ours/packer_threads/N  the packer on N threads at once, each coding its own copy of the
+//                       frame (as N entropy workers do): wall time per frame per thread, N = 1,
+//                       2 and every core; the summary says how much slower a thread is beside
+//                       the others than alone
+//   ours/packer_parallel/T  one frame's coded blocks on T threads (joined bit-exactly), wall
+//   ours/tokens         encode_tokens from the frame's symbol slots (the GPU modes' default
+//                       token format, and --optimize's)
+//   ours/token_scan/VARIANT  the scan alone from the slots, for each token-coder variant
+//   ours/tokenize       the CPU slot tokenizer itself (what the GPU does in sok/aok; for reference)
 //   libjpeg/entropy     libjpeg-turbo's Huffman coding alone: jpeg_write_coefficients of the
 //                       coefficients that jpeg_read_coefficients got from its own output (as
 //                       jpegtran does; includes the small per-frame header/setup cost)
 //   ours/optimize, ours/progressive, ours/tokens_progressive  encode_coefficients with
-//                       --optimize / --progressive, and --progressive from the token stream
+//                       --optimize / --progressive, and --progressive from the symbol slots
 //                       (expanded back to coefficients first, as the pipeline does)
 //   libjpeg/optimize, libjpeg/progressive  libjpeg/entropy with optimize_coding, and with the
 //                       scan script of --progressive (jpeg_scan_info): the same files as ours
-//   ours/tokens/CASE, libjpeg/entropy/CASE  the same pair at other settings of the same frame
-//                       (q50, q75, q100, 4:4:4, restart interval 8, --optimize: ours from the
-//                       tokens with their histogram, libjpeg-turbo's two passes), each with its
-//                       ratio in the summary; MJPEG_BENCH_CASES=0 leaves them out
+//   ours/tokens/CASE, libjpeg/entropy/CASE  the token coder at other settings of the same frame,
+//                       from the format the GPU modes use there with MJPEG_TOKEN_FORMAT=coded
+//                       (q50, q75, q100, 4:4:4, restart interval 8: coded blocks; --optimize:
+//                       symbol slots with their histogram,
+//                       against libjpeg-turbo's two passes), each with its ratio in the summary;
+//                       MJPEG_BENCH_CASES=0 leaves them out
 // Each reports frames/s (items_per_second) and JPEG output bytes/s (bytes_per_second); a summary
-// with the ours/libjpeg-turbo ratios follows. Frames are checked byte-identical first.
+// with the ours/libjpeg-turbo ratios follows. Frames are checked byte-identical first, and the
+// token streams' bytes per frame are printed against the JPEG's.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +58,7 @@
 #include <set>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -75,7 +91,8 @@ struct Frame {
   mjpeg::QuantTables tables;
   std::vector<std::int16_t> coeffs;
   std::vector<std::uint8_t> reference;  // tjCompress2 output
-  mjpeg::TokenBuffer tokens;            // the frame's token stream (CPU tokenizer)
+  mjpeg::TokenBuffer tokens;            // the frame's symbol slots (CPU tokenizer)
+  mjpeg::TokenBuffer blocks;            // the frame's coded blocks (CPU tokenizer)
 };
 
 Frame* g_frame = nullptr;
@@ -172,7 +189,7 @@ void BM_ours_token_scan(benchmark::State& state, const std::string& variant) {
   const mjpeg::TokenView view = f.tokens.view();
   for (auto _ : state) {
     out.clear();
-    mjpeg::encode_token_scan(variant, view, tables, out);
+    mjpeg::encode_token_scan(f.geometry, 0, view, tables, out, variant);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -180,13 +197,73 @@ void BM_ours_token_scan(benchmark::State& state, const std::string& variant) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
 }
 
-// One frame's tokens coded on T threads (MCU-row ranges joined bit-exactly): the latency of a
-// single frame, wall time (the CPU time of the calling thread alone would hide the helpers).
-void BM_ours_tokens_parallel(benchmark::State& state, int threads) {
+// The packer: a whole JFIF file from a frame's coded blocks (what the GPU modes hand the
+// workers), the output written over as the pipeline's workers do.
+void BM_ours_packer(benchmark::State& state, const Frame* f) {
+  std::vector<std::uint8_t> out;
+  out.reserve(f->reference.size() * 2);
+  const mjpeg::TokenView view = f->blocks.view();
+  for (auto _ : state) {
+    mjpeg::encode_tokens(f->geometry, f->tables, view, f->options, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+// The packer on N threads at once, each coding frames of its own (a copy of the coded blocks,
+// its own output) as N entropy workers do: the time per frame per thread, against one thread
+// in the same harness, says what the threads cost each other (memory bandwidth, the shared
+// cache, the clock) rather than what the core costs. Manual time: the wall time of the round
+// divided by the frames each thread coded.
+void BM_ours_packer_threads(benchmark::State& state, const Frame* f, int threads) {
+  constexpr int kFramesPerRound = 8;
+  std::vector<mjpeg::TokenBuffer> copies(static_cast<std::size_t>(threads), f->blocks);
+  std::vector<std::vector<std::uint8_t>> outs(static_cast<std::size_t>(threads));
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const mjpeg::TokenView view = copies[static_cast<std::size_t>(t)].view();
+        for (int k = 0; k < kFramesPerRound; ++k)
+          mjpeg::encode_tokens(f->geometry, f->tables, view, f->options,
+                               outs[static_cast<std::size_t>(t)]);
+      });
+    for (std::thread& th : pool) th.join();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(wall / kFramesPerRound);
+    bytes = outs[0].size();
+  }
+  state.SetItemsProcessed(state.iterations() * threads);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * threads * bytes));
+}
+
+void BM_ours_block_scan(benchmark::State& state, const std::string& variant) {
+  Frame& f = *g_frame;
+  const mjpeg::HuffmanTables tables = standard_tables();
+  std::vector<std::uint8_t> out;
+  out.reserve(f.reference.size() * 2);
+  const mjpeg::TokenView view = f.blocks.view();
+  for (auto _ : state) {
+    out.clear();
+    mjpeg::encode_token_scan(f.geometry, 0, view, tables, out, variant);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+// One frame's coded blocks packed on T threads (MCU-row ranges joined bit-exactly): the latency
+// of a single frame, wall time (the CPU time of the calling thread alone would hide the helpers).
+void BM_ours_packer_parallel(benchmark::State& state, int threads) {
   Frame& f = *g_frame;
   std::vector<std::uint8_t> out;
   out.reserve(f.reference.size() * 2);
-  const mjpeg::TokenView view = f.tokens.view();
+  const mjpeg::TokenView view = f.blocks.view();
   for (auto _ : state) {
     mjpeg::encode_tokens(f.geometry, f.tables, view, f.options, out, threads);
     benchmark::DoNotOptimize(out.data());
@@ -288,8 +365,8 @@ void BM_libjpeg_tjCompress2(benchmark::State& state) {
 void libjpeg_entropy(benchmark::State& state, const std::vector<std::uint8_t>& reference,
                      int restart_interval, bool optimize);
 
-void BM_libjpeg_entropy(benchmark::State& state) {
-  libjpeg_entropy(state, g_frame->reference, 0, false);
+void BM_libjpeg_entropy(benchmark::State& state, const Frame* f) {
+  libjpeg_entropy(state, f->reference, 0, false);
 }
 
 void BM_ours_tokens_case(benchmark::State& state, const Case* c) {
@@ -462,11 +539,15 @@ class RecordingReporter : public benchmark::ConsoleReporter {
       }
       std::string name = r.run_name.str();
       // CPU time: the benchmarks are single-threaded, and it is steadier on a shared machine;
-      // the multi-threaded ones (UseRealTime, named .../real_time): their wall time.
-      const std::string real_suffix = "/real_time";
-      const bool real = name.size() > real_suffix.size() &&
-                        name.compare(name.size() - real_suffix.size(), real_suffix.size(), real_suffix) == 0;
-      if (real) name.resize(name.size() - real_suffix.size());
+      // the multi-threaded ones (UseRealTime or UseManualTime, named .../real_time or
+      // .../manual_time): their wall time.
+      bool real = false;
+      for (const std::string suffix : {"/real_time", "/manual_time"})
+        if (name.size() > suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+          name.resize(name.size() - suffix.size());
+          real = true;
+        }
       const double sec = (real ? r.GetAdjustedRealTime() : r.GetAdjustedCPUTime()) /
                          benchmark::GetTimeUnitMultiplier(r.time_unit);
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
@@ -482,6 +563,37 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   std::set<std::string> from_median;
   std::vector<std::string> errors;
 };
+
+/// A crop of the Kodak mosaic, its coefficients, tjCompress2's file and both token streams (the
+/// CPU tokenizers: the same streams the GPU kernels make).
+void make_frame(Frame& f, int width, int height) {
+  f.image = mjpeg::test::kodak_mosaic(width, height);
+  f.geometry = mjpeg::make_geometry(width, height, f.options.subsampling);
+  f.tables = mjpeg::make_quant_tables(kQuality, 2);
+  f.coeffs.resize(f.geometry.coefficient_count());
+  mjpeg::transform_cpu(f.image.view(), f.geometry, f.tables, f.coeffs.data());
+  tjhandle tj = tjInitCompress();
+  f.reference = tj_compress(tj, f.image);
+  tjDestroy(tj);
+  mjpeg::tokenize(f.geometry, f.coeffs.data(), 0, false, f.tokens);
+  mjpeg::tokenize_blocks(f.geometry, f.coeffs.data(), mjpeg::ac_codes(standard_tables(), 2),
+                         f.blocks);
+}
+
+/// The coded blocks' size against the JPEG's, and whether the packer writes tjCompress2's bytes.
+bool report_blocks(const Frame& f) {
+  std::vector<std::uint8_t> jpeg;
+  mjpeg::encode_tokens(f.geometry, f.tables, f.blocks.view(), f.options, jpeg);
+  const bool same = jpeg == f.reference;
+  std::printf("%dx%d coded blocks: %zu bytes per frame = %.2f x the JPEG's %zu (%zu block words, "
+              "%zu AC bytes); symbol slots %zu bytes = %.2f x; the packer's JPEG %s tjCompress2's\n",
+              f.geometry.width, f.geometry.height, f.blocks.bytes(),
+              double(f.blocks.bytes()) / double(f.reference.size()), f.reference.size(),
+              f.blocks.blocks.size(), f.blocks.bits.size(), f.tokens.bytes(),
+              double(f.tokens.bytes()) / double(f.reference.size()),
+              same ? "byte-identical to" : "DIFFERS FROM");
+  return same;
+}
 
 }  // namespace
 
@@ -499,20 +611,19 @@ int main(int argc, char** argv) {
     }
   }
   Frame frame;
+  // The 4K frame of the packer's second row (unless the frame is that size already).
+  std::unique_ptr<Frame> frame_4k;
+  const bool add_4k = !(width == 3840 && height == 2160);
   try {
-    frame.image = mjpeg::test::kodak_mosaic(width, height);
+    make_frame(frame, width, height);
+    if (add_4k) {
+      frame_4k = std::make_unique<Frame>();
+      make_frame(*frame_4k, 3840, 2160);
+    }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mjpeg_bench_entropy: cannot build the kHD frame: %s\n", e.what());
+    std::fprintf(stderr, "mjpeg_bench_entropy: cannot build the frames: %s\n", e.what());
     return 1;
   }
-  frame.geometry = mjpeg::make_geometry(width, height, frame.options.subsampling);
-  frame.tables = mjpeg::make_quant_tables(kQuality, 2);
-  frame.coeffs.resize(frame.geometry.coefficient_count());
-  mjpeg::transform_cpu(frame.image.view(), frame.geometry, frame.tables, frame.coeffs.data());
-  tjhandle tj = tjInitCompress();
-  frame.reference = tj_compress(tj, frame.image);
-  tjDestroy(tj);
-  mjpeg::tokenize(frame.geometry, frame.coeffs.data(), 0, false, frame.tokens);
   g_frame = &frame;
 
   // Same bytes first: a speed comparison of different outputs would mean nothing.
@@ -522,9 +633,11 @@ int main(int argc, char** argv) {
   mjpeg::encode_tokens(frame.geometry, frame.tables, frame.tokens.view(), frame.options, from_tokens);
   bool same = ours == frame.reference && mjpeg::encode_jpeg(frame.image.view(), frame.options) == ours &&
               from_tokens == ours;
+  same = report_blocks(frame) && same;
+  if (frame_4k) same = report_blocks(*frame_4k) && same;
   for (const std::string& v : mjpeg::token_coder_variants()) {
     std::vector<std::uint8_t> scan;
-    mjpeg::encode_token_scan(v, frame.tokens.view(), standard_tables(), scan);
+    mjpeg::encode_token_scan(frame.geometry, 0, frame.tokens.view(), standard_tables(), scan, v);
     same = same && std::search(ours.begin(), ours.end(), scan.begin(), scan.end()) != ours.end();
   }
   std::printf("frame %dx%d (Kodak mosaic) q%d 4:2:0: JPEG %zu bytes; ours (coefficients and tokens) %s "
@@ -566,7 +679,13 @@ int main(int argc, char** argv) {
       c->coeffs.resize(c->geometry.coefficient_count());
       mjpeg::transform_cpu(frame.image.view(), c->geometry, c->tables, c->coeffs.data());
       c->reference = tj_compress(tjc, frame.image, st.quality, st.tj_sampling);
-      mjpeg::tokenize(c->geometry, c->coeffs.data(), st.restart, st.optimize, c->tokens);
+      // The format the GPU modes hand the coder at this setting with MJPEG_TOKEN_FORMAT=coded.
+      if (mjpeg::token_format_for(c->geometry, c->options, mjpeg::tokens::Format::blocks) ==
+          mjpeg::tokens::Format::blocks)
+        mjpeg::tokenize_blocks(c->geometry, c->coeffs.data(),
+                               mjpeg::ac_codes(standard_tables(), 2), c->tokens);
+      else
+        mjpeg::tokenize(c->geometry, c->coeffs.data(), st.restart, st.optimize, c->tokens);
       if (st.optimize) {
         mjpeg::test::Image flipped = frame.image;
         const std::size_t stride = frame.image.stride();
@@ -598,7 +717,9 @@ int main(int argc, char** argv) {
     tjDestroy(tjc);
     std::printf("token cases (ours/tokens/CASE vs libjpeg/entropy/CASE):");
     for (const auto& c : cases)
-      std::printf(" %s %zu slots, JPEG %zu bytes;", c->name.c_str(), c->tokens.slots.size(),
+      std::printf(" %s %s %zu bytes = %.2f x the JPEG's %zu;", c->name.c_str(),
+                  c->tokens.format == mjpeg::tokens::Format::blocks ? "coded blocks" : "slots",
+                  c->tokens.bytes(), double(c->tokens.bytes()) / double(c->reference.size()),
                   c->reference.size());
     std::printf("\n");
   }
@@ -640,13 +761,32 @@ int main(int argc, char** argv) {
   for (const std::string& v : mjpeg::token_coder_variants())
     benchmark::RegisterBenchmark(("ours/token_scan/" + v).c_str(), BM_ours_token_scan, v)
         ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ours/packer", BM_ours_packer, &frame)->Unit(benchmark::kMillisecond);
+  for (const std::string& v : mjpeg::token_coder_variants())
+    benchmark::RegisterBenchmark(("ours/block_scan/" + v).c_str(), BM_ours_block_scan, v)
+        ->Unit(benchmark::kMillisecond);
+  if (frame_4k) {
+    benchmark::RegisterBenchmark("ours/packer/4k", BM_ours_packer, frame_4k.get())
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("libjpeg/entropy/4k", BM_libjpeg_entropy, frame_4k.get())
+        ->Unit(benchmark::kMillisecond);
+  }
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int> packer_threads = {1};  // one alone, two, and every core at once
+  for (int t : {2, cores})
+    if (t > packer_threads.back()) packer_threads.push_back(t);
+  for (int t : packer_threads)
+    benchmark::RegisterBenchmark(("ours/packer_threads/" + std::to_string(t)).c_str(),
+                                 BM_ours_packer_threads, &frame, t)
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime();
   for (int t : {2, 4, 8})
-    benchmark::RegisterBenchmark(("ours/tokens_parallel/" + std::to_string(t)).c_str(),
-                                 BM_ours_tokens_parallel, t)
+    benchmark::RegisterBenchmark(("ours/packer_parallel/" + std::to_string(t)).c_str(),
+                                 BM_ours_packer_parallel, t)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   benchmark::RegisterBenchmark("ours/tokenize", BM_ours_tokenize)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("libjpeg/entropy", BM_libjpeg_entropy, &frame)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/optimize", BM_ours_coding, false, false)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/optimize", BM_libjpeg_coding, false)
@@ -687,8 +827,15 @@ int main(int argc, char** argv) {
   };
   std::printf("\nSummary (%dx%d, q%d 4:2:0, one thread, CPU time; >1 means ours is faster):\n",
               width, height, kQuality);
-  line("Huffman coding of ready coeffs:", "ours/entropy", "libjpeg/entropy");
-  line("Huffman coding of GPU tokens:", "ours/tokens", "libjpeg/entropy");
+  line("the packer (coded blocks):", "ours/packer", "libjpeg/entropy");
+  for (const std::string& v : mjpeg::token_coder_variants()) {
+    const std::string name = "ours/block_scan/" + v;
+    const std::string what = "  the scan alone, " + v + ":";
+    line(what.c_str(), name.c_str(), "libjpeg/entropy");
+  }
+  line("  3840x2160 frame:", "ours/packer/4k", "libjpeg/entropy/4k");
+  line("the CPU mode's coder (coefficients):", "ours/entropy", "libjpeg/entropy");
+  line("symbol slots (GPU modes' default):", "ours/tokens", "libjpeg/entropy");
   for (const std::string& v : mjpeg::token_coder_variants()) {
     const std::string name = "ours/token_scan/" + v;
     const std::string what = "  token scan, " + v + ":";
@@ -715,11 +862,18 @@ int main(int argc, char** argv) {
                   t ? (std::to_string(t) + " threads").c_str() : "every core", s[name] * 1e3,
                   s["libjpeg/tjCompress2"] / s[name]);
   }
+  for (int t : packer_threads) {
+    const std::string name = "ours/packer_threads/" + std::to_string(t);
+    if (t > 1 && s.count(name) && s.count("ours/packer_threads/1") && s[name] > 0)
+      std::printf("  the packer on %d threads at once: %8.3f ms per frame per thread, %.2fx the "
+                  "time of one thread alone\n",
+                  t, s[name] * 1e3, s[name] / s["ours/packer_threads/1"]);
+  }
   for (int t : {2, 4, 8}) {
-    const std::string name = "ours/tokens_parallel/" + std::to_string(t);
-    if (s.count(name) && s.count("ours/tokens") && s[name] > 0)
-      std::printf("  one frame from tokens on %d threads: %8.2f ms wall, %.2fx one thread\n", t,
-                  s[name] * 1e3, s["ours/tokens"] / s[name]);
+    const std::string name = "ours/packer_parallel/" + std::to_string(t);
+    if (s.count(name) && s.count("ours/packer") && s[name] > 0)
+      std::printf("  one frame from coded blocks on %d threads: %8.2f ms wall, %.2fx one thread\n",
+                  t, s[name] * 1e3, s["ours/packer"] / s[name]);
   }
   for (const std::string& v : mjpeg::transform_variants()) {
     const std::string t = "ours/transform/" + v, e = "ours/encode/" + v;

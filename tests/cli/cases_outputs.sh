@@ -179,8 +179,9 @@ case_wording_of_messages() {
   fi
 }
 
-# --stats: each stage's busy time and cores (busy over the wall time), the split, the bound and
-# its rate, consistent with each other and with what was encoded; no GPU line in cpu mode.
+# --stats: each stage's busy time, cores (busy over the wall time) and microseconds per frame
+# (busy over the frames), the split, the bound and its rate, consistent with each other and
+# with what was encoded; no GPU line in cpu mode.
 case_stats_report_what_the_encode_did() {
   make_y4m in.y4m 60 640x360
   expect_ok encode in.y4m -o out.avi --mode cpu --stats --producers 1 --entropy-threads 2
@@ -190,13 +191,21 @@ case_stats_report_what_the_encode_did() {
     die "GPU figures in cpu mode: $(cat err.txt)"
   awk -v frames=60 -v want_split="1 producer + 2 entropy threads" '
     function fail(m) { print m; bad = 1 }
-    /^mjpeg: stages over [0-9.]+ s wall/ { wall = $4 }
+    /^mjpeg: stages over [0-9.]+ s wall/ {
+      wall = $4
+      if (index($0, "(busy s, cores, us per frame):") == 0) fail("columns: " $0)
+    }
     /^  [a-z]/ {
-      busy = $(NF - 1); cores = $NF; name = $0; sub(/^  /, "", name); sub(/ +[0-9.]+ +[0-9.]+$/, "", name)
+      busy = $(NF - 2); cores = $(NF - 1); us = $NF
+      name = $0; sub(/^  /, "", name); sub(/ +[0-9.]+ +[0-9.]+ +[0-9.]+$/, "", name)
       stage[name] = busy
       # cores = busy / wall (both printed rounded)
       if (wall > 0 && (cores - busy / wall > 0.02 || busy / wall - cores > 0.02))
         fail(name ": " cores " cores for " busy " s busy over " wall " s")
+      # us = busy / frames; busy is printed to the millisecond, so within 0.5 ms / frames
+      d = us - 1e6 * busy / frames
+      if (d > 500 / frames + 0.1 || -d > 500 / frames + 0.1)
+        fail(name ": " us " us per frame for " busy " s busy over " frames " frames")
       lanes = name ~ /^(transform|entropy)/ ? 2 : 1
       if (busy > lanes * wall + 0.002) fail(name ": busy " busy " s on " lanes " threads in " wall " s")
     }

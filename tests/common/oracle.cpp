@@ -126,6 +126,78 @@ bool compress_with_libjpeg(const ImageView& image, const EncodeOptions& options,
   return true;
 }
 
+// JPEG's zigzag order: the natural (row-major) index of the k-th coefficient (ITU-T T.81
+// figure A.6).
+constexpr int kZigzagToNatural[64] = {
+    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48,
+    41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
+    30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+// Like compress_with_libjpeg, from coefficients (jpeg_write_coefficients).
+bool code_with_libjpeg(const FrameGeometry& g, const std::int16_t* coeffs, int restart_interval,
+                       bool optimize, ErrorManager& err, unsigned char** out,
+                       unsigned long* out_size) {
+  jpeg_compress_struct cinfo;
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = oracle_error_exit;
+  err.pub.output_message = oracle_silent_output;
+  err.message[0] = '\0';
+  *out = nullptr;
+  *out_size = 0;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    std::free(*out);
+    *out = nullptr;
+    return false;
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, out, out_size);
+  const bool gray = g.num_components == 1;
+  cinfo.image_width = static_cast<JDIMENSION>(g.width);
+  cinfo.image_height = static_cast<JDIMENSION>(g.height);
+  cinfo.input_components = g.num_components;
+  cinfo.in_color_space = gray ? JCS_GRAYSCALE : JCS_YCbCr;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_colorspace(&cinfo, gray ? JCS_GRAYSCALE : JCS_YCbCr);
+  for (int c = 0; c < g.num_components; ++c) {
+    cinfo.comp_info[c].h_samp_factor = g.comp[c].h;
+    cinfo.comp_info[c].v_samp_factor = g.comp[c].v;
+  }
+  cinfo.restart_in_rows = 0;
+  cinfo.restart_interval = static_cast<unsigned int>(restart_interval);
+  cinfo.optimize_coding = optimize ? TRUE : FALSE;
+  jvirt_barray_ptr arrays[kMaxComponents] = {};
+  for (int c = 0; c < g.num_components; ++c) {
+    const ComponentGeometry& cg = g.comp[c];
+    // As jpegtran sizes them: the real blocks rounded up to whole MCUs of the component.
+    const int w = (cg.width_in_blocks + cg.h - 1) / cg.h * cg.h;
+    const int h = (cg.height_in_blocks + cg.v - 1) / cg.v * cg.v;
+    arrays[c] = (*cinfo.mem->request_virt_barray)(reinterpret_cast<j_common_ptr>(&cinfo),
+                                                  JPOOL_IMAGE, FALSE, static_cast<JDIMENSION>(w),
+                                                  static_cast<JDIMENSION>(h),
+                                                  static_cast<JDIMENSION>(cg.v));
+  }
+  (*cinfo.mem->realize_virt_arrays)(reinterpret_cast<j_common_ptr>(&cinfo));
+  for (int c = 0; c < g.num_components; ++c) {
+    const ComponentGeometry& cg = g.comp[c];
+    const int w = (cg.width_in_blocks + cg.h - 1) / cg.h * cg.h;
+    const int h = (cg.height_in_blocks + cg.v - 1) / cg.v * cg.v;
+    for (int by = 0; by < h; ++by) {
+      JBLOCKARRAY row = (*cinfo.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&cinfo),
+                                                         arrays[c], static_cast<JDIMENSION>(by),
+                                                         1, TRUE);
+      for (int bx = 0; bx < w; ++bx) {
+        const std::int16_t* b = coeffs + g.block_index(c, by, bx) * kBlockSize;
+        for (int k = 0; k < 64; ++k) row[0][bx][kZigzagToNatural[k]] = b[k];
+      }
+    }
+  }
+  jpeg_write_coefficients(&cinfo, arrays);
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  return true;
+}
+
 class TempDir {
  public:
   TempDir() {
@@ -301,6 +373,27 @@ std::vector<std::uint8_t> libjpeg_encode(const ImageView& image, const EncodeOpt
   std::vector<std::uint8_t> out(buffer, buffer + size);
   std::free(buffer);
   return out;
+}
+
+std::vector<std::uint8_t> libjpeg_scan(const FrameGeometry& g, const std::int16_t* coeffs,
+                                       int restart_interval, bool optimize) {
+  ErrorManager err;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  if (!code_with_libjpeg(g, coeffs, restart_interval, optimize, err, &buffer, &size))
+    throw std::runtime_error(std::string("libjpeg: ") + err.message);
+  const std::vector<std::uint8_t> file(buffer, buffer + size);
+  std::free(buffer);
+  // The segments up to SOS, each FF xx with a 16-bit length; the scan runs to EOI at the end.
+  std::size_t at = 2;  // after SOI
+  while (at + 4 <= file.size() && file[at] == 0xFF && file[at + 1] != 0xDA)
+    at += 2 + (std::size_t{file[at + 2]} << 8 | file[at + 3]);
+  if (at + 4 > file.size() || file[at + 1] != 0xDA || file.size() < 2 ||
+      file[file.size() - 2] != 0xFF || file.back() != 0xD9)
+    throw std::runtime_error("libjpeg_scan: no SOS ... EOI in libjpeg's output");
+  const std::size_t begin = at + 2 + (std::size_t{file[at + 2]} << 8 | file[at + 3]);
+  return std::vector<std::uint8_t>(file.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   file.end() - 2);
 }
 
 std::optional<std::string> find_cjpeg() {

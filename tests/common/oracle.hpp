@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/test_media.hpp"
+#include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg::test {
@@ -28,6 +29,15 @@ namespace mjpeg::test {
 /// Throws std::runtime_error with libjpeg's message on failure.
 std::vector<std::uint8_t> libjpeg_encode(const ImageView& image, const EncodeOptions& options,
                                          bool force_baseline = false);
+
+/// The entropy-coded segment of the scan (the bytes after the SOS header up to EOI, restart
+/// markers included) that libjpeg writes for these quantized coefficients: jpeg_write_coefficients
+/// (as jpegtran) on a frame of g's size, components and sampling, with the Annex K Huffman tables
+/// or, `optimize`, libjpeg's own optimal ones, and `restart_interval`. `coeffs` in the layout of
+/// core/geometry.hpp, zigzag order; libjpeg makes the dummy (MCU padding) blocks itself.
+/// Throws std::runtime_error with libjpeg's message (e.g. a coefficient out of its range).
+std::vector<std::uint8_t> libjpeg_scan(const FrameGeometry& g, const std::int16_t* coeffs,
+                                       int restart_interval, bool optimize);
 
 /// libjpeg's own jpeg_gen_optimal_table (jchuff.c; exported by the library, declared only in
 /// its private jchuff.h) on the symbol counts `freq` (256 symbols; libjpeg adds the reserved

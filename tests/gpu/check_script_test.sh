@@ -16,8 +16,9 @@ work=$(cd "$work" && pwd)
 #   ok     every binary succeeds, outputs identical across modes
 #   fail   every binary (and tool) fails
 #   wrong  binaries succeed, but the aok mode's outputs differ, compute-sanitizer finds errors,
-#          the kernel benchmark finds a difference, a GoogleTest run runs no test, and the CPU
-#          claims AVX-512 while its tests are skipped
+#          the kernel benchmark finds a difference, a GoogleTest run runs no test, the CPU
+#          claims AVX-512 while its tests are skipped, and MJPEG_TOKEN_FORMAT=coded brings back
+#          as many bytes as symbol slots
 standins() {
   local bin=$1/bin tools=$1/tools
   mkdir -p "$bin" "$tools"
@@ -65,7 +66,7 @@ EOF
 #!/usr/bin/env bash
 [[ $STANDIN == fail ]] && { echo "mjpeg: error: stand-in failure" >&2; exit 1; }
 cmd=$1; shift
-out= json= mode=aok input= csv= frames=3 devices=
+out= json= mode=aok modes= input= csv= frames=3 devices=
 while (($#)); do
   case $1 in
     -o) out=$2; shift ;;
@@ -73,7 +74,7 @@ while (($#)); do
     --csv) csv=$2; shift ;;
     --mode) mode=$2; shift ;;
     --devices) devices=$2; shift ;;
-    --modes) mode=${2%%,*}; shift ;;
+    --modes) mode=${2%%,*} modes=$2; shift ;;
     -) input=- ;;
     -*) [[ $# -gt 1 && $2 != -* ]] && shift ;;
     *) input=$1 ;;
@@ -83,15 +84,23 @@ done
 case $cmd in
   info) echo "CUDA devices: 1"; echo "  [0] Stand-in, 80.0 GiB, compute capability 9.0, 132 SMs: usable" ;;
   compare)
-    [[ -n $json ]] && printf '{"modes": [{"mode": "%s", "fps": 100.0, "bound": {"stage": "entropy"}, "producers": 1, "entropy_threads": 2, "upload_bytes_per_frame": 6}]}\n' "$mode" >"$json"
+    # One entry per mode; the bytes down: symbol slots 2.9 times the JPEG's, coded blocks 1.2
+    # times (when taken).
+    down=290; [[ ${MJPEG_TOKEN_FORMAT:-} == coded && $STANDIN != wrong ]] && down=120
+    entries=()
+    modes=${modes:-$mode}
+    for m in ${modes//,/ }; do
+      entries+=("$(printf '{"mode": "%s", "fps": 100.0, "bound": {"stage": "entropy"}, "producers": 1, "entropy_threads": 2, "upload_bytes_per_frame": 6, "jpeg_bytes": 100, "gpu": {"download_bytes": %d}}' "$m" "$down")")
+    done
+    [[ -n $json ]] && (IFS=,; printf '{"modes": [%s]}\n' "${entries[*]}") >"$json"
     printf 'mode fps\n%s 100.0\n\noutputs: identical\n' "$(tr a-z A-Z <<<"$mode")" ;;
   encode)
     # The bytes: the input's; when the outputs should be wrong, the aok mode's differ (but on
     # --devices 0 alone).
     { cat "$input" 2>/dev/null; [[ $STANDIN == wrong && $mode == aok && $devices != 0 ]] && echo x; } >"$out"
     echo "mjpeg: wrote $out: $frames frames, 100.0 fps ($mode mode), 0.1 MB, 1.00 bits/pixel, 0.03 s" >&2
-    echo "mjpeg: stages over 0.030 s wall (busy s, cores):" >&2
-    echo "  setup (allocation)                  0.001   0.03" >&2
+    echo "mjpeg: stages over 0.030 s wall (busy s, cores, us per frame):" >&2
+    echo "  setup (allocation)                  0.001   0.03      333.3" >&2
     echo "mjpeg: 1 producer + 2 entropy threads; bound by entropy (200.0 fps alone); 6 bytes uploaded per frame" >&2 ;;
   bench) echo "sweep,mode,w,h,fps,identical" >"$csv"; echo "threads,aok,1,1,1,yes" >>"$csv" ;;
 esac
@@ -150,7 +159,7 @@ run_check() {
 }
 
 # Every check fails: exit 1, no "ok" line, and the verdict names as many checks as failed.
-run_check fail tests,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register
+run_check fail tests,coded,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register
 [[ $RC == 1 ]] || die "check.sh exited $RC with every stand-in failing"
 summary=$(sed -n '/^==== summary/,/^==== check.sh/p' "$work/fail.out")
 grep -q '^ok ' <<<"$summary" && die "a check passed although everything failed: $(grep '^ok ' <<<"$summary")"
@@ -162,27 +171,31 @@ grep -q "^==== check.sh: $fails of $fails checks FAILED:" "$work/fail.out" ||
 for what in "gpu tests" "pipeline gpu tests" "library (VideoEncoder) gpu tests" "GPU modes (tests/cli" \
     "multi-device pipeline tests" "mjpeg compare 1920x1080 --devices" "compute-sanitizer memcheck" \
     "compute-sanitizer synccheck (direct)" "kernel benchmark" "mjpeg compare 1920x1080, cpu sok" \
-    "mjpeg compare --modes cpu" "CPU variants" "mjpeg bench sweeps" "end to end" "register probe"; do
+    "mjpeg compare --modes cpu" "CPU variants" "mjpeg bench sweeps" "end to end" "register probe" \
+    "coded blocks: GPU tokenizer" "coded blocks: pipeline" "coded blocks: mjpeg encode" \
+    "coded blocks: mjpeg compare 1920x1080" "coded blocks: bytes down" "coded blocks: end to end"; do
   grep -q "^FAIL  .*$what" <<<"$summary" || die "no FAIL line for '$what'"
 done
 
 # Everything works: exit 0, every check ok. (Part "tests" runs the CLI's GPU cases, which no
 # stand-in can pass; "register" would write a 4 GB file.)
-run_check ok devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e
+run_check ok coded,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e
 [[ $RC == 0 ]] || die "check.sh exited $RC with every stand-in working: $(grep '^FAIL' "$work/ok.out")"
 grep -q '^FAIL ' "$work/ok.out" && die "a FAIL line although everything worked"
 grep -q '^==== check.sh: all [0-9]* checks passed$' "$work/ok.out" || die "no verdict: $(tail -3 "$work/ok.out")"
 grep -q '^skip  entropy benchmark' "$work/ok.out" || die "the missing entropy benchmark is not said"
 
 # Wrong output from working binaries: each shows as the FAIL of its own check, the others pass.
-run_check wrong devices,sanitize,kernels,cpu,e2e,tests
+run_check wrong devices,sanitize,kernels,cpu,e2e,tests,coded
 [[ $RC == 1 ]] || die "check.sh exited $RC with wrong outputs"
 for what in "mjpeg encode 1080p Y4M per device list (AVIs identical): differs" \
     "compute-sanitizer memcheck (small frames): rc=3; ERROR SUMMARY: 2 errors" \
     "kernel benchmark (every configuration's output = the CPU transform's): rc=3" \
     "CPU variants vs their references: AVX-512 skipped; transform avx512: this CPU has its instructions, but 0 of its tests ran and 1 were skipped" \
     "end to end encode vs compare (e2e.sh: every output = the cpu mode's): rc=1" \
-    "library (VideoEncoder) gpu tests: no test ran"; do
+    "library (VideoEncoder) gpu tests: no test ran" \
+    "coded blocks: mjpeg encode, aok and sok = cpu (5 settings): differs" \
+    "coded blocks: bytes down per frame (aok 1920x1080): coded blocks not handed back; FAIL D2H per frame 2.90 x the JPEG with coded blocks, 2.90 x with symbol slots"; do
   grep -qF "FAIL  $what" "$work/wrong.out" || die "no FAIL line '$what'"
 done
 grep -q '^ok    gpu tests (kernels, tokenizer)' "$work/wrong.out" || die "a passing check is not ok"

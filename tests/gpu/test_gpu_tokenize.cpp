@@ -1,9 +1,10 @@
-// GPU tokenizer exactness: for every size, sampling, quality, restart interval and with or
-// without the histogram, the token stream the GPU writes (header, MCU-row starts, histogram,
-// slots) equals the CPU tokenizer's, slot for slot; coefficient patterns that reach every case
-// of the format (escapes, ZRLs, a nonzero coefficient 63, empty blocks) included; an output too
-// small for the stream is an overflow, not a partial stream; and GPU transform + GPU tokenizer +
-// CPU token coder write exactly encode_jpeg's bytes.
+// GPU tokenizer exactness: for every size, sampling, quality and restart interval, the stream the
+// GPU writes equals the CPU tokenizer's, word for word: coded blocks (header, MCU-row bit
+// offsets, block words, the AC stream with its padding and slack: tokenize_blocks) and symbol
+// slots with or without the histogram (tokenize); coefficient patterns that reach every case
+// of the formats (escapes, ZRLs, a nonzero coefficient 63, empty blocks, the longest coded AC
+// parts) included; an output too small for the stream is an overflow, not a partial stream;
+// and GPU transform + GPU tokenizer + CPU token coder write exactly encode_jpeg's bytes.
 //
 // Skipped without a usable CUDA device; fails instead with MJPEG_REQUIRE_GPU=1.
 // MJPEG_GPU_SMALL=1 keeps only small frames (for compute-sanitizer runs).
@@ -24,6 +25,7 @@
 #include "gpu_transform.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
+#include "jpeg/huffman.hpp"
 #include "jpeg/tokens.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "mjpeg/encoder.hpp"
@@ -44,17 +46,25 @@ class GpuTokenize : public ::testing::Test {
   }
 };
 
-/// What the GPU wrote: the header words and the slots (when they fit).
+/// What the GPU wrote: the header words, the row starts, the histogram and the body (when it
+/// fits).
 struct GpuStream {
   tokens::StreamHeader header{};
   std::vector<std::uint32_t> row_start;
   std::vector<std::uint32_t> histogram;
-  std::vector<std::uint16_t> slots;
+  std::vector<std::uint16_t> slots;     // symbol slots
+  std::vector<std::uint32_t> blocks;    // coded blocks: the block words ...
+  std::vector<std::uint8_t> bits;       // ... and the AC stream
 };
 
-GpuStream run_gpu(const FrameGeometry& g, const std::vector<std::int16_t>& coeffs, int restart,
-                  bool histogram, std::size_t capacity) {
-  gpu::TokenizePlan plan(g, restart, histogram, capacity);
+/// The AC codes of the Annex K tables, as the GPU modes make coded blocks.
+tokens::AcCodes standard_codes(const FrameGeometry& g) {
+  const int table_count = g.num_components == 1 ? 1 : 2;
+  return ac_codes(frame_tables(table_count, nullptr), table_count);
+}
+
+GpuStream run_gpu(const gpu::TokenizePlan& plan, const FrameGeometry& g,
+                  const std::vector<std::int16_t>& coeffs) {
   gpu::DeviceBuffer d_coeffs(coeffs.size() * sizeof(std::int16_t));
   MJPEG_CUDA_CHECK(cudaMemcpy(d_coeffs.get(), coeffs.data(), d_coeffs.size(), cudaMemcpyHostToDevice));
   gpu::DeviceBuffer d_out(plan.output_bytes());
@@ -67,39 +77,76 @@ GpuStream run_gpu(const FrameGeometry& g, const std::vector<std::int16_t>& coeff
   std::memcpy(&s.header, head.data(), sizeof s.header);
   const auto* words = reinterpret_cast<const std::uint32_t*>(head.data()) + 4;
   s.row_start.assign(words, words + g.mcus_y + 1);
-  if (histogram) s.histogram.assign(words + g.mcus_y + 1, words + g.mcus_y + 1 + tokens::kHistogramWords);
+  if (s.header.flags & tokens::kHistogramFlag)
+    s.histogram.assign(words + g.mcus_y + 1, words + g.mcus_y + 1 + tokens::kHistogramWords);
   if (!s.header.overflow) {
-    s.slots.resize(s.header.slots);
-    MJPEG_CUDA_CHECK(cudaMemcpy(s.slots.data(), d_out.as<std::uint8_t>() + plan.header_bytes(),
-                                s.slots.size() * 2, cudaMemcpyDeviceToHost));
+    std::vector<std::uint8_t> body(s.header.body_bytes);
+    MJPEG_CUDA_CHECK(cudaMemcpy(body.data(), d_out.as<std::uint8_t>() + plan.header_bytes(),
+                                body.size(), cudaMemcpyDeviceToHost));
+    if (plan.format() == tokens::Format::slots) {
+      s.slots.resize(body.size() / 2);
+      std::memcpy(s.slots.data(), body.data(), 2 * s.slots.size());
+    } else if (body.size() >= 4 * g.total_blocks) {
+      s.blocks.resize(g.total_blocks);
+      std::memcpy(s.blocks.data(), body.data(), 4 * g.total_blocks);
+      s.bits.assign(body.begin() + static_cast<std::ptrdiff_t>(4 * g.total_blocks), body.end());
+    }
   }
   return s;
 }
 
-std::string first_difference(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+GpuStream run_gpu(const FrameGeometry& g, const std::vector<std::int16_t>& coeffs, int restart,
+                  bool histogram, std::size_t capacity_bytes) {
+  return run_gpu(gpu::TokenizePlan(g, restart, histogram, capacity_bytes), g, coeffs);
+}
+
+GpuStream run_gpu_blocks(const FrameGeometry& g, const std::vector<std::int16_t>& coeffs,
+                         std::size_t capacity_bytes) {
+  return run_gpu(gpu::TokenizePlan(g, standard_codes(g), capacity_bytes), g, coeffs);
+}
+
+template <typename T>
+std::string first_difference(const std::vector<T>& a, const std::vector<T>& b, const char* what) {
   const std::size_t n = std::min(a.size(), b.size());
   for (std::size_t i = 0; i < n; ++i)
     if (a[i] != b[i])
-      return "first difference at slot " + std::to_string(i) + ": cpu " + std::to_string(a[i]) +
-             ", gpu " + std::to_string(b[i]);
-  return a.size() == b.size() ? "" : "lengths differ";
+      return std::string("first difference at ") + what + " " + std::to_string(i) + ": cpu " +
+             std::to_string(a[i]) + ", gpu " + std::to_string(b[i]);
+  return a.size() == b.size() ? "" : std::string(what) + " counts differ";
 }
 
 void expect_same_stream(const FrameGeometry& g, const std::vector<std::int16_t>& coeffs,
                         int restart, bool histogram, const std::string& what) {
   TokenBuffer cpu;
   tokenize(g, coeffs.data(), restart, histogram, cpu);
-  const GpuStream gs = run_gpu(g, coeffs, restart, histogram, g.total_blocks * tokens::kMaxSlotsPerBlock);
+  const GpuStream gs =
+      run_gpu(g, coeffs, restart, histogram, 2 * g.total_blocks * tokens::kMaxSlotsPerBlock);
   SCOPED_TRACE(what + " restart " + std::to_string(restart) + (histogram ? " histogram" : ""));
   ASSERT_EQ(gs.header.overflow, 0u);
   EXPECT_EQ(gs.header.rows, static_cast<std::uint32_t>(g.mcus_y));
-  EXPECT_EQ(gs.header.has_histogram, histogram ? 1u : 0u);
-  ASSERT_EQ(gs.header.slots, cpu.slots.size());
+  EXPECT_EQ(gs.header.flags, histogram ? tokens::kHistogramFlag : 0u);
+  ASSERT_EQ(gs.header.body_bytes, 2 * cpu.slots.size());
   EXPECT_EQ(gs.row_start, cpu.row_start);
   if (histogram) {
     EXPECT_EQ(gs.histogram, cpu.histogram);
   }
-  EXPECT_TRUE(gs.slots == cpu.slots) << first_difference(cpu.slots, gs.slots);
+  EXPECT_TRUE(gs.slots == cpu.slots) << first_difference(cpu.slots, gs.slots, "slot");
+}
+
+void expect_same_blocks(const FrameGeometry& g, const std::vector<std::int16_t>& coeffs,
+                        const std::string& what) {
+  TokenBuffer cpu;
+  tokenize_blocks(g, coeffs.data(), standard_codes(g), cpu);
+  const GpuStream gs = run_gpu_blocks(g, coeffs, g.coefficient_count() * 2);
+  SCOPED_TRACE(what + " coded blocks");
+  ASSERT_EQ(gs.header.overflow, 0u);
+  EXPECT_EQ(gs.header.rows, static_cast<std::uint32_t>(g.mcus_y));
+  EXPECT_EQ(gs.header.flags,
+            static_cast<std::uint32_t>(tokens::Format::blocks) << tokens::kFormatShift);
+  ASSERT_EQ(gs.header.body_bytes, cpu.bytes());
+  EXPECT_EQ(gs.row_start, cpu.row_start);
+  EXPECT_TRUE(gs.blocks == cpu.blocks) << first_difference(cpu.blocks, gs.blocks, "block");
+  EXPECT_TRUE(gs.bits == cpu.bits) << first_difference(cpu.bits, gs.bits, "AC stream byte");
 }
 
 /// Coefficients of every kind of block (deterministic): empty, full, long zero runs, only
@@ -120,9 +167,12 @@ std::vector<std::int16_t> edge_coefficients(const FrameGeometry& g, std::uint32_
   for (std::size_t b = 0; b < g.total_blocks; ++b) {
     std::int16_t* blk = c.data() + b * kBlockSize;
     blk[0] = static_cast<std::int16_t>(static_cast<int>(next() % 2048) - 1024);
-    const int kind = static_cast<int>(next() % 8);
+    const int kind = static_cast<int>(next() % 9);
     switch (kind) {
       case 0: break;
+      case 8:  // the longest coded AC part: 63 values of size 10
+        for (int k = 1; k < 64; ++k) blk[k] = next() & 1 ? 1023 : -1023;
+        break;
       case 1: for (int k = 1; k < 64; ++k) blk[k] = value(); break;
       case 2:
         blk[1 + next() % 3] = value();
@@ -136,6 +186,8 @@ std::vector<std::int16_t> edge_coefficients(const FrameGeometry& g, std::uint32_
           if (next() % 64 < static_cast<std::uint32_t>(8 * kind)) blk[k] = value();
         break;
     }
+    // Coded blocks hold the DC as it is: every int16 passes through (the GPU never sees
+    // differences); the slot tests keep it within differences of size 11.
   }
   return c;
 }
@@ -162,24 +214,30 @@ TEST_F(GpuTokenize, EdgeCaseCoefficientsMatchTheCpuTokenizer) {
     for (const TokenizeSize& z : sizes()) {
       const FrameGeometry g = make_geometry(z.w, z.h, s);
       const std::vector<std::int16_t> c = edge_coefficients(g, static_cast<std::uint32_t>(z.w * 31 + z.h));
+      const std::string what = std::to_string(z.w) + "x" + std::to_string(z.h) + " " + to_string(s);
+      expect_same_blocks(g, c, what);
+      if (HasFatalFailure()) return;
       for (int restart : {0, 1, 7, 65535})
         for (bool histogram : {false, true}) {
-          expect_same_stream(g, c, restart, histogram,
-                             std::to_string(z.w) + "x" + std::to_string(z.h) + " " + to_string(s));
+          expect_same_stream(g, c, restart, histogram, what);
           if (HasFatalFailure()) return;
         }
     }
 }
 
-// The prefix sum of the slot counts works on tiles of 2048 counts (n blocks have n + 1 counts):
-// gray frames of one block row with n + 1 just below, at and just above one and two tiles.
+// The prefix sum of the counts works on tiles of 2048 counts (n blocks have n + 1 counts), and
+// for coded blocks each tile zeroes the words its blocks write: gray frames of one block row
+// with n + 1 just below, at and just above one and two tiles.
 TEST_F(GpuTokenize, PrefixSumTileEdgesMatchTheCpuTokenizer) {
   for (int blocks : {2046, 2047, 2048, 4095, 4096}) {
     const FrameGeometry g = make_geometry(8 * blocks, 8, Subsampling::gray);
     const std::vector<std::int16_t> c = edge_coefficients(g, static_cast<std::uint32_t>(blocks));
+    const std::string what = std::to_string(blocks) + " gray blocks";
+    expect_same_blocks(g, c, what);
+    if (HasFatalFailure()) return;
     for (int restart : {0, 7})
       for (bool histogram : {false, true}) {
-        expect_same_stream(g, c, restart, histogram, std::to_string(blocks) + " gray blocks");
+        expect_same_stream(g, c, restart, histogram, what);
         if (HasFatalFailure()) return;
       }
   }
@@ -190,14 +248,14 @@ TEST_F(GpuTokenize, PictureCoefficientsMatchTheCpuTokenizer) {
     for (const TokenizeSize& z : sizes()) {
       const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 7u);
       const FrameGeometry g = make_geometry(z.w, z.h, s);
-      for (int q : {1, 50, 90, 100}) {
+      for (int q : {1, 10, 50, 90, 100}) {
         const QuantTables t = make_quant_tables(q, g.num_components == 1 ? 1 : 2);
         std::vector<std::int16_t> c(g.coefficient_count());
         transform_cpu(f.view(), g, t, c.data());
-        for (int restart : {0, 3})
-          expect_same_stream(g, c, restart, q == 90,
-                             std::to_string(z.w) + "x" + std::to_string(z.h) + " " + to_string(s) +
-                                 " q" + std::to_string(q));
+        const std::string what =
+            std::to_string(z.w) + "x" + std::to_string(z.h) + " " + to_string(s) + " q" + std::to_string(q);
+        expect_same_blocks(g, c, what);
+        for (int restart : {0, 3}) expect_same_stream(g, c, restart, q == 90, what);
         if (HasFatalFailure()) return;
       }
     }
@@ -208,13 +266,30 @@ TEST_F(GpuTokenize, TooSmallAnOutputIsAnOverflowWithNothingWritten) {
   const std::vector<std::int16_t> c = edge_coefficients(g, 3);
   TokenBuffer cpu;
   tokenize(g, c.data(), 0, false, cpu);
-  const std::size_t total = cpu.slots.size();
+  const std::size_t total = 2 * cpu.slots.size();
   const GpuStream exact = run_gpu(g, c, 0, false, total);
   EXPECT_EQ(exact.header.overflow, 0u);
   EXPECT_EQ(exact.slots, cpu.slots);
-  const GpuStream small = run_gpu(g, c, 0, false, total - 1);
+  const GpuStream small = run_gpu(g, c, 0, false, total - 2);
   EXPECT_EQ(small.header.overflow, 1u);
-  EXPECT_EQ(small.header.slots, total);  // the length it would have had
+  EXPECT_EQ(small.header.body_bytes, total);  // the length it would have had
+  TokenBuffer blocks;
+  tokenize_blocks(g, c.data(), standard_codes(g), blocks);
+  const GpuStream fits = run_gpu_blocks(g, c, blocks.bytes());
+  EXPECT_EQ(fits.header.overflow, 0u);
+  EXPECT_EQ(fits.bits, blocks.bits);
+  const GpuStream too_small = run_gpu_blocks(g, c, blocks.bytes() - 1);
+  EXPECT_EQ(too_small.header.overflow, 1u);
+  EXPECT_EQ(too_small.header.body_bytes, blocks.bytes());
+}
+
+TEST_F(GpuTokenize, CodedBlocksNeedEveryAcCode) {
+  const FrameGeometry g = make_geometry(64, 48, Subsampling::s420);
+  tokens::AcCodes codes = standard_codes(g);
+  codes.length[1][0xF0] = 0;  // no chroma ZRL
+  EXPECT_THROW(gpu::TokenizePlan(g, codes, 1 << 20), UsageError);
+  const FrameGeometry huge = make_geometry(65500, 65500, Subsampling::s444);
+  EXPECT_THROW(gpu::TokenizePlan(huge, standard_codes(huge), 1 << 20), UsageError);
 }
 
 TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
@@ -223,7 +298,8 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
          {TokenizeSize{259, 131}, TokenizeSize{300, 48}, TokenizeSize{17, 9}}) {
       const gputest::HostFrame f = gputest::synthetic_frame(z.w, z.h, 3, 11u);
       for (bool optimize : {false, true})
-        for (int restart : {0, 5}) {
+        for (int restart : {0, 5})
+        for (tokens::Format asked : {tokens::Format::slots, tokens::Format::blocks}) {
           EncodeOptions o;
           o.quality = 85;
           o.subsampling = s;
@@ -236,7 +312,14 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
           gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
           gpu::launch_transform(tplan, d.data, d.pitch, coeffs.as<std::int16_t>(),
                                 gpu::Variant::pipeline, 2, nullptr);
-          gpu::TokenizePlan kplan(g, restart, optimize, g.total_blocks * 64);
+          // The plan the stream buffer makes for these settings, with either format asked for
+          // (MJPEG_TOKEN_FORMAT).
+          const std::size_t capacity = g.coefficient_count() * 2;
+          const gpu::TokenizePlan kplan =
+              token_format_for(g, o, asked) == tokens::Format::blocks
+                  ? gpu::TokenizePlan(g, standard_codes(g), capacity)
+                  : gpu::TokenizePlan(g, restart, optimize, capacity);
+          EXPECT_EQ(kplan.format(), optimize ? tokens::Format::slots : asked);
           gpu::DeviceBuffer out(kplan.output_bytes());
           // Poisoned: the test copies the whole capacity back, and the tail past the stream is
           // never written (the pipeline copies only the stream; compute-sanitizer initcheck).
@@ -245,21 +328,14 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
           MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
           std::vector<std::uint8_t> host(kplan.output_bytes());
           MJPEG_CUDA_CHECK(cudaMemcpy(host.data(), out.get(), host.size(), cudaMemcpyDeviceToHost));
-          tokens::StreamHeader h;
-          std::memcpy(&h, host.data(), sizeof h);
-          ASSERT_EQ(h.overflow, 0u);
-          TokenView v;
-          const auto* words = reinterpret_cast<const std::uint32_t*>(host.data()) + 4;
-          v.row_start = words;
-          v.rows = g.mcus_y;
-          v.histogram = optimize ? words + g.mcus_y + 1 : nullptr;
-          v.slots = reinterpret_cast<const std::uint16_t*>(host.data() + kplan.header_bytes());
-          v.count = h.slots;
+          const TokenView v = stream_view(host.data(), kplan.header_bytes(), g.total_blocks);
           std::vector<std::uint8_t> jpeg;
           encode_tokens(g, t, v, o, jpeg);
           const std::vector<std::uint8_t> expected = encode_jpeg(f.view(), o);
-          EXPECT_TRUE(jpeg == expected) << z.w << "x" << z.h << " " << to_string(s)
-                                        << (optimize ? " optimize" : "") << " restart " << restart;
+          EXPECT_TRUE(jpeg == expected)
+              << z.w << "x" << z.h << " " << to_string(s) << (optimize ? " optimize" : "")
+              << " restart " << restart
+              << (kplan.format() == tokens::Format::blocks ? " coded blocks" : " symbol slots");
         }
     }
 }

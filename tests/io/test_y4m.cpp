@@ -290,6 +290,44 @@ TEST(Y4mReader, FileStreamOverloadAndCallerBuffer) {
   std::fclose(f);  // not owned by the reader
 }
 
+// A stream of no file descriptor (fopencookie, as the CLI makes of a pipe whose first bytes it
+// looked at) keeps its maker's buffer: unbuffered, glibc would ask its read function for one
+// byte at a time, three million calls for a 1080p frame.
+TEST(Y4mReader, CookieStreamIsReadInBlocks) {
+  struct Source {
+    std::string data;
+    std::size_t at = 0;
+    int calls = 0;
+  } src;
+  src.data = make_y4m("W640 H480 F25:1 C420jpeg", 640 * 480 * 3 / 2, 3);
+  cookie_io_functions_t io{};
+  io.read = [](void* cookie, char* buf, std::size_t size) -> ssize_t {
+    auto* s = static_cast<Source*>(cookie);
+    ++s->calls;
+    // At most 64 KiB a call, as a pipe gives it.
+    const std::size_t n = std::min({size, s->data.size() - s->at, std::size_t(1) << 16});
+    std::memcpy(buf, s->data.data() + s->at, n);
+    s->at += n;
+    return static_cast<ssize_t>(n);
+  };
+  FILE* f = ::fopencookie(&src, "rb", io);
+  ASSERT_NE(f, nullptr);
+  std::vector<char> buffer(std::size_t(1) << 20);
+  ASSERT_EQ(std::setvbuf(f, buffer.data(), _IOFBF, buffer.size()), 0);
+  {
+    Y4mReader r(f, "<cookie>");
+    std::vector<std::uint8_t> buf(640 * 480 * 3 / 2);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(r.read_frame(buf.data(), buf.size()));
+      EXPECT_EQ(0, std::memcmp(buf.data(), frame_payload(buf.size(), i).data(), buf.size()));
+    }
+    EXPECT_FALSE(r.read_frame(buf.data(), buf.size()));
+  }
+  std::fclose(f);
+  // 1.4 MB in 64 KiB reads: about 22, and a few more at the frames' ends.
+  EXPECT_LE(src.calls, 40) << "the reader asked for its bytes a few at a time";
+}
+
 TEST(Y4mReader, PositionalReadsOfPlainFramesAndResume) {
   ScratchDir dir;
   const std::string path = dir.file("p.y4m");

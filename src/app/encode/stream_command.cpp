@@ -288,9 +288,10 @@ std::int64_t whole_input_frames(const EncodeArgs& args, InputKind kind) {
   }
 }
 
-/// One line per stage: busy seconds summed over its threads, and that over the wall time,
-/// i.e. how many cores the stage kept busy on average; then the split of producers and entropy
-/// workers, the stage that bounds the frame rate and the bytes uploaded per frame.
+/// One line per stage: busy seconds summed over its threads, that over the wall time (how many
+/// cores the stage kept busy on average) and per frame (e.g. the dispatcher's launches, against
+/// the time a frame has at the frame rate); then the split of producers and entropy workers,
+/// the stage that bounds the frame rate and the bytes uploaded per frame.
 void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
   const double wall = s.wall_s > 0 ? s.wall_s : 1;
   // Stats' read_s and gpu_s include their parts (the upload issue; the download issue and the
@@ -305,9 +306,12 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
       {"wait for coefficients", s.result_wait_s},
       {"entropy coding", s.entropy_s},
       {"write", s.write_s}};
-  std::fprintf(stderr, "mjpeg: stages over %.3f s wall (busy s, cores):\n", s.wall_s);
+  std::fprintf(stderr, "mjpeg: stages over %.3f s wall (busy s, cores, us per frame):\n", s.wall_s);
+  const double frames = s.frames > 0 ? static_cast<double>(s.frames) : 1;
   for (const auto& [name, busy] : stages)
-    if (busy > 0) std::fprintf(stderr, "  %-32s %8.3f  %5.2f\n", name, busy, busy / wall);
+    if (busy > 0)
+      std::fprintf(stderr, "  %-32s %8.3f  %5.2f  %9.1f\n", name, busy, busy / wall,
+                   1e6 * busy / frames);
   std::fprintf(stderr, "%s\n",
                fmt::format("mjpeg: {} + {}{}; bound by {} ({:.1f} fps alone){}",
                            count_of(s.producers, "producer", "producers"),

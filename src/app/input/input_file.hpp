@@ -92,6 +92,7 @@ class InputFile {
   std::size_t handed_ = 0;            ///< of peeked_, handed on already
   bool stream_read_ = false;          ///< reading went past peeked_ (peek cannot grow then)
   std::FILE* stdio_ = nullptr;
+  std::vector<char> stdio_buffer_;  // a stream's (glibc sizes a buffer it allocates at 8 KiB)
 };
 
 /// The input of a command, recognised.

@@ -38,6 +38,10 @@ InputRelay::InputRelay(int fd, std::string name) : name_(std::move(name)), src_(
   }
   ::fcntl(out_[1], F_SETFL, O_NONBLOCK);           // the thread never blocks in a write
   ::fcntl(out_[1], F_SETPIPE_SZ, int(kChunk));     // fewer wake-ups (best effort)
+  // The input's own pipe too, where it is one (stdin from `ffmpeg ... |`): its writer then
+  // blocks, and we wake, once per kChunk instead of per 64 KiB (best effort: the system's
+  // pipe-max-size may refuse it, and it fails harmlessly on a terminal or a socket).
+  ::fcntl(src_, F_SETPIPE_SZ, int(kChunk));
   stream_ = ::fdopen(out_[0], "rb");
   if (stream_ == nullptr) {
     for (int f : {out_[0], out_[1], stop_[0], stop_[1]}) ::close(f);
