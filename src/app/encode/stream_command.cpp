@@ -667,26 +667,25 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
                              range_text(plan.whole)));
   }
   EncodeOutput output;
-  if (is_muxer_output(args.output)) {
-    LibavSink::Options so;
+  // What either kind of sink is told alike: the rate, -y, the pixel aspect ratio, the tags.
+  const auto common = [&](auto& so) {
     so.fps_num = in.fps_num;
     so.fps_den = in.fps_den;
     so.overwrite = args.overwrite;
     so.aspect_num = in.aspect_num;
     so.aspect_den = in.aspect_den;
     so.metadata = carried.metadata;
+  };
+  if (is_muxer_output(args.output)) {
+    LibavSink::Options so;
+    common(so);
 #if MJPEG_HAVE_LIBAV
     so.audio = carried.audio.get();
 #endif
     output.muxed = std::make_unique<LibavSink>(args.output, width, height, so);
   } else {
     FileSinkOptions so;
-    so.fps_num = in.fps_num;
-    so.fps_den = in.fps_den;
-    so.overwrite = args.overwrite;
-    so.aspect_num = in.aspect_num;
-    so.aspect_den = in.aspect_den;
-    so.metadata = carried.metadata;
+    common(so);
     so.audio = carried.audio_source();
     so.first_number = first_number;
     if (record) so.note = record->text();

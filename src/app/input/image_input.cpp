@@ -261,23 +261,33 @@ int png_colour_type(const unsigned char* b, std::size_t n) {
   return b[25];
 }
 
-/// The number of components in a JPEG's frame header (SOF0..SOF15 but DHT, JPG and DAC), -1
-/// when the markers before it cannot be followed within `b`'s `n` bytes.
+constexpr int kNeedMore = -2;
+
+/// The number of components in a JPEG's frame header (SOF0..SOF15 but DHT, JPG and DAC);
+/// kNeedMore when `b`'s `n` bytes end before it, -1 when the markers cannot be followed.
 int jpeg_components(const unsigned char* b, std::size_t n) {
   if (n < 2 || b[0] != 0xFF || b[1] != 0xD8) return -1;
   std::size_t at = 2;
-  for (int segments = 0; segments < 1000 && at + 4 <= n; ++segments) {
+  for (int segments = 0; segments < 1000; ++segments) {
+    if (at + 4 > n) return kNeedMore;
     if (b[at] != 0xFF) return -1;
     const int marker = b[at + 1];
     const std::size_t len = (static_cast<std::size_t>(b[at + 2]) << 8) | b[at + 3];
     if (len < 2) return -1;
     if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC)
-      return at + 10 <= n ? b[at + 9] : -1;
+      return at + 10 <= n ? b[at + 9] : kNeedMore;
     if (marker == 0xDA || marker == 0xD9) return -1;
     at += 2 + len;
   }
   return -1;
 }
+
+bool is_jpeg(const unsigned char* b, std::size_t n) {
+  return n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF;
+}
+
+/// picture_is_grey's answer for a JPEG of `components` (jpeg_components).
+int grey_of_components(int components) { return components == 1 ? 1 : components > 1 ? 0 : -1; }
 
 }  // namespace
 
@@ -285,22 +295,32 @@ int picture_is_grey(const unsigned char* b, std::size_t n) {
   if (n >= 2 && b[0] == 'P' && (b[1] == '2' || b[1] == '5')) return 1;
   if (n >= 2 && b[0] == 'P' && (b[1] == '3' || b[1] == '6')) return 0;
   if (const int type = png_colour_type(b, n); type >= 0) return type == 0 || type == 4 ? 1 : 0;
-  if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) {
-    const int components = jpeg_components(b, n);
-    return components == 1 ? 1 : components > 1 ? 0 : -1;
-  }
+  if (is_jpeg(b, n)) return grey_of_components(jpeg_components(b, n));
   return -1;
 }
 
 int picture_is_grey(const std::string& path) {
-  // The header of a JPEG's frame follows its APP segments (each at most 64 KiB): read the
-  // first MiB (a file whose segments run past it: -1, cannot tell).
+  // Called for every file of an image sequence: the first 4 KiB say it for every format but
+  // a JPEG whose frame header follows long APP segments (each at most 64 KiB); such a JPEG is
+  // read further, up to its first MiB (past that: -1, cannot tell).
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return -1;
-  std::vector<unsigned char> head(1 << 20);
-  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::vector<unsigned char> head;
+  int grey = -1;
+  for (std::size_t want = 4096; want <= (std::size_t(1) << 20); want *= 16) {
+    const std::size_t have = head.size();
+    head.resize(want);
+    head.resize(have + std::fread(head.data() + have, 1, want - have, f));
+    if (!is_jpeg(head.data(), head.size())) {
+      grey = picture_is_grey(head.data(), head.size());
+      break;
+    }
+    const int components = jpeg_components(head.data(), head.size());
+    grey = grey_of_components(components);
+    if (components != kNeedMore || head.size() < want) break;
+  }
   std::fclose(f);
-  return picture_is_grey(head.data(), head.size());
+  return grey;
 }
 
 std::string supported_input_formats() {
