@@ -300,21 +300,21 @@ class ScopedEnv {
   bool had_ = false;
 };
 
-// The GPU modes hand back symbol slots unless MJPEG_TOKEN_FORMAT=coded asks for coded blocks
-// (whose GPU kernels wait for their first run on a GPU); any other value is refused.
-TEST(CodedBlocks, SymbolSlotsUnlessTheEnvironmentAsksForCodedBlocks) {
+// The GPU modes hand back coded blocks unless MJPEG_TOKEN_FORMAT=slots asks for symbol slots;
+// any other value is refused.
+TEST(CodedBlocks, CodedBlocksUnlessTheEnvironmentAsksForSymbolSlots) {
   const FrameGeometry g = make_geometry(1920, 1080, Subsampling::s420);
   const EncodeOptions o;
-  for (const char* value : {static_cast<const char*>(nullptr), "", "slots"}) {
+  for (const char* value : {static_cast<const char*>(nullptr), "", "coded"}) {
     const ScopedEnv env("MJPEG_TOKEN_FORMAT", value);
     SCOPED_TRACE(value ? std::string("MJPEG_TOKEN_FORMAT=") + value : "MJPEG_TOKEN_FORMAT unset");
-    EXPECT_EQ(requested_token_format(), tokens::Format::slots);
-    EXPECT_EQ(token_format_for(g, o, requested_token_format()), tokens::Format::slots);
-  }
-  {
-    const ScopedEnv env("MJPEG_TOKEN_FORMAT", "coded");
     EXPECT_EQ(requested_token_format(), tokens::Format::blocks);
     EXPECT_EQ(token_format_for(g, o, requested_token_format()), tokens::Format::blocks);
+  }
+  {
+    const ScopedEnv env("MJPEG_TOKEN_FORMAT", "slots");
+    EXPECT_EQ(requested_token_format(), tokens::Format::slots);
+    EXPECT_EQ(token_format_for(g, o, requested_token_format()), tokens::Format::slots);
   }
   for (const char* value : {"blocks", "CODED", "coded ", "1"}) {
     const ScopedEnv env("MJPEG_TOKEN_FORMAT", value);

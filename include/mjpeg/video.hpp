@@ -492,6 +492,7 @@ struct Stats {
   // The finer split, as `mjpeg encode --stats` prints it (after the encode; 0 where a stage did
   // not run):
   double setup_s = 0;            ///< allocating slots, plans and streams (inside wall_s)
+  double first_frame_s = 0;      ///< from the start of the encode to its first frame delivered
   double upload_issue_s = 0;     ///< aok: producers issuing uploads (inside read_s)
   double download_issue_s = 0;   ///< aok with tokens: issuing the downloads (inside gpu_s)
   double result_wait_s = 0;      ///< GPU modes: workers waiting for a frame's GPU results

@@ -416,6 +416,7 @@ Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p,
   r.entropy_threads = s.entropy_threads;
   r.slots = p.slots;
   r.setup_s = s.setup_s;
+  r.first_frame_s = s.first_frame_s;
   r.upload_issue_s = s.upload_issue_s;
   r.download_issue_s = s.download_issue_s;
   r.result_wait_s = s.coeff_wait_s;

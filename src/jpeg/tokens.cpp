@@ -149,9 +149,9 @@ bool coded_blocks_fit(const FrameGeometry& g) { return g.total_blocks <= tokens:
 
 tokens::Format requested_token_format() {
   const char* value = std::getenv("MJPEG_TOKEN_FORMAT");
-  if (value == nullptr || *value == 0 || std::strcmp(value, "slots") == 0)
-    return tokens::Format::slots;
-  if (std::strcmp(value, "coded") == 0) return tokens::Format::blocks;
+  if (value == nullptr || *value == 0 || std::strcmp(value, "coded") == 0)
+    return tokens::Format::blocks;
+  if (std::strcmp(value, "slots") == 0) return tokens::Format::slots;
   throw UsageError(std::string("MJPEG_TOKEN_FORMAT: '") + value +
                    "' is not a token format (coded or slots)");
 }

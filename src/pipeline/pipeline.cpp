@@ -299,6 +299,7 @@ class Run {
 
   std::int64_t frames_ = 0;
   std::uint64_t jpeg_bytes_ = 0;
+  double first_frame_s_ = 0;  // writer: when the first frame was written
 };
 
 void Run::fail(std::exception_ptr e) {
@@ -542,6 +543,7 @@ void Run::writer() {
         auto scope = observer_.scope(SpanKind::write, 0, job.index);
         sink_.write_frame(jpeg.data(), jpeg.size());
       }
+      if (frames_ == 0) first_frame_s_ = seconds_since(start_);
       ++frames_;
       jpeg_bytes_ += jpeg.size();
       // Recycled only now: the slot where it carries its frame to the write (its pixels,
@@ -624,6 +626,7 @@ Stats Run::execute() {
   st.frames = frames_;
   st.jpeg_bytes = jpeg_bytes_;
   st.setup_s = setup_s;
+  st.first_frame_s = first_frame_s_;
   observer_.fill(st);
   st.producers = gate_.producers();
   st.entropy_threads = gate_.workers();

@@ -158,6 +158,7 @@ struct Stats {
   std::uint64_t jpeg_bytes = 0;   ///< JPEG bytes handed to the sink (no container overhead)
   double wall_s = 0;              ///< whole encode_stream, allocation included
   double setup_s = 0;             ///< slot allocation, plans, stream creation
+  double first_frame_s = 0;       ///< from the start to the first frame written
   double read_s = 0;              ///< producers inside FrameSource::read_into
   double upload_issue_s = 0;      ///< aok: producers issuing the H2D copy + DATARDY record
   double gpu_s = 0;               ///< sok: the blocking copy-in/launch/wait/copy-out;

@@ -73,7 +73,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
     // A stream as long as the coefficients' bytes fits the same host memory; a longer one (noise
     // at quality 100, say) is an overflow, and then the coefficients come back instead.
     const std::size_t capacity = geometry.coefficient_count() * sizeof(std::int16_t);
-    // Symbol slots unless MJPEG_TOKEN_FORMAT=coded asks for coded blocks (requested_token_format).
+    // Coded blocks unless MJPEG_TOKEN_FORMAT=slots asks for symbol slots (requested_token_format).
     if (token_format_for(geometry, encode, requested_token_format()) == tokens::Format::blocks) {
       const int table_count = geometry.num_components == 1 ? 1 : 2;
       tokenize_ = std::make_unique<gpu::TokenizePlan>(

@@ -16,9 +16,10 @@
 // offload_sync).
 //
 // What comes back (Output): `tokens` (default): the kernel stream tokenizes the coefficients
-// on the GPU and only the compact token stream crosses PCIe (symbol slots, 29% of the
-// coefficients' bytes for a 1080p frame at quality 90; coded blocks with
-// MJPEG_TOKEN_FORMAT=coded, 13%); `coefficients`: the int16 coefficients, as before.
+// on the GPU and only the compact token stream crosses PCIe (coded blocks, 13% of the
+// coefficients' bytes for a 1080p frame at quality 90; symbol slots, where the tables come
+// from the frame or with MJPEG_TOKEN_FORMAT=slots, 29%); `coefficients`: the int16
+// coefficients, as before.
 // The token stream's length is only known on the GPU, so its download has two steps: the
 // fixed-size header first, then, once the host has read the length from it, exactly the slots.
 //

@@ -23,10 +23,13 @@ noise_y4m() {
   } >"$1"
 }
 
-# Every GPU mode, and the default (aok where a device is usable), writes the cpu mode's bytes,
-# frame by frame (and cjpeg's, of the pixels each frame was encoded from, where cjpeg is here);
-# --stats shows that the GPU did the work: the planes went up (1.5 bytes per pixel), the
-# dispatcher offloaded, and in aok the producers issued the uploads (sok's are blocking copies).
+# Every GPU mode, and the default (aok where a device is usable, on standard input: a stream of
+# unknown length), writes the cpu mode's bytes, frame by frame (and cjpeg's, of the pixels each
+# frame was encoded from, where cjpeg is here); --stats shows that the GPU did the work: the
+# planes went up (1.5 bytes per pixel), the dispatcher offloaded, and in aok the producers
+# issued the uploads (sok's are blocking copies). The default on the file itself, whose 24
+# small frames are too little work for the GPU to pay for its start, is the cpu mode, and
+# --stats says why.
 case_gpu_modes_write_the_cpu_modes_bytes() {
   need_gpu
   noise_y4m in.y4m 24 320 180
@@ -43,7 +46,11 @@ case_gpu_modes_write_the_cpu_modes_bytes() {
       *) args=(--mode "$run") mode=$run ;;
     esac
     mkdir "$run"
-    expect_ok encode in.y4m -o "$run/%03d.jpg" "${args[@]}" --stats
+    if [[ $run == default ]]; then
+      expect_ok encode - -o "$run/%03d.jpg" --stats <in.y4m
+    else
+      expect_ok encode in.y4m -o "$run/%03d.jpg" "${args[@]}" --stats
+    fi
     for f in cpu/*.jpg; do same_bytes "$run/${f#cpu/}" "$f"; done
     grep -q "^mjpeg: wrote $run/%03d.jpg: 24 frames, .* ($mode mode)" err.txt ||
       die "$run: not encoded in $mode mode: $(cat err.txt)"
@@ -58,6 +65,15 @@ case_gpu_modes_write_the_cpu_modes_bytes() {
     fi
     echo "ok: $run == cpu mode, 24 frames, uploaded to the GPU"
   done
+  mkdir little
+  expect_ok encode in.y4m -o little/%03d.jpg --stats
+  for f in cpu/*.jpg; do same_bytes "little/${f#cpu/}" "$f"; done
+  grep -q '^mjpeg: wrote little/%03d.jpg: 24 frames, .* (cpu mode)' err.txt ||
+    die "default on a short file: not the cpu mode: $(cat err.txt)"
+  grep -q '^mjpeg: mode: the cpu mode, chosen for little work (24 frames of 320x180, 1 Mpixel, below [0-9]* cores x 40 Mpixel' err.txt ||
+    die "default on a short file: --stats does not say why the cpu mode: $(cat err.txt)"
+  grep -q 'bytes uploaded per frame' err.txt && die "default on a short file: frames uploaded: $(cat err.txt)"
+  echo "ok: default on a short file == cpu mode, chosen for little work"
 }
 
 # Two stream buffers on device 0 (--devices 0,0): the same bytes, the frames spread over both.

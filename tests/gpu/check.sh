@@ -9,16 +9,14 @@
 #   tests     GPU tests (kernels, the sok/aok pipeline, the library's VideoEncoder) with
 #             MJPEG_REQUIRE_GPU=1, and the CLI in the GPU modes (tests/cli/cases_gpu.sh: each
 #             mode's bytes = the cpu mode's, the frames uploaded; a skip fails)
-#   coded     coded blocks, the token format selected by MJPEG_TOKEN_FORMAT=coded (the GPU
-#             Huffman-codes each block's AC coefficients; the GPU modes' default stays symbol
-#             slots until this part has passed on a GPU): the GpuTokenize kernel tests (coded
-#             blocks word for word against the CPU tokenizer, GPU transform + tokens + CPU coder
-#             = encode_jpeg); the sok/aok pipeline GPU tests with coded blocks; `mjpeg encode`
-#             of the picture in aok and sok against the cpu mode's bytes (4:2:0, 4:2:2 -r 7,
-#             4:4:4 q100, gray -r 1, q10's 16-bit tables); `mjpeg compare` at 1920x1080 and
-#             3840x2160 (cpu, sok, aok identical; nvJPEG's row beside them) with the bytes
-#             down per frame against symbol slots' (at most 1.5 times the JPEG's, so that the
-#             variable took effect); tests/gpu/e2e.sh's encodes (cpu, aok) with coded blocks
+#   slots     symbol slots, the other token format (MJPEG_TOKEN_FORMAT=slots; the default is
+#             coded blocks, whose GpuTokenize kernel tests run in part `tests`): the sok/aok
+#             pipeline GPU tests with symbol slots; `mjpeg encode` of the picture in aok and sok
+#             against the cpu mode's bytes (4:2:0, 4:2:2 -r 7, 4:4:4 q100, gray -r 1, q10's
+#             16-bit tables); `mjpeg compare` at 1920x1080 and 3840x2160 (cpu, sok, aok
+#             identical; nvJPEG's row beside them); the bytes down per frame of the default
+#             (coded blocks: at most 1.5 times the JPEG's) against symbol slots'; tests/gpu/e2e.sh's
+#             encodes (cpu, aok) with symbol slots
 #   nvdec     NVDEC input: the GpuNvdec tests (every clip of MJPEG_NVDEC_CLIPS, default
 #             BIN_DIR/nvdec, made by tests/gpu/make_nvdec_clips.sh, encodes to the same AVI
 #             decoded by NVDEC as by libavcodec), then, where its bench clips are there,
@@ -88,7 +86,7 @@ if [[ -z "$bin" ]]; then
 fi
 tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
-all_parts=tests,coded,nvdec,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,big
+all_parts=tests,slots,nvdec,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,big
 parts=",${MJPEG_CHECK_PARTS:-$all_parts},"
 want() { [[ $parts == *",$1,"* ]]; }
 for p in ${parts//,/ }; do
@@ -181,57 +179,50 @@ if want tests; then
   fi
 fi
 
-# Coded blocks (MJPEG_TOKEN_FORMAT=coded): the kernels that make them against the CPU
-# tokenizer, then every way they reach a file against the cpu mode's bytes, and the bytes down.
-if want coded; then
-  if need "$tests" "coded blocks: GPU tokenizer = CPU tokenizer (GpuTokenize)"; then
-    timeout 300 "$tests" --gtest_brief=1 --gtest_filter='GpuTokenize.*' >"$logs/coded_kernel_tests.log" 2>&1
-    gtest_result "coded blocks: GPU tokenizer = CPU tokenizer (GpuTokenize)" $? "$logs/coded_kernel_tests.log"
+# Symbol slots (MJPEG_TOKEN_FORMAT=slots), the token format that is not the default: every way
+# they reach a file against the cpu mode's bytes, and the bytes down against the default's.
+if want slots; then
+  if need "$bin/mjpeg_pipeline_tests" "symbol slots: pipeline gpu tests, sok/aok"; then
+    MJPEG_TOKEN_FORMAT=slots timeout 240 "$bin/mjpeg_pipeline_tests" --gtest_brief=1 \
+      --gtest_filter='Gpu*:*/Gpu*-*Devices*' >"$logs/slots_pipeline_tests.log" 2>&1
+    gtest_result "symbol slots: pipeline gpu tests, sok/aok" $? "$logs/slots_pipeline_tests.log"
   fi
-  # TokenOverflowFallsBackToCoefficients is left out: its noise is made to overflow symbol
-  # slots, and coded blocks of it need not overflow.
-  if need "$bin/mjpeg_pipeline_tests" "coded blocks: pipeline gpu tests, sok/aok"; then
-    MJPEG_TOKEN_FORMAT=coded timeout 240 "$bin/mjpeg_pipeline_tests" --gtest_brief=1 \
-      --gtest_filter='Gpu*:*/Gpu*-*Devices*:GpuPipeline.TokenOverflowFallsBackToCoefficients' \
-      >"$logs/coded_pipeline_tests.log" 2>&1
-    gtest_result "coded blocks: pipeline gpu tests, sok/aok" $? "$logs/coded_pipeline_tests.log"
-  fi
-  if need "$bin/mjpeg" "coded blocks: mjpeg encode, aok and sok = cpu"; then
+  if need "$bin/mjpeg" "symbol slots: mjpeg encode, aok and sok = cpu"; then
     enc_rc=0 enc_what=()
-    : >"$logs/coded_encode.log"
+    : >"$logs/slots_encode.log"
     for settings in "-s 420 -q 90" "-s 422 -q 75 -r 7" "-s 444 -q 100" "-s gray -q 50 -r 1" "-s 420 -q 10 -r 3"; do
       f=$(tr -d ' -' <<<"$settings")
-      if ! "$bin/mjpeg" encode "$picture" -o "$logs/coded_cpu_$f.avi" -y --quiet --mode cpu $settings \
-          2>>"$logs/coded_encode.log"; then
+      if ! "$bin/mjpeg" encode "$picture" -o "$logs/slots_cpu_$f.avi" -y --quiet --mode cpu $settings \
+          2>>"$logs/slots_encode.log"; then
         enc_rc=failed enc_what+=("cpu $settings failed")
         continue
       fi
       for m in aok sok; do
-        if ! MJPEG_TOKEN_FORMAT=coded "$bin/mjpeg" encode "$picture" -o "$logs/coded_${m}_$f.avi" -y --quiet \
-            --mode $m $settings 2>>"$logs/coded_encode.log"; then
+        if ! MJPEG_TOKEN_FORMAT=slots "$bin/mjpeg" encode "$picture" -o "$logs/slots_${m}_$f.avi" -y --quiet \
+            --mode $m $settings 2>>"$logs/slots_encode.log"; then
           enc_rc=failed enc_what+=("$m $settings failed")
-        elif ! cmp -s "$logs/coded_cpu_$f.avi" "$logs/coded_${m}_$f.avi"; then
+        elif ! cmp -s "$logs/slots_cpu_$f.avi" "$logs/slots_${m}_$f.avi"; then
           enc_rc=differs enc_what+=("$m $settings DIFFERS from cpu")
         fi
       done
     done
-    rm -f "$logs"/coded_*.avi
-    result "coded blocks: mjpeg encode, aok and sok = cpu (5 settings)" "$enc_rc" "$(IFS=';'; echo "${enc_what[*]}")"
+    rm -f "$logs"/slots_*.avi
+    result "symbol slots: mjpeg encode, aok and sok = cpu (5 settings)" "$enc_rc" "$(IFS=';'; echo "${enc_what[*]}")"
   fi
-  if need "$bin/mjpeg" "coded blocks: mjpeg compare"; then
+  if need "$bin/mjpeg" "symbol slots: mjpeg compare"; then
     for size in 1920x1080 3840x2160; do
       n=300; [[ $size == 3840x2160 ]] && n=120
-      MJPEG_TOKEN_FORMAT=coded timeout 300 "$bin/mjpeg" compare "$picture" --size $size --frames $n \
-        --repeat 3 --modes cpu,sok,aok --json "$logs/compare_coded_$size.json" \
-        >"$logs/compare_coded_$size.txt" 2>"$logs/compare_coded_$size.err"
-      result "coded blocks: mjpeg compare $size, cpu sok aok (identical)" $? "table below"
+      MJPEG_TOKEN_FORMAT=slots timeout 300 "$bin/mjpeg" compare "$picture" --size $size --frames $n \
+        --repeat 3 --modes cpu,sok,aok --json "$logs/compare_slots_$size.json" \
+        >"$logs/compare_slots_$size.txt" 2>"$logs/compare_slots_$size.err"
+      result "symbol slots: mjpeg compare $size, cpu sok aok (identical)" $? "table below"
     done
-    # The bytes down per frame, coded blocks against symbol slots on the same frames: coded
-    # blocks are about 1.2 times the JPEG's bytes at q90, symbol slots about 2.9 times.
+    # The bytes down per frame, the default (coded blocks) against symbol slots on the same
+    # frames: coded blocks are about 1.2 times the JPEG's bytes at q90, symbol slots 2.9 times.
     timeout 200 "$bin/mjpeg" compare "$picture" --size 1920x1080 --frames 300 --repeat 3 --modes aok \
-      --json "$logs/compare_slots_1920x1080.json" >"$logs/compare_slots_1920x1080.txt" 2>&1
+      --json "$logs/compare_default_1920x1080.json" >"$logs/compare_default_1920x1080.txt" 2>&1
     rc=$?
-    d2h=$("${MJPEG_PYTHON:-python3}" - "$logs/compare_coded_1920x1080.json" "$logs/compare_slots_1920x1080.json" <<'PY'
+    d2h=$("${MJPEG_PYTHON:-python3}" - "$logs/compare_default_1920x1080.json" "$logs/compare_slots_1920x1080.json" <<'PY'
 import json, sys
 def ratio(path):
     try:
@@ -244,18 +235,18 @@ if coded is None or slots is None:
     print("no figures")
 else:
     ok = coded <= 1.5 and coded < slots
-    print(("ok" if ok else "FAIL"), f"D2H per frame {coded:.2f} x the JPEG with coded blocks, {slots:.2f} x with symbol slots")
+    print(("ok" if ok else "FAIL"), f"D2H per frame {coded:.2f} x the JPEG by default (coded blocks), {slots:.2f} x with symbol slots")
 PY
 )
-    echo "$d2h" >"$logs/coded_d2h.txt"
-    [[ $rc == 0 && $d2h != ok* ]] && rc="coded blocks not handed back"
-    result "coded blocks: bytes down per frame (aok 1920x1080)" "$rc" "${d2h#ok }"
+    echo "$d2h" >"$logs/slots_d2h.txt"
+    [[ $rc == 0 && $d2h != ok* ]] && rc="coded blocks not handed back by default"
+    result "token formats: bytes down per frame (aok 1920x1080)" "$rc" "${d2h#ok }"
   fi
-  if need "$bin/mjpeg" "coded blocks: end to end encode vs compare (e2e.sh cpu aok)"; then
-    MJPEG_TOKEN_FORMAT=coded MJPEG_E2E_SWEEP=0 MJPEG_E2E_MODES="cpu aok" timeout 400 \
-      bash "$here/tests/gpu/e2e.sh" "$bin/mjpeg" "$picture" 300 >"$logs/e2e_coded.txt" 2>"$logs/e2e_coded.err"
-    result "coded blocks: end to end encode vs compare (e2e.sh: aok = the cpu mode's)" $? \
-      "$(grep -m1 '^e2e: ' "$logs/e2e_coded.txt")"
+  if need "$bin/mjpeg" "symbol slots: end to end encode vs compare (e2e.sh cpu aok)"; then
+    MJPEG_TOKEN_FORMAT=slots MJPEG_E2E_SWEEP=0 MJPEG_E2E_MODES="cpu aok" timeout 400 \
+      bash "$here/tests/gpu/e2e.sh" "$bin/mjpeg" "$picture" 300 >"$logs/e2e_slots.txt" 2>"$logs/e2e_slots.err"
+    result "symbol slots: end to end encode vs compare (e2e.sh: aok = the cpu mode's)" $? \
+      "$(grep -m1 '^e2e: ' "$logs/e2e_slots.txt")"
   fi
 fi
 
@@ -655,16 +646,16 @@ if want compare && [[ -f $logs/compare.txt ]]; then
   echo; echo "==== token output, D2H per frame by quality (kHD)"
   cat "$logs/d2h_by_quality.txt"
 fi
-if want coded; then
+if want slots; then
   for size in 1920x1080 3840x2160; do
-    [[ -f $logs/compare_coded_$size.txt ]] || continue
-    echo; echo "==== coded blocks (MJPEG_TOKEN_FORMAT=coded): mjpeg compare $size"
-    cat "$logs/compare_coded_$size.txt"
+    [[ -f $logs/compare_slots_$size.txt ]] || continue
+    echo; echo "==== symbol slots (MJPEG_TOKEN_FORMAT=slots): mjpeg compare $size"
+    cat "$logs/compare_slots_$size.txt"
   done
-  [[ -f $logs/compare_slots_1920x1080.txt ]] &&
-    { echo; echo "==== symbol slots (the default), aok 1920x1080"; grep -E "^(AOK|mode|GPU|nvJPEG) " "$logs/compare_slots_1920x1080.txt"; }
-  [[ -f $logs/coded_d2h.txt ]] && cat "$logs/coded_d2h.txt"
-  [[ -f $logs/e2e_coded.txt ]] && { echo; sed -n '/^==== end to end/,$p' "$logs/e2e_coded.txt"; }
+  [[ -f $logs/compare_default_1920x1080.txt ]] &&
+    { echo; echo "==== coded blocks (the default), aok 1920x1080"; grep -E "^(AOK|mode|GPU|nvJPEG) " "$logs/compare_default_1920x1080.txt"; }
+  [[ -f $logs/slots_d2h.txt ]] && cat "$logs/slots_d2h.txt"
+  [[ -f $logs/e2e_slots.txt ]] && { echo; sed -n '/^==== end to end/,$p' "$logs/e2e_slots.txt"; }
 fi
 if want register && [[ -f $logs/register.txt ]]; then
   echo; echo "==== page-locking a page-cached file against pread"

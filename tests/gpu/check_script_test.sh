@@ -17,7 +17,7 @@ work=$(cd "$work" && pwd)
 #   fail   every binary (and tool) fails
 #   wrong  binaries succeed, but the aok mode's outputs differ, compute-sanitizer finds errors,
 #          the kernel benchmark finds a difference, a GoogleTest run runs no test, the CPU
-#          claims AVX-512 while its tests are skipped, and MJPEG_TOKEN_FORMAT=coded brings back
+#          claims AVX-512 while its tests are skipped, and the default token format brings back
 #          as many bytes as symbol slots
 standins() {
   local bin=$1/bin tools=$1/tools
@@ -84,9 +84,9 @@ done
 case $cmd in
   info) echo "CUDA devices: 1"; echo "  [0] Stand-in, 80.0 GiB, compute capability 9.0, 132 SMs: usable" ;;
   compare)
-    # One entry per mode; the bytes down: symbol slots 2.9 times the JPEG's, coded blocks 1.2
-    # times (when taken).
-    down=290; [[ ${MJPEG_TOKEN_FORMAT:-} == coded && $STANDIN != wrong ]] && down=120
+    # One entry per mode; the bytes down: coded blocks (the default) 1.2 times the JPEG's,
+    # symbol slots 2.9 times.
+    down=120; [[ ${MJPEG_TOKEN_FORMAT:-} == slots || $STANDIN == wrong ]] && down=290
     entries=()
     modes=${modes:-$mode}
     for m in ${modes//,/ }; do
@@ -159,7 +159,7 @@ run_check() {
 }
 
 # Every check fails: exit 1, no "ok" line, and the verdict names as many checks as failed.
-run_check fail tests,coded,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register
+run_check fail tests,slots,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register
 [[ $RC == 1 ]] || die "check.sh exited $RC with every stand-in failing"
 summary=$(sed -n '/^==== summary/,/^==== check.sh/p' "$work/fail.out")
 grep -q '^ok ' <<<"$summary" && die "a check passed although everything failed: $(grep '^ok ' <<<"$summary")"
@@ -172,21 +172,21 @@ for what in "gpu tests" "pipeline gpu tests" "library (VideoEncoder) gpu tests" 
     "multi-device pipeline tests" "mjpeg compare 1920x1080 --devices" "compute-sanitizer memcheck" \
     "compute-sanitizer synccheck (direct)" "kernel benchmark" "mjpeg compare 1920x1080, cpu sok" \
     "mjpeg compare --modes cpu" "CPU variants" "mjpeg bench sweeps" "end to end" "register probe" \
-    "coded blocks: GPU tokenizer" "coded blocks: pipeline" "coded blocks: mjpeg encode" \
-    "coded blocks: mjpeg compare 1920x1080" "coded blocks: bytes down" "coded blocks: end to end"; do
+    "symbol slots: pipeline" "symbol slots: mjpeg encode" "symbol slots: mjpeg compare 1920x1080" \
+    "token formats: bytes down" "symbol slots: end to end"; do
   grep -q "^FAIL  .*$what" <<<"$summary" || die "no FAIL line for '$what'"
 done
 
 # Everything works: exit 0, every check ok. (Part "tests" runs the CLI's GPU cases, which no
 # stand-in can pass; "register" would write a 4 GB file.)
-run_check ok coded,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e
+run_check ok slots,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e
 [[ $RC == 0 ]] || die "check.sh exited $RC with every stand-in working: $(grep '^FAIL' "$work/ok.out")"
 grep -q '^FAIL ' "$work/ok.out" && die "a FAIL line although everything worked"
 grep -q '^==== check.sh: all [0-9]* checks passed$' "$work/ok.out" || die "no verdict: $(tail -3 "$work/ok.out")"
 grep -q '^skip  entropy benchmark' "$work/ok.out" || die "the missing entropy benchmark is not said"
 
 # Wrong output from working binaries: each shows as the FAIL of its own check, the others pass.
-run_check wrong devices,sanitize,kernels,cpu,e2e,tests,coded
+run_check wrong devices,sanitize,kernels,cpu,e2e,tests,slots
 [[ $RC == 1 ]] || die "check.sh exited $RC with wrong outputs"
 for what in "mjpeg encode 1080p Y4M per device list (AVIs identical): differs" \
     "compute-sanitizer memcheck (small frames): rc=3; ERROR SUMMARY: 2 errors" \
@@ -194,8 +194,8 @@ for what in "mjpeg encode 1080p Y4M per device list (AVIs identical): differs" \
     "CPU variants vs their references: AVX-512 skipped; transform avx512: this CPU has its instructions, but 0 of its tests ran and 1 were skipped" \
     "end to end encode vs compare (e2e.sh: every output = the cpu mode's): rc=1" \
     "library (VideoEncoder) gpu tests: no test ran" \
-    "coded blocks: mjpeg encode, aok and sok = cpu (5 settings): differs" \
-    "coded blocks: bytes down per frame (aok 1920x1080): coded blocks not handed back; FAIL D2H per frame 2.90 x the JPEG with coded blocks, 2.90 x with symbol slots"; do
+    "symbol slots: mjpeg encode, aok and sok = cpu (5 settings): differs" \
+    "token formats: bytes down per frame (aok 1920x1080): coded blocks not handed back by default; FAIL D2H per frame 2.90 x the JPEG by default (coded blocks), 2.90 x with symbol slots"; do
   grep -qF "FAIL  $what" "$work/wrong.out" || die "no FAIL line '$what'"
 done
 grep -q '^ok    gpu tests (kernels, tokenizer)' "$work/wrong.out" || die "a passing check is not ok"

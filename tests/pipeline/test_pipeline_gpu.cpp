@@ -103,9 +103,19 @@ TEST(GpuPipeline, ProgressiveTakesCoefficientsUnlessTokensAreAsked) {
 
 // Pure noise at quality 100 4:4:4: the token stream is longer than the coefficients' bytes, so
 // every frame overflows and comes back as coefficients: the same bytes, no token frame, and
-// the download is the header plus the coefficients.
+// the download is the header plus the coefficients. Symbol slots (MJPEG_TOKEN_FORMAT=slots),
+// whose overflow this noise is made for; coded blocks' overflow is GpuTokenize's.
 TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
   MJPEG_NEED_GPU();
+  struct SlotsFormat {
+    std::string old;
+    bool had;
+    SlotsFormat() : had(std::getenv("MJPEG_TOKEN_FORMAT") != nullptr) {
+      if (had) old = std::getenv("MJPEG_TOKEN_FORMAT");
+      setenv("MJPEG_TOKEN_FORMAT", "slots", 1);
+    }
+    ~SlotsFormat() { had ? setenv("MJPEG_TOKEN_FORMAT", old.c_str(), 1) : unsetenv("MJPEG_TOKEN_FORMAT"); }
+  } slots_format;
   std::vector<mjpeg::Image> frames;
   std::uint32_t state = 99;
   for (int i = 0; i < 6; ++i) {

@@ -49,6 +49,9 @@ void notice(const EncodeArgs& args, const std::string& text) {
 /// loaded) that cannot be used. On a machine without one the CPU is simply the way it runs: no
 /// notice on every run (the summary says "cpu mode"; `mjpeg info` says why).
 Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::string& later) {
+  // --mode cpu: no CUDA call at all (asking for the devices makes a context on each: 0.2 s on
+  // the H200 host, longer than a short clip takes to encode).
+  if (args.mode == "cpu" && args.devices.empty()) return Offload::cpu;
   std::string reason;
   const std::vector<GpuDevice> gpus = gpu_devices(&reason);
   const int count = static_cast<int>(gpus.size());
@@ -235,6 +238,40 @@ class GrayAsRgbSource final : public mjpeg::FrameSource {
   const std::size_t pixels_;
 };
 
+/// Below this many pixels per core (frames x width x height) the cpu mode finishes before a
+/// GPU mode has started (the device check, a context per device, the slots' page-locked
+/// memory): measured on the H200 host (16 cores) at about 300 frames of 1920x1080.
+constexpr double kLittleWorkPixelsPerCore = 40e6;
+
+/// Whether an encode without --mode may turn out too little work for the GPU: no option that
+/// asks for the GPU (devices, slots, the kernels, NVDEC), and an input that can be opened
+/// again (a regular file, an image sequence, a picture) should a GPU mode need it opened its
+/// own way.
+bool may_be_little_work(const EncodeArgs& args, const Input& input) {
+  if (!args.mode.empty() || args.device_given || !args.devices.empty() || args.slots > 0 ||
+      args.pinned || args.variant != "pipeline" || args.stages != 2 || args.gpu_output != "auto" ||
+      args.input_options.decoder == "gpu")
+    return false;
+  if (input.kind == InputKind::image || input.kind == InputKind::image_sequence) return true;
+  if (args.input == "-") return false;
+  struct stat st {};
+  return ::stat(args.input.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// Why `in` is too little work for the GPU (its frames known and their pixels below
+/// kLittleWorkPixelsPerCore per core), or "" when it is not.
+std::string little_work_reason(const VideoInput& in) {
+  if (in.frame_count <= 0) return "";
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const double pixels =
+      static_cast<double>(in.frame_count) * in.format.width * in.format.height;
+  if (pixels >= kLittleWorkPixelsPerCore * cores) return "";
+  return fmt::format("the cpu mode, chosen for little work ({} of {}x{}, {:.0f} Mpixel, below "
+                     "{} cores x {:.0f} Mpixel; --mode aok uses the GPU)",
+                     count_of(in.frame_count, "frame", "frames"), in.format.width,
+                     in.format.height, pixels / 1e6, cores, kLittleWorkPixelsPerCore / 1e6);
+}
+
 VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
                        Input input) {
   if (args.input_options.stream > 0 && input.kind != InputKind::video)
@@ -288,11 +325,24 @@ std::int64_t whole_input_frames(const EncodeArgs& args, InputKind kind) {
   }
 }
 
+/// The command's set-up before the encode starts (seconds): the device check (CUDA, each
+/// device's context), opening and probing the input, and from the command's start to the
+/// encode's.
+struct SetUpTimes {
+  double device_check_s = 0, input_open_s = 0, before_encode_s = 0;
+  std::string little_work;  ///< why the automatic mode chose the cpu mode (little_work_reason)
+};
+
+double seconds_between(std::chrono::steady_clock::time_point a,
+                       std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
 /// One line per stage: busy seconds summed over its threads, that over the wall time (how many
 /// cores the stage kept busy on average) and per frame (e.g. the dispatcher's launches, against
 /// the time a frame has at the frame rate); then the split of producers and entropy workers,
 /// the stage that bounds the frame rate and the bytes uploaded per frame.
-void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
+void print_stage_stats(const Stats& s, const std::vector<int>& devices, const SetUpTimes& t) {
   const double wall = s.wall_s > 0 ? s.wall_s : 1;
   // Stats' read_s and gpu_s include their parts (the upload issue; the download issue and the
   // wait for results): each line here is one part.
@@ -306,6 +356,15 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices) {
       {"wait for coefficients", s.result_wait_s},
       {"entropy coding", s.entropy_s},
       {"write", s.write_s}};
+  if (!t.little_work.empty()) std::fprintf(stderr, "mjpeg: mode: %s\n", t.little_work.c_str());
+  // Where the time before the first frame went: the command's own set-up, then the pipeline's.
+  std::fprintf(stderr, "%s\n",
+               fmt::format("mjpeg: set-up: devices checked {:.3f} s, input opened {:.3f} s, "
+                           "encode started at {:.3f} s; pipeline set-up {:.3f} s; first frame "
+                           "written at {:.3f} s",
+                           t.device_check_s, t.input_open_s, t.before_encode_s, s.setup_s,
+                           t.before_encode_s + s.first_frame_s)
+                   .c_str());
   std::fprintf(stderr, "mjpeg: stages over %.3f s wall (busy s, cores, us per frame):\n", s.wall_s);
   const double frames = s.frames > 0 ? static_cast<double>(s.frames) : 1;
   for (const auto& [name, busy] : stages)
@@ -577,15 +636,49 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
   const bool one_picture_of_gif = args.first_frame_of_gif;
   std::string mode_notice;
   std::vector<int> devices;
-  const Offload mode = choose_mode(args, devices, mode_notice);
-  {  // usage errors (counts, variant) before the input is opened
-    VideoOptions probe;
-    probe.width = probe.height = 16;
-    video_options(args, mode, devices, probe);
-  }
-
+  SetUpTimes times;
   const InputKind in_kind = input.kind;
-  VideoInput in = open_stream(args, mode, devices, std::move(input));
+  // Without --mode, an input whose length is known may be too little work for the GPU to pay
+  // for its start: it is opened first, as for the cpu mode, and counted before any CUDA call.
+  std::optional<VideoInput> opened;
+  std::string little_work;
+  if (may_be_little_work(args, input)) {
+    {  // usage errors (counts, variant) before the input is opened
+      VideoOptions probe;
+      probe.width = probe.height = 16;
+      video_options(args, Offload::cpu, devices, probe);
+    }
+    const Clock::time_point t_open = Clock::now();
+    opened.emplace(open_stream(args, Offload::cpu, devices, std::move(input)));
+    times.input_open_s = seconds_between(t_open, Clock::now());
+    little_work = little_work_reason(*opened);
+    times.little_work = little_work;
+  }
+  Offload mode = Offload::cpu;
+  if (little_work.empty()) {
+    const Clock::time_point t_check = Clock::now();
+    mode = choose_mode(args, devices, mode_notice);
+    times.device_check_s = seconds_between(t_check, Clock::now());
+    {  // usage errors (counts, variant) before the input is opened
+      VideoOptions probe;
+      probe.width = probe.height = 16;
+      video_options(args, mode, devices, probe);
+    }
+    // Opened for the cpu mode above; a GPU mode reads a Y4M file into its slots and has NVDEC
+    // decode video: opened again for it.
+    if (opened && mode != Offload::cpu &&
+        (in_kind == InputKind::y4m || in_kind == InputKind::video)) {
+      opened.reset();
+      input = open_input(args.input, args.input_options.raw.given());
+    }
+    if (!opened) {
+      const Clock::time_point t_open = Clock::now();
+      opened.emplace(open_stream(args, mode, devices, std::move(input)));
+      times.input_open_s += seconds_between(t_open, Clock::now());
+    }
+  }
+  VideoInput in = std::move(*opened);
+  opened.reset();
   // One picture out of a stream needs --frames 1 (said once the input is known to be readable:
   // an input that is none is the first thing to hear about).
   if (is_single_jpeg(args.output) && args.frames != 1)
@@ -691,6 +784,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     if (record) so.note = record->text();
     output.file = std::make_unique<FileSink>(args.output, width, height, so);
   }
+  times.before_encode_s = seconds_between(t0, Clock::now());
   const Stats stats = encode_all(o, *in.source, output.sink(), &interrupt_flag());
   progress.finish();
   const bool was_interrupted = interrupted();
@@ -748,7 +842,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
                              carried_summary(carried, in.aspect_num, in.aspect_den))
                      .c_str());
   }
-  if (args.stats) print_stage_stats(stats, buffers);
+  if (args.stats) print_stage_stats(stats, buffers, times);
   const std::int64_t decoded = in.frames_decoded ? in.frames_decoded() : -1;
   if (args.stats && decoded >= 0)
     std::fprintf(stderr, "mjpeg: %s decoded for %s encoded\n",
