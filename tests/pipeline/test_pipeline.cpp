@@ -237,6 +237,8 @@ TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
   EXPECT_EQ(p.balance_threads, 15);  // aok leaves one core to the dispatcher, downloader, writer
   EXPECT_EQ(p.producers, 1);         // from one producer (it hands out and uploads)
   EXPECT_EQ(p.entropy_threads, 14);
+  EXPECT_EQ(p.slots, 17);            // a frame in flight per thread, and two
+  EXPECT_TRUE(p.slots_auto);
   p.mode = Offload::sok;
   pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true);
   EXPECT_EQ(p.entropy_threads, 14);  // sok: one core to the dispatcher
