@@ -10,8 +10,17 @@
 
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
+
+std::string why_no_audio(const std::string& path) {
+  AudioFormat pcm;
+  pcm.codec = "pcm_s16le";
+  pcm.sample_rate = 48000;
+  pcm.channels = 2;
+  return FileSink::audio_problem(path, pcm);
+}
 namespace {
 
 /// FNV-1a, 64 bits: identifies a source among files a user may mix up, not an adversary's.

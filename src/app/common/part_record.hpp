@@ -45,6 +45,10 @@ inline constexpr char kPartRecordHeader[] = "mjpeg part record 1";
 /// its source has audio that one pass into an AVI would carry.
 inline constexpr char kAudioNotHeld[] = "the source's, which this output does not hold";
 
+/// Why the output `path` (FileSink's kinds) holds no audio at all, or "" when it holds some:
+/// what FileSink::audio_problem says of plain PCM.
+std::string why_no_audio(const std::string& path);
+
 /// The keys whose values all parts of one split share, in the order join checks them.
 const std::vector<std::string>& shared_part_keys();
 

@@ -184,11 +184,7 @@ void carried_options(const JoinArgs& args, const std::vector<Part>& parts, FileS
   const std::string& carried = first.record.get("audio");
   if (carried.empty() || carried == "none" || args.no_audio) return;
   if (carried == kAudioNotHeld) {
-    AudioFormat pcm;
-    pcm.codec = "pcm_s16le";
-    pcm.sample_rate = 48000;
-    pcm.channels = 2;
-    if (!FileSink::audio_problem(args.output, pcm).empty()) return;  // one pass holds none either
+    if (!why_no_audio(args.output).empty()) return;  // one pass holds none either
     throw Error(fmt::format("{}: the parts hold no audio (their output has no place for it), but "
                             "their source has audio that one pass into '{}' would carry; "
                             "nothing written (join into .mjpeg, or give --no-audio for the "
