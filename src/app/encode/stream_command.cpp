@@ -471,12 +471,8 @@ Carried carried_extras(const EncodeArgs& args, const VideoInput& in,
   Carried c;
   if (in.video_stream < 0) return c;  // not a video read by FFmpeg's libraries
   const bool muxed = is_muxer_output(args.output);
-  // Whether the output holds audio at all: what FileSink says of plain PCM.
-  AudioFormat pcm;
-  pcm.codec = "pcm_s16le";
-  pcm.sample_rate = 48000;
-  pcm.channels = 2;
-  const std::string video_only = muxed ? std::string() : FileSink::audio_problem(args.output, pcm);
+  // Whether the output holds audio at all.
+  const std::string video_only = muxed ? std::string() : why_no_audio(args.output);
   const bool holds_audio = video_only.empty();
   if (in.has_audio && !args.no_audio && !holds_audio) {
     later.push_back(fmt::format("the input's audio is not carried: {} (.avi, .mkv or .mov carry "
@@ -549,12 +545,8 @@ std::vector<std::pair<std::string, std::string>> carried_record(const EncodeArgs
 #endif
   // A part whose output holds no audio at all (.mjpeg, numbered JPEGs) of a source with audio:
   // one pass into an AVI would carry it, so a join into an AVI cannot equal that pass.
-  AudioFormat pcm;
-  pcm.codec = "pcm_s16le";
-  pcm.sample_rate = 48000;
-  pcm.channels = 2;
   if (out.back().first == "audio" && in.has_audio && !args.no_audio &&
-      !FileSink::audio_problem(args.output, pcm).empty())
+      !why_no_audio(args.output).empty())
     out.back().second = kAudioNotHeld;
   return out;
 }
@@ -647,30 +639,26 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
   const InputKind in_kind = input.kind;
   // Without --mode, an input whose length is known may be too little work for the GPU to pay
   // for its start: it is opened first, as for the cpu mode, and counted before any CUDA call.
+  // Usage errors (counts, variant) before the input is opened.
+  const auto check_usage = [&](Offload m) {
+    VideoOptions probe;
+    probe.width = probe.height = 16;
+    video_options(args, m, devices, probe);
+  };
   std::optional<VideoInput> opened;
-  std::string little_work;
   if (may_be_little_work(args, input)) {
-    {  // usage errors (counts, variant) before the input is opened
-      VideoOptions probe;
-      probe.width = probe.height = 16;
-      video_options(args, Offload::cpu, devices, probe);
-    }
+    check_usage(Offload::cpu);
     const Clock::time_point t_open = Clock::now();
     opened.emplace(open_stream(args, Offload::cpu, devices, std::move(input)));
     times.input_open_s = seconds_between(t_open, Clock::now());
-    little_work = little_work_reason(*opened, in_kind);
-    times.little_work = little_work;
+    times.little_work = little_work_reason(*opened, in_kind);
   }
   Offload mode = Offload::cpu;
-  if (little_work.empty()) {
+  if (times.little_work.empty()) {
     const Clock::time_point t_check = Clock::now();
     mode = choose_mode(args, devices, mode_notice);
     times.device_check_s = seconds_between(t_check, Clock::now());
-    {  // usage errors (counts, variant) before the input is opened
-      VideoOptions probe;
-      probe.width = probe.height = 16;
-      video_options(args, mode, devices, probe);
-    }
+    check_usage(mode);
     // Opened for the cpu mode above; a GPU mode reads a Y4M file into its slots and has NVDEC
     // decode video: opened again for it.
     if (opened && mode != Offload::cpu &&
