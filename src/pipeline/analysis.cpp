@@ -1,5 +1,7 @@
 #include "pipeline/analysis.hpp"
 
+#include <algorithm>
+
 namespace mjpeg::pipeline {
 
 RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
@@ -14,7 +16,7 @@ RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
     StageLoad s{std::move(name), busy, lanes, busy > 0 ? lanes * frames / busy : 0};
     a.stages.push_back(s);
   };
-  // One dispatcher (and one set of copy engines and kernel stream) per stream buffer.
+  // One dispatcher (and one set of copy engines and kernel streams) per stream buffer.
   const int buffers = st.buffers.empty() ? 1 : static_cast<int>(st.buffers.size());
   switch (o.mode) {
     case Offload::cpu:
@@ -33,7 +35,8 @@ RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
       if (st.download_issue_s > 0) stage("download issue", st.download_issue_s, buffers);
       if (st.gpu_timed) {
         stage("upload", st.upload_gpu_s, buffers);
-        stage("kernel", st.kernel_gpu_s, buffers);
+        // Each buffer's kernel streams run frames side by side.
+        stage("kernel", st.kernel_gpu_s, buffers * std::max(1, st.kernel_streams));
         stage("download", st.download_gpu_s, buffers);
       }
       stage("entropy", st.entropy_s, o.entropy_threads);

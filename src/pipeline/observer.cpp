@@ -25,8 +25,10 @@ int track_of(const std::vector<int>& tracks, int id) {
 
 }  // namespace
 
-void RunObserver::set_buffers(const std::vector<int>& devices, bool gpu_timed) {
+void RunObserver::set_buffers(const std::vector<int>& devices, bool gpu_timed,
+                              int kernel_streams) {
   gpu_timed_ = gpu_timed;
+  kernel_streams_ = kernel_streams;
   buffer_count_ = devices.size();
   buffers_.reset(new Buffer[devices.size()]);
   for (std::size_t b = 0; b < devices.size(); ++b) buffers_[b].device = devices[b];
@@ -45,7 +47,7 @@ void RunObserver::add_tracks(int producers, const std::vector<BufferTracks>& buf
     std::vector<int> streams;
     for (const std::string& name : t.streams) streams.push_back(trace_->add_track(name, true));
     buf.upload = track_of(streams, t.upload);
-    buf.kernel = track_of(streams, t.kernel);
+    for (int k = 0; k < t.kernels; ++k) buf.kernels.push_back(track_of(streams, t.kernel + k));
     buf.download = track_of(streams, t.download);
     buf.body = track_of(streams, t.body);
   }
@@ -103,7 +105,8 @@ void RunObserver::gpu_frame(int buffer, std::int64_t frame, const GpuTimes& t) {
   b.log.add(t);
   if (!trace_) return;
   trace_->add(Span{b.upload, SpanKind::upload, frame, t.upload_start, t.upload_end});
-  trace_->add(Span{b.kernel, SpanKind::kernel, frame, t.kernel_start, t.kernel_end});
+  trace_->add(Span{track_of(b.kernels, t.kernel_stream), SpanKind::kernel, frame, t.kernel_start,
+                   t.kernel_end});
   if (t.body_start >= 0) {  // the token stream: header copy, then the body copy
     trace_->add(Span{b.download, SpanKind::download, frame, t.download_start, t.header_end});
     trace_->add(Span{b.body, SpanKind::download, frame, t.body_start, t.download_end});
@@ -134,6 +137,7 @@ void RunObserver::fill(Stats& st) {
   if (buffer_count_ > 0) st.download_bytes = download_bytes_.load();
   if (gpu_timed_) {
     st.gpu_timed = true;
+    st.kernel_streams = kernel_streams_;
     gpu_log_.fill(st);
   }
 }

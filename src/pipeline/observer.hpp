@@ -34,6 +34,7 @@ namespace mjpeg::pipeline {
 struct GpuTimes {
   double upload_start = 0, upload_end = 0;
   double kernel_start = 0, kernel_end = 0;   ///< transform (and tokenizer)
+  int kernel_stream = 0;                     ///< which of the buffer's kernel streams
   /// The download: one copy (coefficients), or the header copy [download_start, header_end]
   /// and the body copy [body_start, download_end] (tokens; header_end = body_start = -1 for
   /// a single copy).
@@ -46,9 +47,11 @@ struct BufferTracks {
   std::string dispatcher;            ///< the dispatcher thread
   std::string downloader;            ///< the downloader thread; empty: none
   /// The GPU stream tracks, created in this order; `upload` etc. say which of them the copies
-  /// and kernels of a frame go to (the legacy default stream: all on one).
+  /// and kernels of a frame go to (the legacy default stream: all on one); kernel stream k
+  /// (GpuTimes::kernel_stream) is track `kernel + k`, k < `kernels`.
   std::vector<std::string> streams;
   int upload = 0, kernel = 0, download = 0, body = 0;
+  int kernels = 1;
 };
 
 class RunObserver {
@@ -62,7 +65,8 @@ class RunObserver {
 
   /// Before the threads: the stream buffers' devices (none in cpu mode) and whether their GPU
   /// work is timed with CUDA events (gpu_frame is then called once per frame).
-  void set_buffers(const std::vector<int>& devices, bool gpu_timed);
+  /// `kernel_streams`: how many kernel streams each buffer has (the kernel stage's lanes).
+  void set_buffers(const std::vector<int>& devices, bool gpu_timed, int kernel_streams = 1);
   /// Trace only (else nothing): the tracks, in the order the trace shows them: one per
   /// producer, per stream buffer those of `buffers` (the same count as set_buffers), one per
   /// entropy worker, the writer.
@@ -134,7 +138,8 @@ class RunObserver {
     std::atomic<std::int64_t> frames{0}, gpu_ns{0};  // gpu_ns: its dispatcher's busy time
     GpuSpanLog log;
     // Tracks (trace only): its threads and its streams.
-    int dispatcher = -1, downloader = -1, upload = -1, kernel = -1, download = -1, body = -1;
+    int dispatcher = -1, downloader = -1, upload = -1, download = -1, body = -1;
+    std::vector<int> kernels;  // one track per kernel stream
   };
   static constexpr int kKinds = static_cast<int>(SpanKind::write) + 1;
 
@@ -146,6 +151,7 @@ class RunObserver {
 
   Trace* const trace_;
   bool gpu_timed_ = false;
+  int kernel_streams_ = 1;
   std::atomic<std::int64_t> busy_ns_[kKinds] = {};  // host stages (dispatch/sync: per buffer)
   std::unique_ptr<Buffer[]> buffers_;
   std::size_t buffer_count_ = 0;

@@ -43,7 +43,8 @@ class GpuOffloader : public Offloader {
     downloader_ = mode == Offload::aok && output == gpu::GpuOutput::tokens;
     k_ = k;
     devices_ = devices;
-    observer_.set_buffers(devices, timing_);
+    kernel_streams_ = mode == Offload::aok ? aok_kernel_streams() : 1;
+    observer_.set_buffers(devices, timing_, kernel_streams_);
     slots_.resize(static_cast<std::size_t>(k) * devices.size());
     for (int b = 0; b < static_cast<int>(devices.size()); ++b) {
       // Each buffer selects its device before it allocates (StreamBuffer::DeviceSelect).
@@ -172,6 +173,7 @@ class GpuOffloader : public Offloader {
   bool timing_ = false;      // GPU event timing (gpu_timing or a trace)
   bool downloader_ = false;  // aok with token output: a downloader thread between the stages
   int k_ = 0;                // slots per stream buffer
+  int kernel_streams_ = 1;   // per stream buffer (StreamBuffer::kernel_streams)
   std::vector<int> devices_;
   std::vector<std::unique_ptr<StreamBuffer>> gpus_;  // one per device-list entry
 
@@ -249,12 +251,17 @@ class AsyncOffloader final : public GpuOffloader {
       BufferTracks t;
       t.dispatcher = gpu + " dispatcher";
       t.downloader = downloader_ ? gpu + " downloader" : "";
-      t.streams = {gpu + " upload stream", gpu + " kernel stream", gpu + " download stream"};
+      // "kernel stream", then "kernel stream 2" ... where a buffer has several.
+      t.streams = {gpu + " upload stream"};
+      for (int k = 0; k < kernel_streams_; ++k)
+        t.streams.push_back(gpu + " kernel stream" + (k > 0 ? " " + std::to_string(k + 1) : ""));
+      t.streams.push_back(gpu + " download stream");
       if (downloader_) t.streams.push_back(gpu + " download stream (token bodies)");
       t.upload = 0;
       t.kernel = 1;
-      t.download = 2;
-      t.body = downloader_ ? 3 : 2;
+      t.kernels = kernel_streams_;
+      t.download = 1 + kernel_streams_;
+      t.body = downloader_ ? t.download + 1 : t.download;
       all.push_back(t);
     }
     return all;

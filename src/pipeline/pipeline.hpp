@@ -172,6 +172,7 @@ struct Stats {
   bool gpu_timed = false;
   double upload_gpu_s = 0;        ///< sum of the host-to-device copies
   double kernel_gpu_s = 0;        ///< sum of the transform kernels
+  int kernel_streams = 1;         ///< aok: kernel streams per stream buffer (the kernels' lanes)
   double download_gpu_s = 0;      ///< sum of the device-to-host copies
   double gpu_union_s = 0;         ///< time in which at least one of them ran
   std::uint64_t upload_bytes = 0;    ///< host to device, all frames (sok/aok)

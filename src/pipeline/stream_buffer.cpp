@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -29,6 +30,18 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 }
 
 }  // namespace
+
+int aok_kernel_streams() {
+  static const int n = [] {
+    const char* v = std::getenv("MJPEG_KERNEL_STREAMS");
+    if (v == nullptr || *v == '\0') return 2;
+    const int k = std::atoi(v);
+    if (k < 1 || k > 4)
+      throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not 1, 2, 3 or 4");
+    return k;
+  }();
+  return n;
+}
 
 StreamBuffer::DeviceSelect::DeviceSelect(int device) { MJPEG_CUDA_CHECK(cudaSetDevice(device)); }
 
@@ -69,19 +82,25 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
   } else {
     plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input.format);
   }
+  const int kernel_count = mode == Offload::aok ? aok_kernel_streams() : 1;
+  for (int k = 0; k < kernel_count; ++k) kernels_.emplace_back();
   if (output_ == GpuOutput::tokens) {
     // A stream as long as the coefficients' bytes fits the same host memory; a longer one (noise
     // at quality 100, say) is an overflow, and then the coefficients come back instead.
     const std::size_t capacity = geometry.coefficient_count() * sizeof(std::int16_t);
     // Coded blocks unless MJPEG_TOKEN_FORMAT=slots asks for symbol slots (requested_token_format).
-    if (token_format_for(geometry, encode, requested_token_format()) == tokens::Format::blocks) {
-      const int table_count = geometry.num_components == 1 ? 1 : 2;
-      tokenize_ = std::make_unique<gpu::TokenizePlan>(
-          geometry, ac_codes(frame_tables(table_count, nullptr), table_count), capacity);
-    } else {
-      tokenize_ = std::make_unique<gpu::TokenizePlan>(geometry, encode.restart_interval,
-                                                      encode.optimize, capacity);
+    const bool blocks =
+        token_format_for(geometry, encode, requested_token_format()) == tokens::Format::blocks;
+    const int table_count = geometry.num_components == 1 ? 1 : 2;
+    for (int k = 0; k < kernel_count; ++k) {
+      if (blocks)
+        tokenizers_.push_back(std::make_unique<gpu::TokenizePlan>(
+            geometry, ac_codes(frame_tables(table_count, nullptr), table_count), capacity));
+      else
+        tokenizers_.push_back(std::make_unique<gpu::TokenizePlan>(
+            geometry, encode.restart_interval, encode.optimize, capacity));
     }
+    tokenize_ = tokenizers_.front().get();
     header_bytes_ = tokenize_->header_bytes();
     blocks_ = geometry.total_blocks;
   }
@@ -119,7 +138,7 @@ void StreamBuffer::drain() noexcept {
   // anything is freed.
   MJPEG_CUDA_WARN(cudaSetDevice(device_));
   MJPEG_CUDA_WARN(cudaStreamSynchronize(upload_.get()));
-  MJPEG_CUDA_WARN(cudaStreamSynchronize(kernel_.get()));
+  for (const gpu::Stream& k : kernels_) MJPEG_CUDA_WARN(cudaStreamSynchronize(k.get()));
   MJPEG_CUDA_WARN(cudaStreamSynchronize(download_.get()));
   MJPEG_CUDA_WARN(cudaStreamSynchronize(body_.get()));
 }
@@ -185,15 +204,19 @@ void StreamBuffer::write_async(int slot,
 void StreamBuffer::transform_async(int slot) {
   Slot& s = *slots_[slot];
   use_record(s.data_ready_recorded, s.data_ready_used, "data_ready", slot);
+  // The kernel streams in turn: a frame's kernels overlap the previous frame's tail.
+  s.kernel_stream = next_kernel_;
+  next_kernel_ = (next_kernel_ + 1) % kernel_streams();
+  const cudaStream_t kernel = kernels_[static_cast<std::size_t>(s.kernel_stream)].get();
   // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
   // thread goes on issuing.
-  MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel_.get(), s.data_ready.get(), 0));
-  if (timing_) s.kernel_start.record(kernel_.get());
-  launch(s.device_pixels, s.device_coeffs, kernel_.get());
+  MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel, s.data_ready.get(), 0));
+  if (timing_) s.kernel_start.record(kernel);
+  launch(s.device_pixels, s.device_coeffs, kernel);
   if (tokenize_)
-    gpu::launch_tokenize(*tokenize_, s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(),
-                         kernel_.get());
-  s.transform_done.record(kernel_.get());
+    gpu::launch_tokenize(*tokenizers_[static_cast<std::size_t>(s.kernel_stream)],
+                         s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(), kernel);
+  s.transform_done.record(kernel);
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), s.transform_done.get(), 0));
   if (timing_) s.download_start.record(download_.get());
   if (tokenize_) {
@@ -328,6 +351,7 @@ GpuTimes StreamBuffer::gpu_times(int slot) const {
   t.upload_end = at(s.data_ready);
   t.kernel_start = at(s.kernel_start);
   t.kernel_end = at(s.transform_done);
+  t.kernel_stream = s.kernel_stream;
   t.download_start = at(s.download_start);
   t.download_end = at(s.result_ready);
   if (s.two_copies) {

@@ -10,10 +10,12 @@
 //   when they would not fit (or the buffer downloads coefficients), the coefficients;
 //   events data_ready (upload stream), transform_done (kernel stream), header_ready and
 //   result_ready (download stream; blocking-sync so that waiting threads sleep, not spin).
-// Streams: one upload, one kernel, one download stream (non-blocking), shared by all slots
-// (AOK), and with token output a second download stream for the streams' bodies (issued by
-// the downloader; nothing on it waits for the GPU); SOK uses the legacy default stream (see
-// offload_sync).
+// Streams: one upload stream, kernel_streams() kernel streams (aok_kernel_streams(); frames
+// take them in turn, so that one frame's small tokenizer kernels and launch gaps overlap the
+// next frame's work; each has its own tokenizer scratch) and one download stream (all
+// non-blocking), shared by all slots (AOK), and with token output a second download stream for
+// the streams' bodies (issued by the downloader; nothing on it waits for the GPU); SOK uses the
+// legacy default stream (see offload_sync).
 //
 // What comes back (Output): `tokens` (default): the kernel stream tokenizes the coefficients
 // on the GPU and only the compact token stream crosses PCIe (coded blocks, 13% of the
@@ -67,6 +69,10 @@ namespace mjpeg::pipeline {
 
 using gpu::GpuOutput;
 
+/// Kernel streams of an AOK stream buffer: 2, or MJPEG_KERNEL_STREAMS (1..4; for measuring
+/// one against the other). Read once.
+int aok_kernel_streams();
+
 class StreamBuffer {
  public:
   /// Selects `device` for the calling thread and allocates everything. Throws mjpeg::Error.
@@ -88,6 +94,8 @@ class StreamBuffer {
   StreamBuffer& operator=(const StreamBuffer&) = delete;
 
   int slots() const { return slot_count_; }
+  /// Kernel streams the transforms are issued on (1 in SOK: the legacy default stream).
+  int kernel_streams() const { return static_cast<int>(kernels_.size()); }
   std::size_t pixel_bytes() const { return pixel_bytes_; }
   std::size_t row_bytes() const { return row_bytes_; }
   std::uint8_t* host_pixels(int slot) const { return slots_[slot]->host_pixels; }
@@ -147,10 +155,12 @@ class StreamBuffer {
   /// Device-to-host bytes of the slot's last frame (header and stream, or coefficients).
   std::size_t download_bytes(int slot) const { return slots_[slot]->result_bytes; }
 
-  /// For a test hook (test_hooks.hpp): the stream a transform is issued on (`sync`, i.e.
-  /// offload_sync: the legacy default stream, null; else the kernel stream) and the slot's
-  /// device pixels and coefficients.
-  cudaStream_t transform_stream(bool sync) const { return sync ? nullptr : kernel_.get(); }
+  /// For a test hook (test_hooks.hpp): the stream the next transform is issued on (`sync`,
+  /// i.e. offload_sync: the legacy default stream, null; else the next kernel stream) and the
+  /// slot's device pixels and coefficients.
+  cudaStream_t transform_stream(bool sync) const {
+    return sync ? nullptr : kernels_[static_cast<std::size_t>(next_kernel_)].get();
+  }
   void* device_pixels(int slot) const { return slots_[slot]->device_pixels.get(); }
   void* device_coeffs(int slot) const { return slots_[slot]->device_coeffs.get(); }
 
@@ -166,6 +176,7 @@ class StreamBuffer {
     // Timing only: recorded just before the copy in, the kernel, the (first) copy out and the
     // token stream's body copy.
     gpu::Event upload_start, kernel_start, download_start, body_start;
+    int kernel_stream = 0;          ///< which kernel stream the last transform ran on
     bool two_copies = false;        ///< the last download was header + body
     bool got_tokens = false;        ///< the last result is a token stream
     std::size_t result_bytes = 0;   ///< device-to-host bytes of the last frame
@@ -204,8 +215,12 @@ class StreamBuffer {
   std::size_t header_bytes_ = 0;  // tokens: the stream header area at the start of host_result
   std::size_t blocks_ = 0;        // tokens: the geometry's blocks (coded blocks' word count)
   std::unique_ptr<gpu::TransformPlan> plan_;
-  std::unique_ptr<gpu::TokenizePlan> tokenize_;
-  gpu::Stream upload_, kernel_, download_;
+  // One tokenizer per kernel stream: a plan's counts and offsets are scratch of one frame.
+  std::vector<std::unique_ptr<gpu::TokenizePlan>> tokenizers_;
+  gpu::TokenizePlan* tokenize_ = nullptr;  // tokenizers_[0], or null (coefficients come back)
+  gpu::Stream upload_, download_;
+  std::vector<gpu::Stream> kernels_;  // AOK: the kernel streams; SOK: one, unused
+  int next_kernel_ = 0;               // the dispatcher's turn among kernels_
   gpu::Stream body_;  // tokens: the bodies (downloader only; no waits on GPU events)
   std::mutex upload_mutex_;    // producers enqueue on the upload stream one at a time
   /// Copies `bytes` from host `src` to `dst` as cudaMemcpyAsync calls on `stream` (or
