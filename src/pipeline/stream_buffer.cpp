@@ -34,7 +34,7 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 int aok_kernel_streams() {
   static const int n = [] {
     const char* v = std::getenv("MJPEG_KERNEL_STREAMS");
-    if (v == nullptr || *v == '\0') return 2;
+    if (v == nullptr || *v == '\0') return 1;
     const int k = std::atoi(v);
     if (k < 1 || k > 4)
       throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not 1, 2, 3 or 4");

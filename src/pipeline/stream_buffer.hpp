@@ -10,9 +10,8 @@
 //   when they would not fit (or the buffer downloads coefficients), the coefficients;
 //   events data_ready (upload stream), transform_done (kernel stream), header_ready and
 //   result_ready (download stream; blocking-sync so that waiting threads sleep, not spin).
-// Streams: one upload stream, kernel_streams() kernel streams (aok_kernel_streams(); frames
-// take them in turn, so that one frame's small tokenizer kernels and launch gaps overlap the
-// next frame's work; each has its own tokenizer scratch) and one download stream (all
+// Streams: one upload stream, kernel_streams() kernel streams (aok_kernel_streams(), one by
+// default; where several, frames take them in turn, each with its own tokenizer scratch) and one download stream (all
 // non-blocking), shared by all slots (AOK), and with token output a second download stream for
 // the streams' bodies (issued by the downloader; nothing on it waits for the GPU); SOK uses the
 // legacy default stream (see offload_sync).
@@ -69,8 +68,9 @@ namespace mjpeg::pipeline {
 
 using gpu::GpuOutput;
 
-/// Kernel streams of an AOK stream buffer: 2, or MJPEG_KERNEL_STREAMS (1..4; for measuring
-/// one against the other). Read once.
+/// Kernel streams of an AOK stream buffer: MJPEG_KERNEL_STREAMS (1..4), else 1. Several let
+/// a frame's small tokenizer kernels overlap the next frame's transform; not yet measured, so
+/// the default stays one until a GPU run shows the gain. Read once.
 int aok_kernel_streams();
 
 class StreamBuffer {
