@@ -39,66 +39,6 @@ namespace mjpeg {
 // Names and options
 // ---------------------------------------------------------------------------------------------
 
-const char* to_string(FrameFormat f) {
-  switch (f) {
-    case FrameFormat::rgb24: return "rgb24";
-    case FrameFormat::bgr24: return "bgr24";
-    case FrameFormat::gray8: return "gray8";
-    case FrameFormat::yuv420p: return "yuv420p";
-    case FrameFormat::yuv422p: return "yuv422p";
-    case FrameFormat::yuv444p: return "yuv444p";
-    case FrameFormat::yuv400p: return "yuv400p";
-  }
-  return "?";
-}
-
-FrameFormat parse_frame_format(const std::string& text) {
-  for (FrameFormat f : {FrameFormat::rgb24, FrameFormat::bgr24, FrameFormat::gray8,
-                        FrameFormat::yuv420p, FrameFormat::yuv422p, FrameFormat::yuv444p,
-                        FrameFormat::yuv400p})
-    if (text == to_string(f)) return f;
-  throw UsageError("unknown frame format '" + text +
-                   "' (expected rgb24, bgr24, gray8, yuv420p, yuv422p, yuv444p or yuv400p)");
-}
-
-bool is_planar(FrameFormat f) {
-  return f == FrameFormat::yuv420p || f == FrameFormat::yuv422p || f == FrameFormat::yuv444p ||
-         f == FrameFormat::yuv400p;
-}
-
-const char* to_string(KernelVariant v) {
-  switch (v) {
-    case KernelVariant::direct: return "direct";
-    case KernelVariant::pipeline: return "pipeline";
-    case KernelVariant::partitioned: return "partitioned";
-    case KernelVariant::primitives: return "primitives";
-  }
-  return "?";
-}
-
-KernelVariant parse_kernel_variant(const std::string& text) {
-  for (KernelVariant v : {KernelVariant::direct, KernelVariant::pipeline,
-                          KernelVariant::partitioned, KernelVariant::primitives})
-    if (text == to_string(v)) return v;
-  throw UsageError("unknown kernel variant '" + text +
-                   "' (expected direct, pipeline, partitioned or primitives)");
-}
-
-const char* to_string(GpuOutput o) {
-  switch (o) {
-    case GpuOutput::automatic: return "auto";
-    case GpuOutput::tokens: return "tokens";
-    case GpuOutput::coefficients: return "coefficients";
-  }
-  return "?";
-}
-
-GpuOutput parse_gpu_output(const std::string& text) {
-  for (GpuOutput o : {GpuOutput::automatic, GpuOutput::tokens, GpuOutput::coefficients})
-    if (text == to_string(o)) return o;
-  throw UsageError("unknown GPU output '" + text + "' (expected auto, tokens or coefficients)");
-}
-
 namespace {
 
 gpu::Variant gpu_variant(KernelVariant v) {

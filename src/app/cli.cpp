@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "mjpeg/vocabulary.hpp"
 #include "app/compare/bench_command.hpp"
 #include "app/common/cli_options.hpp"
 #include "app/common/part_range.hpp"
@@ -96,12 +97,13 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
       ->group(input);
   cmd->add_option("--colorspace", in.colorspace,
                   "The source's YCbCr matrix (Y4M carries none; a video's tag is overridden)")
-      ->check(CLI::IsMember({"bt601", "bt709", "bt2020"}).description(""))
-      ->type_name("bt601|bt709|bt2020")
+      ->check(CLI::IsMember(vocab::names_of<YuvMatrix>()).description(""))
+      ->type_name(vocab::alternatives_of<YuvMatrix>())
       ->group(input);
-  cmd->add_option("--range", in.range, "The source's YCbCr range: limited (16..235) or full")
-      ->check(CLI::IsMember({"limited", "full"}).description(""))
-      ->type_name("limited|full")
+  cmd->add_option("--range", in.range,
+                  "The source's YCbCr range: " + vocab::explained_choices_of<YuvRange>())
+      ->check(CLI::IsMember(vocab::names_of<YuvRange>()).description(""))
+      ->type_name(vocab::alternatives_of<YuvRange>())
       ->group(input);
   const char* raw = "Raw frames (headerless, e.g. ffmpeg -f rawvideo -pix_fmt F -)";
   RawFormat& r = in.raw;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "mjpeg/vocabulary.hpp"
 #include "mjpeg/devices.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
@@ -110,9 +111,10 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
       ->check(CLI::Range(1, 100).description(""))
       ->type_name("1..100")
       ->capture_default_str();
-  cmd->add_option("-s,--subsampling", subsampling, "Chroma subsampling: 444, 422, 420 or gray")
-      ->check(CLI::IsMember({"444", "422", "420", "gray"}).description(""))
-      ->type_name("444|422|420|gray")
+  cmd->add_option("-s,--subsampling", subsampling,
+                  "Chroma subsampling: " + vocab::choices_of<Subsampling>())
+      ->check(CLI::IsMember(vocab::names_of<Subsampling>()).description(""))
+      ->type_name(vocab::alternatives_of<Subsampling>())
       ->capture_default_str();
   cmd->add_option("-r,--restart", options.restart_interval,
                   fmt::format("Restart interval in MCUs, 0..{} (0 = none)", kMaxRestartInterval))
@@ -153,8 +155,8 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
          "--tune", [&options](const std::string& text) { options.tune = parse_tune(text); },
          "Quantization tables: none (cjpeg's Annex K, the default), psnr or ssim (tuned for "
          "the smallest files at a given PSNR / SSIM); see README")
-      ->check(CLI::IsMember({"none", "psnr", "ssim"}).description(""))
-      ->type_name("none|psnr|ssim")
+      ->check(CLI::IsMember(vocab::names_of<Tune>()).description(""))
+      ->type_name(vocab::alternatives_of<Tune>())
       ->excludes(qtables);
 }
 
@@ -183,8 +185,8 @@ void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int&
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--variant", variant,
-                  "GPU kernel variant: direct, pipeline, partitioned or primitives")
-      ->check(CLI::IsMember({"direct", "pipeline", "partitioned", "primitives"}).description(""))
+                  "GPU kernel variant: " + vocab::choices_of<KernelVariant>())
+      ->check(CLI::IsMember(vocab::names_of<KernelVariant>()).description(""))
       ->type_name("VARIANT")
       ->capture_default_str()
       ->group(group);
@@ -276,8 +278,8 @@ void add_gpu_output_option(CLI::App* cmd, const char* group, std::string& gpu_ou
                   "into bits) or coefficients (int16, as a plain offload would); same bytes. "
                   "auto: tokens, but coefficients with --progressive (whose scans need whole "
                   "blocks, which the CPU would rebuild from the tokens)")
-      ->check(CLI::IsMember({"auto", "tokens", "coefficients"}).description(""))
-      ->type_name("auto|tokens|coefficients")
+      ->check(CLI::IsMember(vocab::names_of<GpuOutput>()).description(""))
+      ->type_name(vocab::alternatives_of<GpuOutput>())
       ->capture_default_str()
       ->group(group);
 }

@@ -10,6 +10,7 @@
 
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/vocabulary.hpp"
 #include "mjpeg/video.hpp"
 
 namespace mjpeg::app {
@@ -130,10 +131,7 @@ std::string format_text(const VideoOptions& f) {
                               c.truncated ? "truncated" : "rounded", c.y0, c.cy, c.cr_r, c.cb_g,
                               c.cr_g, c.cb_b);
   }
-  const char* matrix = f.matrix == YuvMatrix::bt709    ? "bt709"
-                       : f.matrix == YuvMatrix::bt2020 ? "bt2020"
-                                                       : "bt601";
-  return text + fmt::format(" {} {} range", matrix, f.range == YuvRange::full ? "full" : "limited");
+  return text + fmt::format(" {} {} range", vocab::name_of(f.matrix), vocab::name_of(f.range));
 }
 
 bool parse_range(const std::string& text, FrameRange& r) {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "mjpeg/vocabulary.hpp"
 #include "bench_plots.hpp"
 #include "bench_rows.hpp"
 #include "app/common/cli_options.hpp"
@@ -339,7 +340,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
       ->type_name("N");
   add_devices_option(cmd, "Options", args.devices);
   cmd->add_option("--variant", args.variant, "GPU kernel variant")
-      ->check(CLI::IsMember({"direct", "pipeline", "partitioned", "primitives"}).description(""))
+      ->check(CLI::IsMember(vocab::names_of<KernelVariant>()).description(""))
       ->type_name("VARIANT")
       ->capture_default_str();
   cmd->add_option("--csv", args.csv, "The CSV of every point (replaced if it exists)")

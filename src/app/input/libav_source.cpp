@@ -37,6 +37,7 @@
 #include "video_index.hpp"
 #include "ycbcr.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/vocabulary.hpp"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -160,10 +161,12 @@ const char* matrix_name(AVColorSpace spc) {
 /// --colorspace as a swscale table (-1: none given).
 int sws_colorspace_option(const std::string& name) {
   if (name.empty()) return -1;
-  if (name == "bt601") return SWS_CS_ITU601;
-  if (name == "bt709") return SWS_CS_ITU709;
-  if (name == "bt2020") return SWS_CS_BT2020;
-  throw UsageError(fmt::format("unknown --colorspace '{}' (bt601, bt709 or bt2020)", name));
+  switch (vocab::parse_name<YuvMatrix>(name)) {
+    case YuvMatrix::bt601: return SWS_CS_ITU601;
+    case YuvMatrix::bt709: return SWS_CS_ITU709;
+    case YuvMatrix::bt2020: return SWS_CS_BT2020;
+  }
+  return -1;
 }
 
 const char* sws_colorspace_name(int cs) {

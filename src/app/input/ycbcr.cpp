@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "mjpeg/vocabulary.hpp"
 #include "video_input.hpp"
 #if MJPEG_HAVE_LIBAV
 #include "libav_rgb.hpp"
@@ -93,14 +94,12 @@ std::unique_ptr<mjpeg::FrameSource> planar_source(std::unique_ptr<mjpeg::FrameSo
 
 std::optional<YuvMatrix> stated_matrix(const InputOptions& options) {
   if (options.colorspace.empty()) return std::nullopt;
-  return options.colorspace == "bt709"    ? YuvMatrix::bt709
-         : options.colorspace == "bt2020" ? YuvMatrix::bt2020
-                                          : YuvMatrix::bt601;
+  return vocab::parse_name<YuvMatrix>(options.colorspace);
 }
 
 std::optional<YuvRange> stated_range(const InputOptions& options) {
   if (options.range.empty()) return std::nullopt;
-  return options.range == "full" ? YuvRange::full : YuvRange::limited;
+  return vocab::parse_name<YuvRange>(options.range);
 }
 
 void colour_notices(const std::string& name, const std::string& what, int width, int height,

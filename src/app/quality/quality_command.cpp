@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "mjpeg/vocabulary.hpp"
 #include "app/common/cli_options.hpp"
 #include "app/input/frame_reader.hpp"
 #include "mjpeg/files.hpp"
@@ -379,8 +380,8 @@ CLI::App* add_quality_command(CLI::App& app, QualityArgs& args) {
       ->capture_default_str()
       ->group(sweep);
   cmd->add_option("-s,--subsampling", args.subsampling, "Chroma subsampling of the sweep")
-      ->check(CLI::IsMember({"444", "422", "420", "gray"}).description(""))
-      ->type_name("444|422|420|gray")
+      ->check(CLI::IsMember(vocab::names_of<Subsampling>()).description(""))
+      ->type_name(vocab::alternatives_of<Subsampling>())
       ->capture_default_str()
       ->group(sweep);
   cmd->add_option("--tunes", args.tunes,
