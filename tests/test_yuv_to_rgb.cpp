@@ -48,7 +48,7 @@ struct Rgb {
   std::vector<std::uint8_t> bytes;
 };
 
-Rgb every_sample_converted(ColorMatrix m, ColorRange r, std::vector<std::uint8_t>* frame_out) {
+Rgb every_sample_converted(YuvMatrix m, YuvRange r, std::vector<std::uint8_t>* frame_out) {
   Y4mInfo info;
   info.width = 4096;
   info.height = 4096;
@@ -86,13 +86,13 @@ Expected expected(double exact) {
 }
 
 TEST(YuvToRgb, EverySampleIsTheExactConversionRounded) {
-  for (ColorMatrix m : {ColorMatrix::bt601, ColorMatrix::bt709, ColorMatrix::bt2020})
-    for (ColorRange r : {ColorRange::limited, ColorRange::full}) {
+  for (YuvMatrix m : {YuvMatrix::bt601, YuvMatrix::bt709, YuvMatrix::bt2020})
+    for (YuvRange r : {YuvRange::limited, YuvRange::full}) {
       const Rgb rgb = every_sample_converted(m, r, nullptr);
-      const double kr = m == ColorMatrix::bt709 ? 0.2126 : m == ColorMatrix::bt2020 ? 0.2627 : 0.299;
-      const double kb = m == ColorMatrix::bt709 ? 0.0722 : m == ColorMatrix::bt2020 ? 0.0593 : 0.114;
+      const double kr = m == YuvMatrix::bt709 ? 0.2126 : m == YuvMatrix::bt2020 ? 0.2627 : 0.299;
+      const double kb = m == YuvMatrix::bt709 ? 0.0722 : m == YuvMatrix::bt2020 ? 0.0593 : 0.114;
       const double kg = 1 - kr - kb;
-      const bool lim = r == ColorRange::limited;
+      const bool lim = r == YuvRange::limited;
       const double ys = lim ? 255.0 / 219 : 1, cs = lim ? 255.0 / 224 : 1;
       // R = y + rv[Cr], G = y + gu[Cb] + gv[Cr], B = y + bu[Cb]: R and B as tables over their
       // two inputs, G summed per sample.
@@ -127,7 +127,7 @@ TEST(YuvToRgb, EverySampleIsTheExactConversionRounded) {
             }
           }
       const std::string what =
-          std::string(m == ColorMatrix::bt709 ? "BT.709 " : m == ColorMatrix::bt2020 ? "BT.2020 " : "BT.601 ") +
+          std::string(m == YuvMatrix::bt709 ? "BT.709 " : m == YuvMatrix::bt2020 ? "BT.2020 " : "BT.601 ") +
           (lim ? "limited" : "full");
       EXPECT_EQ(bad, 0u) << what << ", first at " << first;
       // The allowance near a half is 0.8% of all values: it cannot hide a systematic error.
@@ -141,11 +141,11 @@ TEST(YuvToRgb, EverySampleWithinOneOfFfmpeg) {
   const char* made = ::mkdtemp(dir_template);
   ASSERT_NE(made, nullptr);
   const std::string dir = made;
-  struct Case { ColorMatrix m; ColorRange r; const char* pix; const char* vf; };
-  for (const Case& c : {Case{ColorMatrix::bt601, ColorRange::limited, "yuv444p", "in_color_matrix=bt601:in_range=tv"},
-                        Case{ColorMatrix::bt709, ColorRange::limited, "yuv444p", "in_color_matrix=bt709:in_range=tv"},
-                        Case{ColorMatrix::bt601, ColorRange::full, "yuvj444p", "in_color_matrix=bt601:in_range=pc"},
-                        Case{ColorMatrix::bt709, ColorRange::full, "yuvj444p", "in_color_matrix=bt709:in_range=pc"}}) {
+  struct Case { YuvMatrix m; YuvRange r; const char* pix; const char* vf; };
+  for (const Case& c : {Case{YuvMatrix::bt601, YuvRange::limited, "yuv444p", "in_color_matrix=bt601:in_range=tv"},
+                        Case{YuvMatrix::bt709, YuvRange::limited, "yuv444p", "in_color_matrix=bt709:in_range=tv"},
+                        Case{YuvMatrix::bt601, YuvRange::full, "yuvj444p", "in_color_matrix=bt601:in_range=pc"},
+                        Case{YuvMatrix::bt709, YuvRange::full, "yuvj444p", "in_color_matrix=bt709:in_range=pc"}}) {
     SCOPED_TRACE(std::string(c.pix) + " " + c.vf);
     std::vector<std::uint8_t> frame;
     const Rgb ours = every_sample_converted(c.m, c.r, &frame);
@@ -158,7 +158,7 @@ TEST(YuvToRgb, EverySampleWithinOneOfFfmpeg) {
     std::remove(in.c_str());
     std::remove(out.c_str());
     ASSERT_EQ(theirs.size(), ours.bytes.size());
-    const bool lim = c.r == ColorRange::limited;
+    const bool lim = c.r == YuvRange::limited;
     const int y0 = lim ? 16 : 0, y1 = lim ? 235 : 255, c0 = lim ? 16 : 0, c1 = lim ? 240 : 255;
     std::size_t samples = 0, differ = 0, far = 0;
     long long sum[3] = {};

@@ -94,10 +94,8 @@ pipeline::SourceFormat api::source_format(const VideoOptions& o) {
                   : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
                   : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
                                                      : io::Y4mChroma::c444;
-    info.matrix = o.matrix == YuvMatrix::bt709    ? io::ColorMatrix::bt709
-                  : o.matrix == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020
-                                                  : io::ColorMatrix::bt601;
-    info.range = o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited;
+    info.matrix = o.matrix;
+    info.range = o.range;
     s.planar = io::planar_format(info);
     if (o.coefficients) {
       const YuvCoefficients& k = *o.coefficients;

@@ -14,18 +14,6 @@ namespace mjpeg {
 
 namespace {
 
-YuvMatrix public_matrix(io::ColorMatrix m) {
-  return m == io::ColorMatrix::bt709    ? YuvMatrix::bt709
-         : m == io::ColorMatrix::bt2020 ? YuvMatrix::bt2020
-                                        : YuvMatrix::bt601;
-}
-
-io::ColorMatrix io_matrix(YuvMatrix m) {
-  return m == YuvMatrix::bt709    ? io::ColorMatrix::bt709
-         : m == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020
-                                  : io::ColorMatrix::bt601;
-}
-
 FrameFormat public_format(io::Y4mChroma c) {
   switch (c) {
     case io::Y4mChroma::c420: return FrameFormat::yuv420p;
@@ -47,19 +35,17 @@ struct Y4mSource::Impl {
       throw UsageError("Y4mReadOptions: max_frames " + std::to_string(o.max_frames) +
                        " is below -1");
     const io::Y4mInfo& header = reader->info();
-    if (header.matrix_tagged) stream.header_matrix = public_matrix(header.matrix);
-    if (header.range_tagged)
-      stream.header_range = header.range == io::ColorRange::full ? YuvRange::full : YuvRange::limited;
-    if (o.matrix) reader->set_matrix(io_matrix(*o.matrix));
-    if (o.range)
-      reader->set_range(*o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited);
+    if (header.matrix_tagged) stream.header_matrix = header.matrix;
+    if (header.range_tagged) stream.header_range = header.range;
+    if (o.matrix) reader->set_matrix(*o.matrix);
+    if (o.range) reader->set_range(*o.range);
     reader->set_keep_going(o.keep_going);
     const io::Y4mInfo& info = reader->info();
     stream.width = info.width;
     stream.height = info.height;
     stream.format = public_format(info.chroma);
-    stream.matrix = public_matrix(info.matrix);
-    stream.range = info.range == io::ColorRange::full ? YuvRange::full : YuvRange::limited;
+    stream.matrix = info.matrix;
+    stream.range = info.range;
     stream.fps_num = info.fps_num;
     stream.fps_den = info.fps_den;
     if (info.aspect_num > 0 && info.aspect_den > 0) {

@@ -14,8 +14,10 @@
 #include <limits>
 #include <sstream>
 
+#include "core/color_matrix.hpp"
 #include "jpeg/planar.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/vocabulary.hpp"
 
 namespace mjpeg::io {
 namespace {
@@ -113,21 +115,21 @@ void parse_extension(const std::string& value, const std::string& name, Y4mInfo&
   const std::string key = upper(value.substr(0, eq));
   const std::string val = upper(value.substr(eq + 1));
   if (key == "COLORRANGE") {
-    if (val == "FULL") info.range = ColorRange::full;
-    else if (val == "LIMITED") info.range = ColorRange::limited;
+    if (val == "FULL") info.range = YuvRange::full;
+    else if (val == "LIMITED") info.range = YuvRange::limited;
     else y4m_fail(name, "invalid Y4M XCOLORRANGE value '" + value.substr(eq + 1) +
                     "' (expected FULL or LIMITED)");
     info.range_tagged = true;
   } else if (key == "COLORMATRIX" || key == "MATRIX" || key == "COLORSPACE") {
     if (val == "BT709" || val == "BT.709" || val == "709") {
-      info.matrix = ColorMatrix::bt709;
+      info.matrix = YuvMatrix::bt709;
       info.matrix_tagged = true;
     } else if (val == "BT601" || val == "BT.601" || val == "601" || val == "BT470BG" ||
                val == "SMPTE170M") {
-      info.matrix = ColorMatrix::bt601;
+      info.matrix = YuvMatrix::bt601;
       info.matrix_tagged = true;
     } else if (val == "BT2020" || val == "BT.2020" || val == "2020" || val == "BT2020NC") {
-      info.matrix = ColorMatrix::bt2020;
+      info.matrix = YuvMatrix::bt2020;
       info.matrix_tagged = true;
     } else {
       info.notices.push_back("unknown Y4M matrix hint '" + value + "', using BT.601");
@@ -168,8 +170,7 @@ int Y4mInfo::chroma_height() const {
 std::string Y4mInfo::describe() const {
   std::ostringstream s;
   s << width << "x" << height << " " << ratio_string(fps_num, fps_den) << " fps Y4M "
-    << chroma_tag << ", " << (range == ColorRange::full ? "full" : "limited") << " range, "
-    << (matrix == ColorMatrix::bt709 ? "BT.709" : matrix == ColorMatrix::bt2020 ? "BT.2020" : "BT.601")
+    << chroma_tag << ", " << vocab::name_of(range) << " range, " << core::matrix_spec(matrix).title
     << (matrix_tagged ? "" : " (assumed)") << ", "
     << (interlace == 'p' || interlace == '?' ? "progressive" : "interlaced");
   return s.str();
@@ -485,14 +486,9 @@ bool Y4mReader::read_frame(Y4mFrame& frame) {
 namespace {
 
 /// Fixed-point coefficients for one (matrix, range) pair, from Kr, Kb of the matrix.
-math::YccToRgb coefficients(ColorMatrix matrix, ColorRange range) {
-  const double kr = matrix == ColorMatrix::bt709    ? 0.2126
-                    : matrix == ColorMatrix::bt2020 ? 0.2627
-                                                    : 0.299;
-  const double kb = matrix == ColorMatrix::bt709    ? 0.0722
-                    : matrix == ColorMatrix::bt2020 ? 0.0593
-                                                    : 0.114;
-  return math::make_rounded_ycc(kr, kb, range == ColorRange::limited);
+math::YccToRgb coefficients(YuvMatrix matrix, YuvRange range) {
+  const core::MatrixSpec& m = core::matrix_spec(matrix);
+  return math::make_rounded_ycc(m.kr, m.kb, range == YuvRange::limited);
 }
 
 PlanarChroma planar_chroma(Y4mChroma c) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/planar_format.hpp"
+#include "mjpeg/video.hpp"
 
 namespace mjpeg::io {
 
@@ -30,8 +31,6 @@ namespace mjpeg::io {
 /// (which our nearest-neighbour upsampling does not use), so they share one value.
 enum class Y4mChroma { c420, c422, c444, mono };
 
-enum class ColorRange { limited, full };    ///< limited: Y 16..235, C 16..240 ("TV")
-enum class ColorMatrix { bt601, bt709, bt2020 };  ///< YCbCr <-> RGB coefficients (BT.2020: NCL)
 
 /// What the stream header says, after validation.
 struct Y4mInfo {
@@ -44,8 +43,8 @@ struct Y4mInfo {
   char interlace = '?';             ///< 'p', 't', 'b', 'm' or '?'
   Y4mChroma chroma = Y4mChroma::c420;
   std::string chroma_tag = "420jpeg";  ///< the C tag as written (or the default)
-  ColorRange range = ColorRange::limited;
-  ColorMatrix matrix = ColorMatrix::bt601;
+  YuvRange range = YuvRange::limited;
+  YuvMatrix matrix = YuvMatrix::bt601;
   bool range_tagged = false;        ///< known: the header said (XCOLORRANGE) or set_colour
   bool matrix_tagged = false;       ///< known: the header said (XCOLORMATRIX) or set_colour;
                                     ///< else BT.601 is assumed
@@ -100,11 +99,11 @@ class Y4mReader {
   const Y4mInfo& info() const { return info_; }
   /// State the source's matrix or range (--colorspace, --range: Y4M itself carries no
   /// matrix), overriding the header; before the first frame is read.
-  void set_matrix(ColorMatrix matrix) {
+  void set_matrix(YuvMatrix matrix) {
     info_.matrix = matrix;
     info_.matrix_tagged = true;  // known now
   }
-  void set_range(ColorRange range) {
+  void set_range(YuvRange range) {
     info_.range = range;
     info_.range_tagged = true;
   }

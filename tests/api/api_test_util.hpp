@@ -52,10 +52,8 @@ inline io::Y4mInfo y4m_info(const VideoOptions& o) {
                 : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
                 : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
                                                    : io::Y4mChroma::c444;
-  info.matrix = o.matrix == YuvMatrix::bt709    ? io::ColorMatrix::bt709
-                : o.matrix == YuvMatrix::bt2020 ? io::ColorMatrix::bt2020
-                                                : io::ColorMatrix::bt601;
-  info.range = o.range == YuvRange::full ? io::ColorRange::full : io::ColorRange::limited;
+  info.matrix = o.matrix;
+  info.range = o.range;
   return info;
 }
 

@@ -15,6 +15,8 @@
 #include "mjpeg/error.hpp"
 
 using namespace mjpeg::io;
+using mjpeg::YuvMatrix;
+using mjpeg::YuvRange;
 using io_test::ScratchDir;
 
 namespace {
@@ -73,8 +75,8 @@ TEST_P(Y4mChromaTest, ParsesHeaderAndFramesForOddSizes) {
   EXPECT_EQ(info.chroma_width(), c.cw);
   EXPECT_EQ(info.chroma_height(), c.ch);
   EXPECT_EQ(info.frame_bytes(), frame);
-  EXPECT_EQ(info.range, ColorRange::limited);
-  EXPECT_EQ(info.matrix, ColorMatrix::bt601);
+  EXPECT_EQ(info.range, YuvRange::limited);
+  EXPECT_EQ(info.matrix, YuvMatrix::bt601);
   EXPECT_TRUE(info.notices.empty());
 
   Y4mFrame f;
@@ -112,11 +114,11 @@ INSTANTIATE_TEST_SUITE_P(AllChromas, Y4mChromaTest,
 
 TEST(Y4mHeader, ExtensionsRangeAndMatrix) {
   Y4mInfo a = parse_y4m_header("YUV4MPEG2 W8 H8 F25:1 C420jpeg XYSCSS=420JPEG XCOLORRANGE=FULL", "t");
-  EXPECT_EQ(a.range, ColorRange::full);
-  EXPECT_EQ(a.matrix, ColorMatrix::bt601);
+  EXPECT_EQ(a.range, YuvRange::full);
+  EXPECT_EQ(a.matrix, YuvMatrix::bt601);
   Y4mInfo b = parse_y4m_header(" W8 H8 F25:1 XCOLORRANGE=LIMITED XCOLORMATRIX=BT709", "t");
-  EXPECT_EQ(b.range, ColorRange::limited);
-  EXPECT_EQ(b.matrix, ColorMatrix::bt709);
+  EXPECT_EQ(b.range, YuvRange::limited);
+  EXPECT_EQ(b.matrix, YuvMatrix::bt709);
   EXPECT_THROW(parse_y4m_header("W8 H8 XCOLORRANGE=SOMETIMES", "t"), mjpeg::Error);
   // What the header said, and what was assumed (the CLI's notice and --colorspace/--range).
   EXPECT_TRUE(a.range_tagged);
@@ -124,7 +126,7 @@ TEST(Y4mHeader, ExtensionsRangeAndMatrix) {
   EXPECT_NE(a.describe().find("BT.601 (assumed)"), std::string::npos) << a.describe();
   EXPECT_TRUE(b.range_tagged && b.matrix_tagged);
   Y4mInfo c = parse_y4m_header("W8 H8 F25:1 XCOLORMATRIX=BT2020", "t");
-  EXPECT_EQ(c.matrix, ColorMatrix::bt2020);
+  EXPECT_EQ(c.matrix, YuvMatrix::bt2020);
   EXPECT_FALSE(c.range_tagged);
 }
 
@@ -416,7 +418,7 @@ TEST(Y4mReader, ReadsStandardInputThroughAPipe) {
 
 // --- conversion ------------------------------------------------------------------------------
 
-std::array<int, 3> convert_one(int y, int cb, int cr, ColorMatrix m, ColorRange r) {
+std::array<int, 3> convert_one(int y, int cb, int cr, YuvMatrix m, YuvRange r) {
   Y4mInfo info;
   info.width = 1;
   info.height = 1;
@@ -437,8 +439,8 @@ void expect_rgb(std::array<int, 3> got, int r, int g, int b, int tol, const char
 }
 
 TEST(YuvToRgb, KnownColours) {
-  using M = ColorMatrix;
-  using R = ColorRange;
+  using M = YuvMatrix;
+  using R = YuvRange;
   expect_rgb(convert_one(235, 128, 128, M::bt601, R::limited), 255, 255, 255, 0, "601 limited white");
   expect_rgb(convert_one(16, 128, 128, M::bt601, R::limited), 0, 0, 0, 0, "601 limited black");
   expect_rgb(convert_one(126, 128, 128, M::bt601, R::limited), 128, 128, 128, 0, "601 limited grey");
@@ -490,7 +492,7 @@ TEST(YuvToRgb, NearestChromaAndMonoAndStride) {
 
 /// Mean absolute difference of our conversion of `y4m` against ffmpeg's rgb24 of the same
 /// file (with `ffmpeg_vf` as the conversion filter).
-double mad_against_ffmpeg(const ScratchDir& dir, const std::string& y4m, ColorMatrix matrix,
+double mad_against_ffmpeg(const ScratchDir& dir, const std::string& y4m, YuvMatrix matrix,
                           const std::string& ffmpeg_vf) {
   const std::string rgb_path = dir.file("ref.rgb");
   EXPECT_EQ(io_test::run("ffmpeg -v error -y -i '" + y4m + "' " + ffmpeg_vf +
@@ -517,12 +519,12 @@ double mad_against_ffmpeg(const ScratchDir& dir, const std::string& y4m, ColorMa
 TEST(YuvToRgb, SmpteBarsCloseToFfmpeg) {
   if (!io_test::have_tool("ffmpeg")) GTEST_SKIP() << "ffmpeg not found on PATH";
   ScratchDir dir;
-  struct Case { const char* pix; ColorMatrix m; const char* vf; };
-  for (const Case& c : {Case{"yuv420p", ColorMatrix::bt601, ""},
-                        Case{"yuv422p", ColorMatrix::bt601, ""},
-                        Case{"yuv444p", ColorMatrix::bt601, ""},
-                        Case{"yuvj420p", ColorMatrix::bt601, ""},
-                        Case{"yuv420p", ColorMatrix::bt709, "-vf scale=in_color_matrix=bt709"}}) {
+  struct Case { const char* pix; YuvMatrix m; const char* vf; };
+  for (const Case& c : {Case{"yuv420p", YuvMatrix::bt601, ""},
+                        Case{"yuv422p", YuvMatrix::bt601, ""},
+                        Case{"yuv444p", YuvMatrix::bt601, ""},
+                        Case{"yuvj420p", YuvMatrix::bt601, ""},
+                        Case{"yuv420p", YuvMatrix::bt709, "-vf scale=in_color_matrix=bt709"}}) {
     const std::string y4m = dir.file(std::string(c.pix) + ".y4m");
     ASSERT_EQ(io_test::run("ffmpeg -v error -y -f lavfi -i smptebars=size=320x240:rate=25 "
                            "-frames:v 2 -pix_fmt " + std::string(c.pix) +
