@@ -10,10 +10,9 @@
 namespace mjpeg::gpu::detail {
 
 // Resident blocks per SM asked of ptxas (caps registers): -DMJPEG_GPU_MIN_BLOCKS=N overrides.
-// Default 3 (v2, balanced 4:2:0 pass 1): without a minimum ptxas used 99-137 registers for most
-// 4:2:0 kernels (1 block/SM) and they ran slower than before; N=3 (48-56 registers, 3 blocks/SM)
-// measured 3-7% faster than N=2 (72-80 registers) at 4K. History (v1 kernels): N=4 ran within 3%
-// of no minimum; an explicit N=1 (119-154 registers) was ~25% slower.
+// Default 3: without a minimum ptxas gives most 4:2:0 kernels 99-137 registers (1 block/SM),
+// which run slower; N=3 (48-56 registers, 3 blocks/SM) is faster than N=2 (72-80 registers) at
+// 4K (docs/BENCHMARKS.md, Kernels).
 #ifndef MJPEG_GPU_MIN_BLOCKS
 #define MJPEG_GPU_MIN_BLOCKS 3
 #endif

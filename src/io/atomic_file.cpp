@@ -169,8 +169,8 @@ void AtomicFile::flush() {
 void AtomicFile::write(const void* data, std::size_t size) {
   if (fd_ < 0) throw Error(path_ + ": write after close");
   // A large payload (a video frame) goes straight to the OS, after what is buffered, in one
-  // writev: no copy through the buffer (measured as a bound of file output at thousands of
-  // 1080p frames per second).
+  // writev: no copy through the buffer (such a copy bounds file output at thousands of 1080p
+  // frames per second).
   if (size == 0) return;  // (data may then be null: nothing to copy, memcpy must not see it)
   if (size >= kDirectWrite || size >= buffer_size_) {
     write_two(buffer_.get(), buffered_, data, size);

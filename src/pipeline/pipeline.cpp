@@ -91,10 +91,9 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
   }
   const int threads = o.entropy_threads + o.producers;
   o.slots_auto = slots <= 0;
-  // One frame in flight per thread and two more. The GPU modes used to take three per thread:
-  // their page-locked memory then cost more start-up than it gained (the H200 host, aok, a
-  // Y4M file in the page cache: 200 frames of 4K took 1.0-1.17 s with 12 or 16 slots against
-  // 1.84-1.95 s with 47, 1.0 s of it allocating; compare from memory within 4%).
+  // One frame in flight per thread and two more, in the GPU modes too: their slots are
+  // page-locked memory allocated before the first frame, and more of them cost more start-up
+  // than they gain (docs/BENCHMARKS.md, Short clips and start-up).
   o.slots = slots > 0 ? slots : std::max(8, threads + 2);
 }
 

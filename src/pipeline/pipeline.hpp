@@ -130,11 +130,9 @@ gpu::GpuOutput gpu_output_for(const PipelineOptions& options, const EncodeOption
 /// cpu mode on frames already in memory (`in_memory`, e.g. a MemoryFrameSource), where the
 /// workers transform the frames where they lie: 1 producer and a worker on every core. With N
 /// or M requested the other gets the cores left over, fixed. sok and aok leave one core to the
-/// dispatcher (aok's downloader and writer share it: they mostly wait on events); measured on
-/// the H200 with 16 cores, aok 1+14 against 1+13 threads: 1080p 7504-7689 fps against
-/// 6819-7902, 4K 1544-1694 against 1372-1433 (an aok that left two cores). K = max(8, N + M + 2) slots in
-/// cpu mode; in sok/aok K = 3 (N + M) + 2, since a GPU frame also spends the upload, kernel and
-/// download in its slot (measured on the H200 at 1080p: 17 slots 4221 fps, 48 slots 5258).
+/// dispatcher (aok's downloader and writer share it: they mostly wait on events). K = max(8,
+/// N + M + 2) slots in every mode: a GPU mode's slots are page-locked memory allocated before
+/// the first frame, and more of them cost more start-up than they gain.
 void apply_default_counts(PipelineOptions& options, int cores, int producers = 0,
                           int entropy_threads = 0, int slots = 0, bool in_memory = false);
 

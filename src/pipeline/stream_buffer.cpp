@@ -181,7 +181,7 @@ void StreamBuffer::upload_async(int slot, const std::uint8_t* src) {
   Slot& s = *slots_[slot];
   // N producers share the upload stream: one producer's records and copy must not interleave
   // with another's, or a timed span [upload_start, data_ready] would also cover the other
-  // frame's copy (measured on the H200). The lock only orders the enqueueing.
+  // frame's copy. The lock only orders the enqueueing.
   std::lock_guard<std::mutex> lock(upload_mutex_);
   // (1) initiate the transfer, (2) record DATARDY behind it in the same stream,
   // (3) signal on the host that the event exists (release: the record happens-before).
@@ -265,8 +265,8 @@ void StreamBuffer::download_async(int slot) {
   Slot& s = *slots_[slot];
   if (!tokenize_) throw Error("stream buffer: download_async needs the token output");
   // On a stream of their own: on the download stream a body would queue behind the next
-  // frames' header copies, each waiting for its kernel (measured on the H200: workers then
-  // waited ~0.3 ms per frame for bodies long since downloadable).
+  // frames' header copies, each waiting for its kernel, and the workers would wait for bodies
+  // long since downloadable.
   copy_body(s, body_.get(), false);
   s.result_ready.record(body_.get());
   s.result_ready_recorded.fetch_add(1, std::memory_order_release);
@@ -293,9 +293,8 @@ void StreamBuffer::offload_sync(int slot, const std::uint8_t* src) {
   Slot& s = *slots_[slot];
   // A plain synchronous program: copy, launch and wait all on the legacy default stream, which
   // orders the kernel after the copy. The kernel must not go to the non-blocking kernel
-  // stream here: a cudaMemcpy from pageable memory may return before its DMA has finished
-  // (measured on the H200: such frames came out different), and nothing would order the
-  // kernel after it.
+  // stream here: a cudaMemcpy from pageable memory may return before its DMA has finished,
+  // and nothing would order the kernel after it.
   // With timing, the events go to the same legacy stream between the calls; the stream
   // orders them with the copies and the kernel.
   cudaStream_t legacy = nullptr;

@@ -20,7 +20,7 @@
 // on the GPU and only the compact token stream crosses PCIe (coded blocks, 13% of the
 // coefficients' bytes for a 1080p frame at quality 90; symbol slots, where the tables come
 // from the frame or with MJPEG_TOKEN_FORMAT=slots, 29%); `coefficients`: the int16
-// coefficients, as before.
+// coefficients.
 // The token stream's length is only known on the GPU, so its download has two steps: the
 // fixed-size header first, then, once the host has read the length from it, exactly the slots.
 //

@@ -26,8 +26,8 @@
 //                       2 and every core; the summary says how much slower a thread is beside
 //                       the others than alone
 //   ours/packer_parallel/T  one frame's coded blocks on T threads (joined bit-exactly), wall
-//   ours/tokens         encode_tokens from the frame's symbol slots (the GPU modes' default
-//                       token format, and --optimize's)
+//   ours/tokens         encode_tokens from the frame's symbol slots (the GPU modes' token
+//                       format with --optimize or MJPEG_TOKEN_FORMAT=slots)
 //   ours/token_scan/VARIANT  the scan alone from the slots, for each token-coder variant
 //   ours/tokenize       the CPU slot tokenizer itself (what the GPU does in sok/aok; for reference)
 //   libjpeg/entropy     libjpeg-turbo's Huffman coding alone: jpeg_write_coefficients of the

@@ -394,7 +394,7 @@ case_y4m_colour_matrix_and_range_stated() {
 case_big_pictures_up_to_jpeg_limit() {
   need_ffmpeg
   need_cjpeg
-  # Wider and taller than the old 16384 limit (libjpeg allows 65500 per side), as PPM and PNG:
+  # Wider and taller than 16384 pixels (libjpeg allows 65500 per side), as PPM and PNG:
   # each equals cjpeg's JPEG.
   ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=20000x40 -frames:v 1 wide.ppm &&
     ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=40x20000 -frames:v 1 tall.ppm ||

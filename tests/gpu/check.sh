@@ -60,7 +60,7 @@
 #   register  tests/gpu/register_probe.cu (built with nvcc): page-locking a page-cached 4 GB
 #             file with cudaHostRegister from 1..8 threads, against pread into pinned buffers,
 #             idle and beside 12 copying threads (why the GPU modes read Y4M files with pread)
-#   big       pictures beyond the old 16384 limit (20000x3000, 65500x64, 64x65500; random
+#   big       pictures over 16384 pixels wide or high (20000x3000, 65500x64, 64x65500; random
 #             pixels, 4:2:0 and 4:4:4) as one-frame AVIs in sok and aok: byte-identical to cpu
 #             mode; a frame too big for device memory refused with one clear line with --mode
 #             aok, and encoded on the CPU with a notice without --mode (the cpu mode's bytes)

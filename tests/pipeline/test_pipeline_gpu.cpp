@@ -155,8 +155,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, GpuStream,
                          name_of_param);
 
 // Full-HD frames: large enough that a cudaMemcpy from pageable memory returns before its DMA
-// has finished, which once let the SOK kernel (then on a non-blocking stream) read
-// half-uploaded pixels: the small cases above did not catch it, the H200 end-to-end run did.
+// has finished, so that a SOK kernel not ordered after the copy (one on a non-blocking stream)
+// would read half-uploaded pixels; the small cases above are too small to show it.
 INSTANTIATE_TEST_SUITE_P(FullHd, GpuStream,
                          ::testing::Combine(::testing::ValuesIn(kStreamModes),
                                             ::testing::Values(StreamCase{

@@ -17,7 +17,7 @@ namespace {
 /// Keeps the first run's frames and checks every later run against them, frame by frame. The
 /// check runs on the entropy workers (VideoOptions::on_jpeg, attached by `attach`), in
 /// parallel, not on the writer: a memcmp of every frame against a reference long out of the
-/// caches took the single writer 0.1-0.17 ms per 1080p frame, a bound near 6000 fps of the
+/// caches costs the single writer 0.1-0.17 ms per 1080p frame, a bound near 6000 fps of the
 /// harness, not of the pipeline.
 class CheckingSink final : public FrameSink {
  public:

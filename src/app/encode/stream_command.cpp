@@ -243,8 +243,8 @@ class GrayAsRgbSource final : public mjpeg::FrameSource {
 /// page-locked memory: 0.35-0.5 s on the H200 host). Compressed video: about 300 frames of
 /// 1920x1080 on that host's 16 cores (the CPU decodes in the cpu mode on the cores that code;
 /// NVDEC decodes for the GPU modes). Frames that need no decoding (Y4M, raw, pictures): the cpu
-/// mode codes a Y4M file there at 1715 fps at 1080p and 378 at 4K against aok's 4167 and 1119
-/// over its stages, so it is faster up to about 1300 frames of 1080p or 340 of 4K.
+/// mode is faster there up to about 1300 frames of 1080p or 340 of 4K, from its and aok's rates
+/// on a Y4M file (docs/BENCHMARKS.md, End to end).
 constexpr double kLittleWorkPixelsPerCore = 40e6;
 constexpr double kLittleWorkPixelsPerCoreUncompressed = 150e6;
 
@@ -292,8 +292,8 @@ VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<i
     if (!args.part.empty()) options.part = parse_part(args.part);
     options.rgb_swscale = args.rgb_decode == "swscale";
     // The cpu mode transforms a mapped Y4M file's frames where they lie; the GPU modes read
-    // them into their pinned slots (measured on the H200 at 1080p: 1.4x the frame rate of
-    // uploading from the page-locked mapping, whose locking stalls the other CUDA calls).
+    // them into their pinned slots (faster than uploading from the page-locked mapping, whose
+    // locking stalls the other CUDA calls: docs/BENCHMARKS.md, End to end).
     options.map_y4m = mode == Offload::cpu;
     // Compressed video: the encode's (first) GPU decodes it where it can (--decoder auto).
     options.gpu_device = mode == Offload::cpu ? -1 : (devices.empty() ? args.device : devices[0]);

@@ -1,4 +1,4 @@
-// What the app's decoding sources share now that they are mjpeg::FrameSource (include/mjpeg/
+// What the app's decoding sources share as mjpeg::FrameSource (include/mjpeg/
 // video.hpp): the encoder may read frames 0, 1, 2, ... on several threads at once, each thread
 // asking for its own index, while a decoder can only decode them one after another. Each
 // thread waits for its frame's turn under the source's lock, decodes, passes the turn on and
