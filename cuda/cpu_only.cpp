@@ -71,14 +71,14 @@ TransformPlan& TransformPlan::operator=(TransformPlan&&) noexcept = default;
 const FrameGeometry& TransformPlan::geometry() const { no_cuda("TransformPlan"); }
 PixelFormat TransformPlan::input_format() const { no_cuda("TransformPlan"); }
 bool TransformPlan::planar() const { no_cuda("TransformPlan"); }
-KernelInfo TransformPlan::kernel_info(Variant, int) const { no_cuda("TransformPlan"); }
+KernelInfo TransformPlan::kernel_info(KernelVariant, int) const { no_cuda("TransformPlan"); }
 
 void launch_transform(const TransformPlan&, const std::uint8_t*, std::size_t, std::int16_t*,
-                      Variant, int, void*) {
+                      KernelVariant, int, void*) {
   no_cuda("launch_transform");
 }
 void launch_transform_planar(const TransformPlan&, const std::uint8_t* const[3],
-                             const std::size_t[3], std::int16_t*, Variant, int, void*) {
+                             const std::size_t[3], std::int16_t*, KernelVariant, int, void*) {
   no_cuda("launch_transform_planar");
 }
 

@@ -8,6 +8,72 @@ namespace mjpeg::gpu {
 
 bool built_with_cuda() { return true; }
 
+int device_count(std::string* reason) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (reason)
+      *reason = std::string("no usable CUDA device: cudaGetDeviceCount failed with ") +
+                cudaGetErrorName(e);
+    return 0;
+  }
+  if (n == 0 && reason) *reason = "no CUDA device found";
+  return n;
+}
+
+bool usable_device(std::string* reason) { return usable_device(0, reason); }
+
+bool usable_device(int device, std::string* reason) {
+  const int count = device_count(reason);
+  if (count == 0) return false;
+  const std::string name = "CUDA device " + std::to_string(device);
+  if (device < 0 || device >= count) {
+    if (reason) *reason = name + " does not exist (" + std::to_string(count) + " found)";
+    return false;
+  }
+  cudaDeviceProp prop{};
+  cudaError_t e = cudaGetDeviceProperties(&prop, device);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (reason)
+      *reason = name + " unusable: cudaGetDeviceProperties failed with " + cudaGetErrorName(e);
+    return false;
+  }
+  if (prop.major < 8) {
+    if (reason)
+      *reason = name + " (" + prop.name + ") has compute capability " +
+                std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+                "; the kernels need 8.0 or newer";
+    return false;
+  }
+  int compute_mode = cudaComputeModeDefault;
+  if (cudaDeviceGetAttribute(&compute_mode, cudaDevAttrComputeMode, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    compute_mode = cudaComputeModeDefault;
+  }
+  if (compute_mode == cudaComputeModeProhibited) {
+    if (reason) *reason = name + " (" + prop.name + ") is in the prohibited compute mode";
+    return false;
+  }
+  // A context: fails where another process holds an exclusive-process device, or the device
+  // is otherwise unavailable.
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = 0;
+  e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaFree(nullptr);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)cudaSetDevice(previous);
+    if (reason)
+      *reason = name + " (" + prop.name + ") cannot be used: " + cudaGetErrorName(e);
+    return false;
+  }
+  (void)cudaSetDevice(previous);
+  if (reason) reason->clear();
+  return true;
+}
+
 std::vector<DeviceInfo> list_devices(std::string* reason) {
   std::vector<DeviceInfo> devices;
   int count = 0;

@@ -1,4 +1,4 @@
-// The names of the GPU options (variant, output) as the CLI and the reports write them, and
+// The names of the GPU output as the CLI and the reports write them, and
 // whether an NVIDIA driver is loaded: plain C++, in every build (a CPU-only build parses and
 // prints the names too, and then refuses the mode).
 #include <sys/stat.h>
@@ -12,23 +12,6 @@
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::gpu {
-
-const char* to_string(Variant v) {
-  switch (v) {
-    case Variant::direct: return "direct";
-    case Variant::pipeline: return "pipeline";
-    case Variant::partitioned: return "partitioned";
-    case Variant::primitives: return "primitives";
-  }
-  return "?";
-}
-
-Variant parse_variant(const std::string& text) {
-  for (Variant v : kAllVariants)
-    if (text == to_string(v)) return v;
-  throw UsageError("unknown GPU variant '" + text +
-                   "' (expected direct, pipeline, partitioned or primitives)");
-}
 
 const char* to_string(GpuOutput o) { return o == GpuOutput::tokens ? "tokens" : "coefficients"; }
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -16,71 +17,6 @@
 
 namespace mjpeg::gpu {
 
-int device_count(std::string* reason) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (reason)
-      *reason = std::string("no usable CUDA device: cudaGetDeviceCount failed with ") +
-                cudaGetErrorName(e);
-    return 0;
-  }
-  if (n == 0 && reason) *reason = "no CUDA device found";
-  return n;
-}
-
-bool usable_device(std::string* reason) { return usable_device(0, reason); }
-
-bool usable_device(int device, std::string* reason) {
-  const int count = device_count(reason);
-  if (count == 0) return false;
-  const std::string name = "CUDA device " + std::to_string(device);
-  if (device < 0 || device >= count) {
-    if (reason) *reason = name + " does not exist (" + std::to_string(count) + " found)";
-    return false;
-  }
-  cudaDeviceProp prop{};
-  cudaError_t e = cudaGetDeviceProperties(&prop, device);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (reason)
-      *reason = name + " unusable: cudaGetDeviceProperties failed with " + cudaGetErrorName(e);
-    return false;
-  }
-  if (prop.major < 8) {
-    if (reason)
-      *reason = name + " (" + prop.name + ") has compute capability " +
-                std::to_string(prop.major) + "." + std::to_string(prop.minor) +
-                "; the kernels need 8.0 or newer";
-    return false;
-  }
-  int compute_mode = cudaComputeModeDefault;
-  if (cudaDeviceGetAttribute(&compute_mode, cudaDevAttrComputeMode, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    compute_mode = cudaComputeModeDefault;
-  }
-  if (compute_mode == cudaComputeModeProhibited) {
-    if (reason) *reason = name + " (" + prop.name + ") is in the prohibited compute mode";
-    return false;
-  }
-  // A context: fails where another process holds an exclusive-process device, or the device
-  // is otherwise unavailable.
-  int previous = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess) previous = 0;
-  e = cudaSetDevice(device);
-  if (e == cudaSuccess) e = cudaFree(nullptr);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    (void)cudaSetDevice(previous);
-    if (reason)
-      *reason = name + " (" + prop.name + ") cannot be used: " + cudaGetErrorName(e);
-    return false;
-  }
-  (void)cudaSetDevice(previous);
-  if (reason) reason->clear();
-  return true;
-}
 
 struct TransformPlan::Impl {
   FrameGeometry geometry;
@@ -104,6 +40,13 @@ bool find_kernel_table(int layout, int input, detail::KernelTable& t,
   return (detail::kernel_table_in_unit<Unit>(layout, input, t) || ...);
 }
 static_assert(detail::kMaxKernelStages == kMaxStages, "kernel table columns = stage counts");
+// The kernel table's variant index is the public KernelVariant's value.
+static_assert(static_cast<int>(KernelVariant::direct) == detail::kDirect &&
+                  static_cast<int>(KernelVariant::pipeline) == detail::kPipeline &&
+                  static_cast<int>(KernelVariant::partitioned) == detail::kPartitioned &&
+                  static_cast<int>(KernelVariant::primitives) == detail::kPrimitives &&
+                  std::size(kAllVariants) == detail::kVariantCount,
+              "kernel table columns = KernelVariant values");
 
 }  // namespace
 
@@ -212,7 +155,7 @@ void check_stages(int stages) {
 }
 }  // namespace
 
-KernelInfo TransformPlan::kernel_info(Variant v, int stages) const {
+KernelInfo TransformPlan::kernel_info(KernelVariant v, int stages) const {
   check_stages(stages);
   const int vi = static_cast<int>(v);
   const detail::KernelEntry& e = impl_->table.entry[vi][stages - 1];
@@ -233,12 +176,12 @@ bool aligned16(const void* ptr, std::size_t pitch) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && pitch % 16 == 0;
 }
 
-void launch(const TransformPlan::Impl& m, detail::KernelParams& p, Variant variant, int stages,
+void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant variant, int stages,
             void* stream);
 }  // namespace
 
 void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, std::size_t pitch,
-                      std::int16_t* d_coeffs, Variant variant, int stages, void* stream) {
+                      std::int16_t* d_coeffs, KernelVariant variant, int stages, void* stream) {
   check_stages(stages);
   const TransformPlan::Impl& m = plan.impl();
   if (m.planar.planar()) throw UsageError("launch_transform: a planar plan needs planes");
@@ -256,7 +199,7 @@ void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, s
 
 void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* const d_planes[3],
                              const std::size_t pitches[3], std::int16_t* d_coeffs,
-                             Variant variant, int stages, void* stream) {
+                             KernelVariant variant, int stages, void* stream) {
   check_stages(stages);
   const TransformPlan::Impl& m = plan.impl();
   if (!m.planar.planar()) throw UsageError("launch_transform_planar: the plan is not planar");
@@ -284,7 +227,7 @@ void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* cons
 }
 
 namespace {
-void launch(const TransformPlan::Impl& m, detail::KernelParams& p, Variant variant, int stages,
+void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant variant, int stages,
             void* stream) {
   if (reinterpret_cast<std::uintptr_t>(p.coeffs) % 16 != 0)
     throw UsageError("launch_transform: coefficient buffer must be 16-byte aligned");
@@ -298,26 +241,5 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, Variant varia
   MJPEG_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
-
-HostPin::HostPin(const void* data, std::size_t bytes) {
-  if (data == nullptr || bytes == 0) return;
-  MJPEG_CUDA_CHECK(cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterPortable));
-  data_ = const_cast<void*>(data);
-}
-
-HostPin::~HostPin() {
-  if (data_) MJPEG_CUDA_WARN(cudaHostUnregister(data_));
-}
-
-HostPin::HostPin(HostPin&& other) noexcept : data_(other.data_) { other.data_ = nullptr; }
-
-HostPin& HostPin::operator=(HostPin&& other) noexcept {
-  if (this != &other) {
-    if (data_) MJPEG_CUDA_WARN(cudaHostUnregister(data_));
-    data_ = other.data_;
-    other.data_ = nullptr;
-  }
-  return *this;
-}
 
 }  // namespace mjpeg::gpu

@@ -4,6 +4,8 @@
 
 #include <new>
 
+#include "cuda_check.hpp"
+
 namespace mjpeg::gpu {
 
 std::shared_ptr<void> try_pin_read_only(const void* data, std::size_t bytes) noexcept {
@@ -20,6 +22,27 @@ std::shared_ptr<void> try_pin_read_only(const void* data, std::size_t bytes) noe
     (void)cudaHostUnregister(p);
     return nullptr;
   }
+}
+
+HostPin::HostPin(const void* data, std::size_t bytes) {
+  if (data == nullptr || bytes == 0) return;
+  MJPEG_CUDA_CHECK(cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterPortable));
+  data_ = const_cast<void*>(data);
+}
+
+HostPin::~HostPin() {
+  if (data_) MJPEG_CUDA_WARN(cudaHostUnregister(data_));
+}
+
+HostPin::HostPin(HostPin&& other) noexcept : data_(other.data_) { other.data_ = nullptr; }
+
+HostPin& HostPin::operator=(HostPin&& other) noexcept {
+  if (this != &other) {
+    if (data_) MJPEG_CUDA_WARN(cudaHostUnregister(data_));
+    data_ = other.data_;
+    other.data_ = nullptr;
+  }
+  return *this;
 }
 
 }  // namespace mjpeg::gpu

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu_transform.hpp"
+#include "host_pin.hpp"
 #include "internal.hpp"
 #include "mjpeg/video.hpp"
 #include "pipeline/frame_source.hpp"

@@ -41,15 +41,6 @@ namespace mjpeg {
 
 namespace {
 
-gpu::Variant gpu_variant(KernelVariant v) {
-  switch (v) {
-    case KernelVariant::direct: return gpu::Variant::direct;
-    case KernelVariant::partitioned: return gpu::Variant::partitioned;
-    case KernelVariant::primitives: return gpu::Variant::primitives;
-    case KernelVariant::pipeline: break;
-  }
-  return gpu::Variant::pipeline;
-}
 
 bool known(FrameFormat f) {
   switch (f) {
@@ -259,7 +250,7 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
   }
   // A short stream (a still picture) needs no more slots than frames.
   if (o.slots == 0 && frames > 0 && frames < p.slots) p.slots = static_cast<int>(frames);
-  p.variant = gpu_variant(o.gpu.kernel);
+  p.variant = o.gpu.kernel;
   p.stages = o.gpu.stages;
   if (o.gpu.output == GpuOutput::tokens) p.gpu_output = gpu::GpuOutput::tokens;
   if (o.gpu.output == GpuOutput::coefficients) p.gpu_output = gpu::GpuOutput::coefficients;

@@ -84,7 +84,7 @@ struct PipelineOptions {
   /// entry is one more stream buffer on that device ({0, 0}: two buffers on device 0, which
   /// runs the multi-device paths on one GPU). See device_list.
   std::vector<int> devices;
-  gpu::Variant variant = gpu::Variant::pipeline;
+  KernelVariant variant = KernelVariant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
   /// sok/aok: what the GPU hands back: the token stream (the CPU only packs bits) or the int16
   /// coefficients (the CPU scans them). The same bytes either way. Unset: see gpu_output_for.

@@ -65,7 +65,7 @@ StreamBuffer::Slot::Slot(bool timing)
 
 StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
                            const SourceFormat& input, int slots, Offload mode, int device,
-                           gpu::Variant variant, int stages, bool timing, GpuOutput output,
+                           KernelVariant variant, int stages, bool timing, GpuOutput output,
                            const EncodeOptions& encode, bool host_pixels)
     : select_(device), device_(device), variant_(variant), stages_(stages),
       timing_(timing), origin_(timing_event(timing)), output_(output) {

@@ -85,7 +85,7 @@ class StreamBuffer {
   /// page-locked frames, or frames in device memory): the slots then get no host pixel buffer
   /// (host_pixels() is null), a third less page-locked memory to allocate.
   StreamBuffer(const FrameGeometry& geometry, const QuantTables& tables,
-               const SourceFormat& input, int slots, Offload mode, int device, gpu::Variant variant,
+               const SourceFormat& input, int slots, Offload mode, int device, KernelVariant variant,
                int stages, bool timing = false, GpuOutput output = GpuOutput::coefficients,
                const EncodeOptions& encode = EncodeOptions{}, bool host_pixels = true);
   /// Waits for outstanding GPU work (never throws), then frees.
@@ -201,7 +201,7 @@ class StreamBuffer {
   };
   DeviceSelect select_;
   int device_;
-  gpu::Variant variant_;
+  KernelVariant variant_;
   int stages_;
   bool timing_ = false;
   gpu::Event origin_;        // timing: the event start_clock() recorded

@@ -14,6 +14,7 @@
 
 #include "api_test_util.hpp"
 #include "common/oracle.hpp"
+#include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/devices.hpp"

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "device_info.hpp"
 #include "gpu_transform.hpp"
 
 namespace mjpeg::test {

@@ -22,6 +22,7 @@
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "gpu_test_util.hpp"
+#include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "core/geometry.hpp"
 #include "jpeg/planar.hpp"
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
           transform_cpu(f.view(), g, t, reference.data());
         }
         std::vector<std::int16_t> got(reference.size());
-        auto launch = [&](int b, gpu::Variant v, int st) {
+        auto launch = [&](int b, KernelVariant v, int st) {
           if (planar)
             gpu::launch_transform_planar(plan, in_planar[b].plane, in_planar[b].pitch,
                                          out[b].as<std::int16_t>(), v, st, stream.get());
@@ -157,8 +158,8 @@ int main(int argc, char** argv) {
                                   stream.get());
         };
         const int reps = quick ? 30 : (sc.w <= 1920 ? 400 : sc.w <= 3840 ? 200 : 100);
-        for (gpu::Variant v : gpu::kAllVariants) {
-          for (int st = 1; st <= (v == gpu::Variant::direct ? 1 : gpu::kMaxStages); ++st) {
+        for (KernelVariant v : gpu::kAllVariants) {
+          for (int st = 1; st <= (v == KernelVariant::direct ? 1 : gpu::kMaxStages); ++st) {
             std::vector<gpu::Event> ev(2 * reps);
             for (int i = 0; i < 10; ++i) launch(i % nbuf, v, st);
             for (int i = 0; i < reps; ++i) {
@@ -178,7 +179,7 @@ int main(int argc, char** argv) {
               std::fprintf(stderr,
                            "mjpeg_bench_kernels: %s %s %s stages %d DIFFERS from transform_cpu: "
                            "coefficient %zu (block %zu) is %d, expected %d\n",
-                           sc.name, input, gpu::to_string(v), st, at, at / 64, *diff.first,
+                           sc.name, input, to_string(v), st, at, at / 64, *diff.first,
                            *diff.second);
               differs = true;
             }
@@ -190,11 +191,11 @@ int main(int argc, char** argv) {
             const std::size_t smem = k.static_smem + k.dynamic_smem;
             if (csv)
               std::printf("%s,%s,%s,%d,%.4f,%.1f,%.1f,%d,%zu,%d,%d,%s\n", sc.name, input,
-                          gpu::to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs, k.registers,
+                          to_string(v), st, med, gbs, 100.0 * gbs / copy_gbs, k.registers,
                           smem, k.threads, k.blocks_per_sm, exact ? "yes" : "NO");
             else
               std::printf("%-5s %-8s %-12s %2d %9.4f %8.1f %6.1f%% %5d %7zu %4d %3d %5s\n",
-                          sc.name, input, gpu::to_string(v), st, med, gbs,
+                          sc.name, input, to_string(v), st, med, gbs,
                           100.0 * gbs / copy_gbs, k.registers, smem, k.threads, k.blocks_per_sm,
                           exact ? "yes" : "NO");
             std::fflush(stdout);

@@ -313,7 +313,7 @@ TEST_F(GpuTokenize, GpuTransformTokensAndCpuCoderEqualEncodeJpeg) {
           const gputest::DeviceFrame d(f, f.stride);
           gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
           gpu::launch_transform(tplan, d.data, d.pitch, coeffs.as<std::int16_t>(),
-                                gpu::Variant::pipeline, 2, nullptr);
+                                KernelVariant::pipeline, 2, nullptr);
           // The plan the stream buffer makes for these settings, with either format asked for
           // (MJPEG_TOKEN_FORMAT).
           const std::size_t capacity = g.coefficient_count() * 2;

@@ -32,7 +32,6 @@
 namespace mjpeg {
 namespace {
 
-using gpu::Variant;
 using gputest::DeviceFrame;
 using gputest::HostFrame;
 
@@ -59,7 +58,7 @@ std::vector<std::int16_t> cpu_coeffs(const HostFrame& f, const FrameGeometry& g,
 }
 
 std::vector<std::int16_t> gpu_coeffs(const gpu::TransformPlan& plan, const DeviceFrame& d,
-                                     gpu::DeviceBuffer& coeffs, Variant v, int stages) {
+                                     gpu::DeviceBuffer& coeffs, KernelVariant v, int stages) {
   const FrameGeometry& g = plan.geometry();
   MJPEG_CUDA_CHECK(cudaMemset(coeffs.get(), 0xA5, coeffs.size()));  // poison
   gpu::launch_transform(plan, d.data, d.pitch, coeffs.as<std::int16_t>(), v, stages, nullptr);
@@ -92,16 +91,16 @@ void expect_all_variants_match(const HostFrame& f, Subsampling s, int quality,
   gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
   const gpu::TransformPlan plan(g, t, f.channels == 3 ? PixelFormat::rgb24 : PixelFormat::gray8);
   const char* only = std::getenv("MJPEG_GPU_ONLY_VARIANT");  // e.g. for synccheck runs
-  for (Variant v : gpu::kAllVariants) {
-    if (only && *only && gpu::parse_variant(only) != v) continue;
-    const int max_s = v == Variant::direct ? 1 : (all_stages ? gpu::kMaxStages : 2);
+  for (KernelVariant v : gpu::kAllVariants) {
+    if (only && *only && parse_kernel_variant(only) != v) continue;
+    const int max_s = v == KernelVariant::direct ? 1 : (all_stages ? gpu::kMaxStages : 2);
     for (int st = 1; st <= max_s; ++st) {
       const std::vector<std::int16_t> got = gpu_coeffs(plan, d, coeffs, v, st);
       ASSERT_EQ(got.size(), ref.size());
       const bool same = std::memcmp(got.data(), ref.data(), ref.size() * sizeof(std::int16_t)) == 0;
       EXPECT_TRUE(same) << f.width << "x" << f.height << " " << to_string(s) << " q" << quality
                         << " ch" << f.channels << " pitch " << pitch << " offset " << offset
-                        << " " << gpu::to_string(v) << " S=" << st << ": "
+                        << " " << to_string(v) << " S=" << st << ": "
                         << first_difference(ref, got);
       if (!same) return;
     }
@@ -215,7 +214,7 @@ TEST_F(GpuTest, JpegFromGpuCoefficientsEqualsCpuJpeg) {
         const DeviceFrame d(f, f.stride);
         gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
         const gpu::TransformPlan plan(g, t, PixelFormat::rgb24);
-        const std::vector<std::int16_t> c = gpu_coeffs(plan, d, coeffs, Variant::pipeline, 2);
+        const std::vector<std::int16_t> c = gpu_coeffs(plan, d, coeffs, KernelVariant::pipeline, 2);
         std::vector<std::uint8_t> jpeg;
         encode_coefficients(g, t, c.data(), o, jpeg);
         ASSERT_EQ(jpeg.size(), cpu.size()) << to_string(s) << " q" << q;
@@ -242,7 +241,7 @@ math::YccToRgb ycc_case(int which) {
 
 std::vector<std::int16_t> planar_gpu_coeffs(const gpu::TransformPlan& plan,
                                             const gputest::DevicePlanar& d,
-                                            gpu::DeviceBuffer& coeffs, Variant v, int stages) {
+                                            gpu::DeviceBuffer& coeffs, KernelVariant v, int stages) {
   const FrameGeometry& g = plan.geometry();
   MJPEG_CUDA_CHECK(cudaMemset(coeffs.get(), 0xA5, coeffs.size()));  // poison
   gpu::launch_transform_planar(plan, d.plane, d.pitch, coeffs.as<std::int16_t>(), v, stages,
@@ -277,9 +276,9 @@ void expect_planar_matches(const gputest::PlanarFrame& f, Subsampling s, int qua
   const char* only = std::getenv("MJPEG_GPU_ONLY_VARIANT");
   for (const PlanarPlacement& pl : placements) {
     const gputest::DevicePlanar d(f, pl.pitch, pl.offset);
-    for (Variant v : gpu::kAllVariants) {
-      if (only && *only && gpu::parse_variant(only) != v) continue;
-      const int max_s = v == Variant::direct ? 1 : (all_stages ? gpu::kMaxStages : 2);
+    for (KernelVariant v : gpu::kAllVariants) {
+      if (only && *only && parse_kernel_variant(only) != v) continue;
+      const int max_s = v == KernelVariant::direct ? 1 : (all_stages ? gpu::kMaxStages : 2);
       for (int st = 1; st <= max_s; ++st) {
         const std::vector<std::int16_t> got = planar_gpu_coeffs(plan, d, coeffs, v, st);
         ASSERT_EQ(got.size(), ref.size());
@@ -290,7 +289,7 @@ void expect_planar_matches(const gputest::PlanarFrame& f, Subsampling s, int qua
                           << f.format.ycc.truncated << " out " << to_string(s) << " q"
                           << quality << " pitches " << pl.pitch[0] << "/" << pl.pitch[1]
                           << " offsets " << pl.offset[0] << "/" << pl.offset[1] << "/"
-                          << pl.offset[2] << " " << gpu::to_string(v) << " S=" << st << ": "
+                          << pl.offset[2] << " " << to_string(v) << " S=" << st << ": "
                           << first_difference(ref, got);
         if (!same) return;
       }
@@ -385,7 +384,7 @@ TEST_F(GpuTest, JpegFromPlanarGpuCoefficientsEqualsCpuJpegOfTheRgb) {
       const QuantTables t = make_quant_tables(o.quality, g.num_components == 1 ? 1 : 2);
       gpu::DeviceBuffer coeffs(g.coefficient_count() * sizeof(std::int16_t));
       const gpu::TransformPlan plan(g, t, pf);
-      const std::vector<std::int16_t> c = planar_gpu_coeffs(plan, d, coeffs, Variant::pipeline, 2);
+      const std::vector<std::int16_t> c = planar_gpu_coeffs(plan, d, coeffs, KernelVariant::pipeline, 2);
       std::vector<std::uint8_t> jpeg;
       encode_coefficients(g, t, c.data(), o, jpeg);
       ASSERT_EQ(jpeg.size(), cpu.size()) << to_string(s);
@@ -409,22 +408,22 @@ TEST_F(GpuTest, PlanarBadArgumentsAreUsageErrors) {
   const std::uint8_t* planes[3] = {base, base + 256, base + 320};
   const std::size_t pitches[3] = {16, 8, 8};
   EXPECT_NO_THROW(gpu::launch_transform_planar(planar, planes, pitches, coeffs.as<std::int16_t>(),
-                                               Variant::pipeline, 2, nullptr));
+                                               KernelVariant::pipeline, 2, nullptr));
   MJPEG_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_THROW(gpu::launch_transform(planar, base, 48, coeffs.as<std::int16_t>(),
-                                     Variant::pipeline, 2, nullptr),
+                                     KernelVariant::pipeline, 2, nullptr),
                UsageError);
   EXPECT_THROW(gpu::launch_transform_planar(packed, planes, pitches, coeffs.as<std::int16_t>(),
-                                            Variant::pipeline, 2, nullptr),
+                                            KernelVariant::pipeline, 2, nullptr),
                UsageError);
   const std::size_t short_chroma[3] = {16, 7, 7};
   EXPECT_THROW(gpu::launch_transform_planar(planar, planes, short_chroma,
-                                            coeffs.as<std::int16_t>(), Variant::pipeline, 2,
+                                            coeffs.as<std::int16_t>(), KernelVariant::pipeline, 2,
                                             nullptr),
                UsageError);
   const std::uint8_t* missing[3] = {base, nullptr, nullptr};
   EXPECT_THROW(gpu::launch_transform_planar(planar, missing, pitches, coeffs.as<std::int16_t>(),
-                                            Variant::pipeline, 2, nullptr),
+                                            KernelVariant::pipeline, 2, nullptr),
                UsageError);
   EXPECT_THROW(gpu::TransformPlan(g, t, PlanarFormat{}), UsageError);
 }
@@ -435,13 +434,13 @@ TEST_F(GpuTest, BadArgumentsAreUsageErrors) {
   const gpu::TransformPlan plan(g, t, PixelFormat::rgb24);
   gpu::DeviceBuffer px(16 * 16 * 3), coeffs(g.coefficient_count() * 2);
   EXPECT_THROW(gpu::launch_transform(plan, px.as<std::uint8_t>(), 16 * 3, coeffs.as<std::int16_t>(),
-                                     Variant::pipeline, 5, nullptr),
+                                     KernelVariant::pipeline, 5, nullptr),
                UsageError);
   EXPECT_THROW(gpu::launch_transform(plan, px.as<std::uint8_t>(), 10, coeffs.as<std::int16_t>(),
-                                     Variant::pipeline, 1, nullptr),
+                                     KernelVariant::pipeline, 1, nullptr),
                UsageError);
-  EXPECT_THROW(gpu::parse_variant("bogus"), UsageError);
-  EXPECT_EQ(gpu::parse_variant("partitioned"), Variant::partitioned);
+  EXPECT_THROW(parse_kernel_variant("bogus"), UsageError);
+  EXPECT_EQ(parse_kernel_variant("partitioned"), KernelVariant::partitioned);
 }
 
 #ifdef MJPEG_GPU_TESTS_WITH_MEDIA

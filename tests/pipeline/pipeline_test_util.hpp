@@ -22,6 +22,7 @@
 
 #include "common/deadline.hpp"
 #include "gpu_transform.hpp"
+#include "host_pin.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/options.hpp"
 #include "io/y4m.hpp"

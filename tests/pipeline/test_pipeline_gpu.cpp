@@ -13,6 +13,7 @@
 
 #include "common/gpu_guard.hpp"
 #include "gpu_faults.hpp"
+#include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "pipeline_test_util.hpp"
 
