@@ -74,11 +74,11 @@ bool TransformPlan::planar() const { no_cuda("TransformPlan"); }
 KernelInfo TransformPlan::kernel_info(KernelVariant, int) const { no_cuda("TransformPlan"); }
 
 void launch_transform(const TransformPlan&, const std::uint8_t*, std::size_t, std::int16_t*,
-                      KernelVariant, int, void*) {
+                      KernelVariant, int, StreamHandle) {
   no_cuda("launch_transform");
 }
 void launch_transform_planar(const TransformPlan&, const std::uint8_t* const[3],
-                             const std::size_t[3], std::int16_t*, KernelVariant, int, void*) {
+                             const std::size_t[3], std::int16_t*, KernelVariant, int, StreamHandle) {
   no_cuda("launch_transform_planar");
 }
 
@@ -109,7 +109,7 @@ std::size_t TokenizePlan::header_bytes() const { no_cuda("TokenizePlan"); }
 std::size_t TokenizePlan::capacity_bytes() const { no_cuda("TokenizePlan"); }
 std::size_t TokenizePlan::output_bytes() const { no_cuda("TokenizePlan"); }
 
-void launch_tokenize(const TokenizePlan&, const std::int16_t*, void*, void*) {
+void launch_tokenize(const TokenizePlan&, const std::int16_t*, void*, StreamHandle) {
   no_cuda("launch_tokenize");
 }
 

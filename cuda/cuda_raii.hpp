@@ -134,4 +134,26 @@ class PinnedBuffer {
   std::size_t size_ = 0;
 };
 
+/// Makes `device` the calling thread's current device for the scope and restores the one
+/// before at its end (the current device is per thread). error(): how setting it went.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) noexcept {
+    if (cudaGetDevice(&previous_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      previous_ = 0;
+    }
+    error_ = cudaSetDevice(device);
+    if (error_ != cudaSuccess) (void)cudaGetLastError();
+  }
+  ~DeviceScope() { (void)cudaSetDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  cudaError_t error() const noexcept { return error_; }
+
+ private:
+  int previous_ = 0;
+  cudaError_t error_ = cudaSuccess;
+};
+
 }  // namespace mjpeg::gpu

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda_raii.hpp"
 #include "gpu_transform.hpp"
 
 namespace mjpeg::gpu {
@@ -58,18 +59,27 @@ bool usable_device(int device, std::string* reason) {
   }
   // A context: fails where another process holds an exclusive-process device, or the device
   // is otherwise unavailable.
-  int previous = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess) previous = 0;
-  e = cudaSetDevice(device);
+  const DeviceScope scope(device);
+  e = scope.error();
   if (e == cudaSuccess) e = cudaFree(nullptr);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    (void)cudaSetDevice(previous);
     if (reason)
       *reason = name + " (" + prop.name + ") cannot be used: " + cudaGetErrorName(e);
     return false;
   }
-  (void)cudaSetDevice(previous);
+  // Code for it: a build for other architectures (and without PTX it can compile) passes the
+  // checks above and fails at its first launch.
+  const std::string image = kernel_image_problem();
+  if (!image.empty()) {
+    if (reason)
+      *reason = name + " (" + prop.name + ", compute capability " + std::to_string(prop.major) +
+                "." + std::to_string(prop.minor) + ") cannot run this build's kernels (" + image +
+                "; built for CUDA architectures " + built_architectures() +
+                "): rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(prop.major) +
+                std::to_string(prop.minor) + " or the default architectures";
+    return false;
+  }
   if (reason) reason->clear();
   return true;
 }
@@ -115,17 +125,13 @@ std::vector<DeviceInfo> list_devices(std::string* reason) {
 }
 
 std::size_t free_device_memory(int device) {
-  int previous = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
+  const DeviceScope scope(device);
+  if (scope.error() != cudaSuccess) return 0;
   std::size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
     (void)cudaGetLastError();
     free_bytes = 0;
   }
-  (void)cudaSetDevice(previous);
   return free_bytes;
 }
 

@@ -615,13 +615,13 @@ std::size_t TokenizePlan::capacity_bytes() const { return impl_->capacity; }
 std::size_t TokenizePlan::output_bytes() const { return impl_->header_bytes + impl_->capacity; }
 
 void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, void* d_out,
-                     void* stream) {
+                     StreamHandle stream) {
   const TokenizePlan::Impl& m = plan.impl();
   if (!d_coeffs || !d_out) throw UsageError("launch_tokenize: null device pointer");
   if (reinterpret_cast<std::uintptr_t>(d_out) % 16 != 0 ||
       reinterpret_cast<std::uintptr_t>(d_coeffs) % 16 != 0)
     throw UsageError("launch_tokenize: buffers must be 16-byte aligned");
-  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  const cudaStream_t s = stream;
   ScanParams p = m.base;
   p.coeffs = d_coeffs;
   p.out = static_cast<std::uint8_t*>(d_out);

@@ -22,6 +22,7 @@
 
 #include "core/geometry.hpp"
 #include "core/token_format.hpp"
+#include "stream_handle.hpp"
 
 namespace mjpeg::gpu {
 
@@ -68,6 +69,6 @@ class TokenizePlan {
 /// default stream). The plan's scratch is reused by every launch, so launches with one plan must
 /// be ordered (one stream). d_out must be 16-byte aligned and plan.output_bytes() long.
 void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, void* d_out,
-                     void* stream);
+                     StreamHandle stream);
 
 }  // namespace mjpeg::gpu

@@ -17,6 +17,21 @@
 
 namespace mjpeg::gpu {
 
+namespace {
+// Empty: only asked whether the build holds code for the device (kernel_image_problem).
+__global__ void probe_kernel() {}
+}  // namespace
+
+std::string kernel_image_problem() {
+  cudaFuncAttributes a{};
+  const cudaError_t e = cudaFuncGetAttributes(&a, probe_kernel);
+  if (e == cudaSuccess) return "";
+  (void)cudaGetLastError();
+  return cudaGetErrorName(e);
+}
+
+const char* built_architectures() { return MJPEG_CUDA_ARCHITECTURES; }
+
 
 struct TransformPlan::Impl {
   FrameGeometry geometry;
@@ -177,11 +192,11 @@ bool aligned16(const void* ptr, std::size_t pitch) {
 }
 
 void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant variant, int stages,
-            void* stream);
+            StreamHandle stream);
 }  // namespace
 
 void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, std::size_t pitch,
-                      std::int16_t* d_coeffs, KernelVariant variant, int stages, void* stream) {
+                      std::int16_t* d_coeffs, KernelVariant variant, int stages, StreamHandle stream) {
   check_stages(stages);
   const TransformPlan::Impl& m = plan.impl();
   if (m.planar.planar()) throw UsageError("launch_transform: a planar plan needs planes");
@@ -199,7 +214,7 @@ void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, s
 
 void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* const d_planes[3],
                              const std::size_t pitches[3], std::int16_t* d_coeffs,
-                             KernelVariant variant, int stages, void* stream) {
+                             KernelVariant variant, int stages, StreamHandle stream) {
   check_stages(stages);
   const TransformPlan::Impl& m = plan.impl();
   if (!m.planar.planar()) throw UsageError("launch_transform_planar: the plan is not planar");
@@ -228,7 +243,7 @@ void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* cons
 
 namespace {
 void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant variant, int stages,
-            void* stream) {
+            StreamHandle stream) {
   if (reinterpret_cast<std::uintptr_t>(p.coeffs) % 16 != 0)
     throw UsageError("launch_transform: coefficient buffer must be 16-byte aligned");
   const int vi = static_cast<int>(variant);
@@ -237,7 +252,7 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant
   void* args[] = {&p};
   MJPEG_CUDA_CHECK(cudaLaunchKernel(e.fn, dim3(static_cast<unsigned>(m.grid[vi][stages - 1])),
                                     dim3(static_cast<unsigned>(e.threads)), args, e.smem,
-                                    static_cast<cudaStream_t>(stream)));
+                                    stream));
   MJPEG_CUDA_CHECK_LAUNCH();
 }
 }  // namespace

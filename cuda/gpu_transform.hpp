@@ -23,6 +23,7 @@
 #include "core/geometry.hpp"
 #include "mjpeg/options.hpp"
 #include "mjpeg/video.hpp"
+#include "stream_handle.hpp"
 
 namespace mjpeg::gpu {
 
@@ -32,6 +33,14 @@ inline constexpr KernelVariant kAllVariants[] = {KernelVariant::direct, KernelVa
                                                  KernelVariant::partitioned,
                                                  KernelVariant::primitives};
 inline constexpr int kMaxStages = 4;
+
+/// Whether this build holds code the current device can run: "" when it does, else the CUDA
+/// error (cudaErrorNoKernelImageForDevice where the build has neither the device's code nor PTX
+/// it can compile). Makes CUDA calls on the current device.
+std::string kernel_image_problem();
+/// The CUDA architectures this build was compiled for (CMAKE_CUDA_ARCHITECTURES, e.g.
+/// "80-real 86-real 89-real 90-real 90-virtual").
+const char* built_architectures();
 
 /// Resource use of one kernel instance (cudaFuncGetAttributes + launch shape).
 struct KernelInfo {
@@ -75,10 +84,10 @@ class TransformPlan {
 /// stages: 1..4 (ignored by KernelVariant::direct). Throws UsageError for bad arguments and
 /// mjpeg::Error for CUDA failures (launch errors are checked right after the launch).
 void launch_transform(const TransformPlan& plan, const std::uint8_t* d_pixels, std::size_t pitch,
-                      std::int16_t* d_coeffs, KernelVariant variant, int stages, void* stream);
+                      std::int16_t* d_coeffs, KernelVariant variant, int stages, StreamHandle stream);
 /// The same for a planar plan: d_planes[0..2] Y, Cb, Cr (Cb, Cr may be null for mono).
 void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* const d_planes[3],
                              const std::size_t pitches[3], std::int16_t* d_coeffs,
-                             KernelVariant variant, int stages, void* stream);
+                             KernelVariant variant, int stages, StreamHandle stream);
 
 }  // namespace mjpeg::gpu
