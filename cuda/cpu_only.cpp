@@ -1,5 +1,5 @@
 // The GPU entry points of a build without CUDA (MJPEG_WITH_CUDA=OFF): the same plain C++ API
-// as the CUDA build (gpu_transform.hpp, gpu_tokenize.hpp, device_info.hpp, nvjpeg_peer.hpp),
+// as the CUDA build (gpu_transform.hpp, gpu_tokenize.hpp, device_info.hpp),
 // with no device behind it. Queries report none and say why (kNoCuda); what would need a
 // device throws mjpeg::Error with that sentence. The pipeline, the API and the CLI refuse
 // sok/aok before they get here, so only their messages reach the user.
@@ -12,7 +12,6 @@
 #include "gpu_transform.hpp"
 #include "host_pin.hpp"
 #include "mjpeg/error.hpp"
-#include "nvjpeg_peer.hpp"
 
 namespace mjpeg::gpu {
 namespace {
@@ -47,14 +46,6 @@ std::vector<DeviceInfo> list_devices(std::string* reason) {
 }
 
 std::size_t free_device_memory(int) { return 0; }
-
-NvjpegResult run_nvjpeg(const std::vector<ImageView>&, const EncodeOptions&, int threads, int,
-                        int) {
-  NvjpegResult r;
-  r.why_not = kNoCuda;
-  r.threads = threads;
-  return r;
-}
 
 struct TransformPlan::Impl {};
 

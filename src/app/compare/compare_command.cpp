@@ -1,7 +1,6 @@
 #include "compare_command.hpp"
 
 // The nvJPEG row: a peer of the GPU side (cuda/), not part of the library.
-#include "nvjpeg_peer.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,6 +22,7 @@
 #include "mjpeg/error.hpp"
 #include "app/common/wording.hpp"
 #include "mode_runner.hpp"
+#include "peer_nvjpeg.hpp"
 #include "peer_turbojpeg.hpp"
 #include "trace_json.hpp"
 #include "app/trace/trace_model.hpp"
@@ -59,7 +59,7 @@ const StageColumn kStageColumns[] = {
 };
 
 void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const PeerResult& turbo,
-                  int turbo_threads, const gpu::NvjpegResult& nvjpeg, const FrameStore& store,
+                  int turbo_threads, const NvjpegResult& nvjpeg, const FrameStore& store,
                   double sok_fps) {
   const double frames = static_cast<double>(store.count());
   const double pixels = static_cast<double>(store.width()) * store.height();
@@ -310,14 +310,14 @@ int run_compare(CompareArgs& args) {
   }
   if (!turbo.available) notice("libjpeg-turbo row left out: " + turbo.why_not);
   // nvJPEG (loaded at run time where the CUDA installation has it) when a GPU mode ran.
-  gpu::NvjpegResult nvjpeg;
+  NvjpegResult nvjpeg;
   bool gpu_ran = false;
   for (const ModeSpec& m : modes) gpu_ran = gpu_ran || m.mode != Offload::cpu;
   if (gpu_ran && args.nvjpeg_threads > 0) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);
     std::vector<Image> rgb;  // planar frames: the RGB we encode (converted here)
-    nvjpeg = gpu::run_nvjpeg(store.pixel_views(rgb), args.options, args.nvjpeg_threads,
+    nvjpeg = run_nvjpeg(store.pixel_views(rgb), args.options, args.nvjpeg_threads,
                              args.repeat, devices[0]);
     if (!nvjpeg.available) notice("nvJPEG row left out: not available: " + nvjpeg.why_not);
   }

@@ -1,7 +1,23 @@
-// nvJPEG as an in-process peer (see nvjpeg_peer.hpp). The few nvJPEG entry points used are
+// nvJPEG as an in-process peer (see peer_nvjpeg.hpp). The few nvJPEG entry points used are
 // declared here from the library's documented C API and looked up with dlsym, so the build
 // needs no nvjpeg.h (this machine's CUDA has none) and the binary no libnvjpeg.
-#include "nvjpeg_peer.hpp"
+#include "peer_nvjpeg.hpp"
+
+#if !MJPEG_WITH_CUDA
+
+namespace mjpeg::app {
+
+NvjpegResult run_nvjpeg(const std::vector<ImageView>&, const EncodeOptions&, int threads, int,
+                        int) {
+  NvjpegResult r;
+  r.why_not = "this mjpeg was built without CUDA";
+  r.threads = threads;
+  return r;
+}
+
+}  // namespace mjpeg::app
+
+#else
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -16,7 +32,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace mjpeg::gpu {
+namespace mjpeg::app {
 namespace {
 
 // The C API's types (opaque handles, status and enums as the nvJPEG documentation gives them).
@@ -243,4 +259,6 @@ NvjpegResult run_nvjpeg(const std::vector<ImageView>& frames, const EncodeOption
   return r;
 }
 
-}  // namespace mjpeg::gpu
+}  // namespace mjpeg::app
+
+#endif  // MJPEG_WITH_CUDA

@@ -1,6 +1,8 @@
 // nvJPEG as an in-process peer of `mjpeg compare`, loaded at run time with dlopen (libnvjpeg
 // from the CUDA installation on the machine), so that one binary runs with and without it and
-// says why when it is not there. Plain C++ API: no CUDA or nvJPEG types.
+// says why when it is not there. Plain C++ API: no CUDA or nvJPEG types. A peer of the
+// benchmarks, not part of the library: only the CLI links it (a build without CUDA gets a
+// peer that says so).
 //
 // What it measures is what nvJPEG's own sample does and what compare's frames allow: all frames
 // copied into pinned host memory first (not timed); then T host threads, each with its own CUDA
@@ -15,7 +17,7 @@
 
 #include "mjpeg/options.hpp"
 
-namespace mjpeg::gpu {
+namespace mjpeg::app {
 
 struct NvjpegResult {
   bool available = false;
@@ -34,4 +36,4 @@ struct NvjpegResult {
 NvjpegResult run_nvjpeg(const std::vector<ImageView>& frames, const EncodeOptions& options,
                         int threads, int repeat, int device);
 
-}  // namespace mjpeg::gpu
+}  // namespace mjpeg::app
