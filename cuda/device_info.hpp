@@ -25,7 +25,7 @@ bool built_with_cuda();
 
 /// True when an NVIDIA kernel driver is loaded (Linux: /proc/driver/nvidia exists), whether or
 /// not this CUDA runtime can use it: the machine has an NVIDIA GPU. Plain C++, every build
-/// (gpu_names.cpp).
+/// (driver_loaded.cpp).
 bool driver_loaded();
 
 /// Number of CUDA devices (0 when none or when the driver is unusable; `reason` says why).

@@ -26,13 +26,6 @@
 
 namespace mjpeg::gpu {
 
-/// What a GPU offload hands back per frame: the token stream (default; what the CPU coder
-/// consumes, a fraction of the bytes) or the int16 coefficients (the plain way, kept to compare).
-enum class GpuOutput { tokens, coefficients };
-/// "tokens", "coefficients".
-const char* to_string(GpuOutput o);
-/// Parses "tokens" or "coefficients"; throws UsageError otherwise.
-GpuOutput parse_gpu_output(const std::string& text);
 
 class TokenizePlan {
  public:

@@ -252,8 +252,7 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
   if (o.slots == 0 && frames > 0 && frames < p.slots) p.slots = static_cast<int>(frames);
   p.variant = o.gpu.kernel;
   p.stages = o.gpu.stages;
-  if (o.gpu.output == GpuOutput::tokens) p.gpu_output = gpu::GpuOutput::tokens;
-  if (o.gpu.output == GpuOutput::coefficients) p.gpu_output = gpu::GpuOutput::coefficients;
+  p.gpu_output = o.gpu.output;
   if (o.on_jpeg) {
     p.on_jpeg = [observer = o.on_jpeg](std::int64_t index, const std::vector<std::uint8_t>& jpeg) {
       observer(EncodedFrame{index, jpeg.data(), jpeg.size()});
@@ -290,7 +289,7 @@ void fill_profile(Profile& out, const pipeline::Stats& s, const pipeline::Pipeli
   r.h2d_gbps = a.h2d_gbps;
   r.d2h_gbps = a.d2h_gbps;
   r.token_frames = s.token_frames;
-  if (p.mode != Offload::cpu) r.gpu_output = gpu::to_string(pipeline::gpu_output_for(p, jpeg));
+  if (p.mode != Offload::cpu) r.gpu_output = to_string(pipeline::gpu_output_for(p, jpeg));
   for (const pipeline::BufferStats& b : s.buffers)
     r.buffers.push_back({b.device, b.frames, b.gpu_s, b.upload_gpu_s, b.kernel_gpu_s, b.download_gpu_s});
   for (const pipeline::Track& t : trace.tracks()) r.tracks.push_back({t.name, t.gpu});
@@ -612,7 +611,6 @@ void validate(const VideoOptions& o) {
       o.offload != Offload::aok)
     throw UsageError("VideoOptions: unknown offload mode");
   check_range(o.device, 0, 1023, "device");
-  static_assert(kMaxStreamBuffers == pipeline::kMaxStreamBuffers);
   if (o.devices.size() > static_cast<std::size_t>(kMaxStreamBuffers))
     throw UsageError("VideoOptions: " + std::to_string(o.devices.size()) +
                      " devices listed, at most " + std::to_string(kMaxStreamBuffers));
@@ -877,8 +875,10 @@ std::string gpu_memory_problem(const VideoOptions& o, int slots) {
     if (o.width < 1 || o.height < 1 || !known(o.format) || slots < 1) return "";
     const Subsampling sub = o.format == FrameFormat::gray8 ? Subsampling::gray : o.jpeg.subsampling;
     const FrameGeometry g = make_geometry(o.width, o.height, sub);
-    const double per_slot = static_cast<double>(frame_bytes(o)) +
-                            static_cast<double>(g.coefficient_count()) * sizeof(std::int16_t);
+    // What a slot takes on the device (tokens unless coefficients are asked for: the larger).
+    const double per_slot = static_cast<double>(pipeline::device_bytes_per_slot(
+        frame_bytes(o), g,
+        o.gpu.output == GpuOutput::coefficients ? GpuOutput::coefficients : GpuOutput::tokens));
     std::string reason;
     const std::vector<gpu::DeviceInfo> found = gpu::list_devices(&reason);
     const std::vector<int> devices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
@@ -892,8 +892,8 @@ std::string gpu_memory_problem(const VideoOptions& o, int slots) {
       if (device_bytes <= 0 || per_slot * slots * buffers <= 0.9 * device_bytes) continue;
       char text[256];
       std::snprintf(text, sizeof text,
-                    "a %dx%d frame needs %.1f GiB of device memory for %.0f slots (pixels and "
-                    "coefficients), device %d has %.1f GiB",
+                    "a %dx%d frame needs %.1f GiB of device memory for %.0f slots (the frame, "
+                    "its coefficients and what comes back), device %d has %.1f GiB",
                     o.width, o.height, per_slot * slots * buffers / (1 << 30), slots * buffers,
                     device, device_bytes / (1 << 30));
       return text;

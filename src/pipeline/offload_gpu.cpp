@@ -36,11 +36,11 @@ class GpuOffloader : public Offloader {
     // frames' pixels are wanted on the host (on_frame: --psnr, --dump-input).
     device_ = source_.device_frames() && mode == Offload::aok && !options_.on_frame;
     const std::vector<int> devices = device_list(options_);
+    const GpuOutput output = gpu_output_for(options_, s.encode);
     int k = options_.slots;
-    if (options_.slots_auto) k = fitting_slots(k, devices);
+    if (options_.slots_auto) k = fitting_slots(k, devices, output);
     timing_ = options_.gpu_timing || options_.trace != nullptr;
-    const gpu::GpuOutput output = gpu_output_for(options_, s.encode);
-    downloader_ = mode == Offload::aok && output == gpu::GpuOutput::tokens;
+    downloader_ = mode == Offload::aok && output == GpuOutput::tokens;
     k_ = k;
     devices_ = devices;
     kernel_streams_ = mode == Offload::aok ? aok_kernel_streams() : 1;
@@ -178,7 +178,7 @@ class GpuOffloader : public Offloader {
   std::vector<std::unique_ptr<StreamBuffer>> gpus_;  // one per device-list entry
 
  private:
-  int fitting_slots(int k, const std::vector<int>& devices) const;
+  int fitting_slots(int k, const std::vector<int>& devices, GpuOutput output) const;
 };
 
 /// The default slot count for a GPU mode, lowered (to no fewer than the entropy workers + 2)
@@ -186,10 +186,10 @@ class GpuOffloader : public Offloader {
 /// host memory (a quarter of it where the machine has less than 32 GB). Several stream
 /// buffers share both: each device's half among the buffers on it, the pinned budget among
 /// all buffers. The result holds for every buffer.
-int GpuOffloader::fitting_slots(int k, const std::vector<int>& devices) const {
+int GpuOffloader::fitting_slots(int k, const std::vector<int>& devices, GpuOutput output) const {
   const std::size_t frame = format_.frame_bytes();
   const std::size_t coeffs = geometry_.coefficient_count() * sizeof(std::int16_t);
-  const std::size_t device_per_slot = frame + 3 * coeffs;  // pixels, coefficients, tokens
+  const std::size_t device_per_slot = device_bytes_per_slot(frame, geometry_, output);
   // Pixels (none when the frames are lent: they are uploaded from where they lie), result.
   const std::size_t pinned_per_slot = (lend_ || device_ ? 0 : frame) + coeffs;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);

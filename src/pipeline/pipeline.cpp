@@ -40,9 +40,17 @@ void check_devices_exist(const std::vector<int>& devices, int device_count,
                   ")");
 }
 
-gpu::GpuOutput gpu_output_for(const PipelineOptions& o, const EncodeOptions& encode) {
-  if (o.gpu_output) return *o.gpu_output;
-  return encode.progressive ? gpu::GpuOutput::coefficients : gpu::GpuOutput::tokens;
+GpuOutput gpu_output_for(const PipelineOptions& o, const EncodeOptions& encode) {
+  if (o.gpu_output != GpuOutput::automatic) return o.gpu_output;
+  return encode.progressive ? GpuOutput::coefficients : GpuOutput::tokens;
+}
+
+std::size_t device_bytes_per_slot(std::size_t frame_bytes, const FrameGeometry& g,
+                                  GpuOutput output) {
+  const std::size_t coeffs = g.coefficient_count() * sizeof(std::int16_t);
+  // The token stream's header: a few words and one start per MCU row (generously).
+  const std::size_t tokens = coeffs + 4096 + 8 * static_cast<std::size_t>(g.mcus_y);
+  return frame_bytes + coeffs + (output == GpuOutput::coefficients ? 0 : tokens);
 }
 
 void validate(const PipelineOptions& o) {

@@ -48,6 +48,7 @@
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
 #include "mjpeg/options.hpp"
+#include "mjpeg/video.hpp"  // kMaxStreamBuffers, GpuOutput
 #include "pipeline/frame_source.hpp"
 #include "pipeline/trace.hpp"
 
@@ -87,8 +88,8 @@ struct PipelineOptions {
   KernelVariant variant = KernelVariant::pipeline;
   int stages = 2;            ///< cuda::pipeline stages of the kernel (1..4)
   /// sok/aok: what the GPU hands back: the token stream (the CPU only packs bits) or the int16
-  /// coefficients (the CPU scans them). The same bytes either way. Unset: see gpu_output_for.
-  std::optional<gpu::GpuOutput> gpu_output;
+  /// coefficients (the CPU scans them). The same bytes either way. automatic: see gpu_output_for.
+  GpuOutput gpu_output = GpuOutput::automatic;
   FrameObserver on_frame;    ///< optional (e.g. quality metrics of what is written)
   /// Optional, lighter than on_frame: only the coded frame (no pixels are prepared). Called by
   /// the entropy workers like on_frame (concurrently, any order); e.g. compare's byte check.
@@ -103,9 +104,6 @@ struct PipelineOptions {
   OffloadTestHooks* test_hooks = nullptr;
 };
 
-/// At most this many stream buffers (entries of PipelineOptions::devices).
-inline constexpr int kMaxStreamBuffers = 16;
-
 /// The stream buffers' devices: `devices`, or {device} when it is empty.
 std::vector<int> device_list(const PipelineOptions& options);
 
@@ -117,10 +115,18 @@ void check_devices_exist(const std::vector<int>& devices, int device_count,
 /// Throws UsageError when a field is out of range.
 void validate(const PipelineOptions& options);
 
-/// What the GPU hands back in a run: options.gpu_output when set, else the token stream, but
+/// What the GPU hands back in a run (tokens or coefficients): options.gpu_output unless it is
+/// automatic, else the token stream, but
 /// the coefficients for progressive JPEG (its scans code whole blocks band by band, so the CPU
 /// would first rebuild the blocks from the tokens, which costs it more than the download).
-gpu::GpuOutput gpu_output_for(const PipelineOptions& options, const EncodeOptions& encode);
+GpuOutput gpu_output_for(const PipelineOptions& options, const EncodeOptions& encode);
+
+/// Device memory one slot of a GPU stream buffer takes: the frame as uploaded (`frame_bytes`),
+/// its int16 coefficients and, where tokens come back, the token stream (which holds at most
+/// the coefficients' bytes, and its header). The one measure of the device-memory checks (the
+/// API's gpu_memory_problem, the default slot count of the GPU offloaders).
+std::size_t device_bytes_per_slot(std::size_t frame_bytes, const FrameGeometry& geometry,
+                                  GpuOutput output);
 
 /// Thread and slot counts for `mode` on a machine with `cores` cores; a request > 0 is kept,
 /// 0 takes the default. With neither N nor M requested the split balances itself

@@ -66,8 +66,6 @@
 
 namespace mjpeg::pipeline {
 
-using gpu::GpuOutput;
-
 /// Kernel streams of an AOK stream buffer: MJPEG_KERNEL_STREAMS (1..4), else 1. Several let
 /// a frame's small tokenizer kernels overlap the next frame's transform; not yet measured, so
 /// the default stays one until a GPU run shows the gain. Read once.

@@ -40,7 +40,7 @@ class GpuFaults final : public pipeline::OffloadTestHooks {
  private:
   std::int64_t at_;
   int buffer_;
-  std::atomic<std::int64_t> transforms_[pipeline::kMaxStreamBuffers] = {};
+  std::atomic<std::int64_t> transforms_[kMaxStreamBuffers] = {};
 };
 
 /// Stream buffer 1 as a device `ratio` times slower than buffer 0, counted in frames instead of

@@ -234,7 +234,7 @@ inline std::vector<StreamCase> stream_cases() {
 /// (sok/aok): the stream buffers' devices (empty: device 0); with several, every buffer
 /// transforms some frames and their counts add up.
 inline void check_stream(const StreamCase& c, Offload mode,
-                         gpu::GpuOutput output = gpu::GpuOutput::tokens,
+                         GpuOutput output = GpuOutput::tokens,
                          const std::vector<int>& devices = {}) {
   const auto frames = make_frames(c.frames, c.width, c.height, c.format);
   EncodeOptions o;
@@ -275,7 +275,7 @@ inline void check_stream(const StreamCase& c, Offload mode,
   EXPECT_EQ(st.jpeg_bytes, bytes);
   expect_frames_equal(ref, sink.frames, static_cast<std::size_t>(c.frames));
   // Which path coded the frames: GPU tokens (these pictures never overflow) or coefficients.
-  const bool tokens = mode != Offload::cpu && output == gpu::GpuOutput::tokens;
+  const bool tokens = mode != Offload::cpu && output == GpuOutput::tokens;
   EXPECT_EQ(st.token_frames, tokens ? c.frames : 0);
   if (mode != Offload::cpu) expect_buffer_shares(st, devices, c.frames);
 }
@@ -364,7 +364,7 @@ inline void check_stop(Offload mode, int n, int m, int k, std::int64_t stop_afte
 /// GPU statistics agree with them. With token output a frame's download is two GPU spans (the
 /// header, then the body) and, in aok, the downloader's host span.
 inline void check_trace(Offload mode,
-                        gpu::GpuOutput output = gpu::GpuOutput::tokens,
+                        GpuOutput output = GpuOutput::tokens,
                         const std::vector<int>& devices = {}) {
   using pipeline::SpanKind;
   const int n = 10;
@@ -398,7 +398,7 @@ inline void check_trace(Offload mode,
   const int uploads_per_frame = mode == Offload::aok ? 2 : gpu ? 1 : 0;
   // download: one GPU span (coefficients) or two (tokens: header, body), plus the downloader's
   // issue in aok with tokens.
-  const bool tokens = gpu && output == gpu::GpuOutput::tokens;
+  const bool tokens = gpu && output == GpuOutput::tokens;
   const int gpu_downloads_per_frame = !gpu ? 0 : tokens ? 2 : 1;
   const int downloads_per_frame =
       gpu_downloads_per_frame + (tokens && mode == Offload::aok ? 1 : 0);

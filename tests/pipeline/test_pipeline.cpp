@@ -71,13 +71,25 @@ TEST(PipelineOptions, GpuOutputDefaultsToTokensAndToCoefficientsForProgressive) 
   pipeline::PipelineOptions p;
   EncodeOptions sequential, progressive;
   progressive.progressive = true;
-  EXPECT_EQ(pipeline::gpu_output_for(p, sequential), gpu::GpuOutput::tokens);
-  EXPECT_EQ(pipeline::gpu_output_for(p, progressive), gpu::GpuOutput::coefficients);
-  for (gpu::GpuOutput asked : {gpu::GpuOutput::tokens, gpu::GpuOutput::coefficients}) {
+  EXPECT_EQ(pipeline::gpu_output_for(p, sequential), GpuOutput::tokens);
+  EXPECT_EQ(pipeline::gpu_output_for(p, progressive), GpuOutput::coefficients);
+  for (GpuOutput asked : {GpuOutput::tokens, GpuOutput::coefficients}) {
     p.gpu_output = asked;
     EXPECT_EQ(pipeline::gpu_output_for(p, sequential), asked);
     EXPECT_EQ(pipeline::gpu_output_for(p, progressive), asked);
   }
+}
+
+// A slot's device memory: the frame, its coefficients and, with tokens, a stream of at most
+// the coefficients' bytes and its header.
+TEST(PipelineOptions, DeviceBytesPerSlotCountFrameCoefficientsAndTokens) {
+  const FrameGeometry g = make_geometry(1920, 1080, Subsampling::s420);
+  const std::size_t frame = 1920 * 1080 * 3;
+  const std::size_t coeffs = g.coefficient_count() * sizeof(std::int16_t);
+  EXPECT_EQ(pipeline::device_bytes_per_slot(frame, g, GpuOutput::coefficients), frame + coeffs);
+  const std::size_t tokens = pipeline::device_bytes_per_slot(frame, g, GpuOutput::tokens);
+  EXPECT_GT(tokens, frame + 2 * coeffs);
+  EXPECT_LT(tokens, frame + 2 * coeffs + coeffs / 50);
 }
 
 TEST(CpuPipeline, InvalidOptionsThrowUsageError) {

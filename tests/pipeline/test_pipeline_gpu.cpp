@@ -22,20 +22,20 @@ namespace {
 
 struct GpuMode {
   Offload mode;
-  gpu::GpuOutput output = gpu::GpuOutput::tokens;
+  GpuOutput output = GpuOutput::tokens;
 };
 std::string name_of_mode(const GpuMode& m) {
   std::string name = to_string(m.mode);  // "sok-pinned": "sok_pinned" (a test name)
   std::replace(name.begin(), name.end(), '-', '_');
-  return name + (m.output == gpu::GpuOutput::coefficients ? "_coeffs" : "");
+  return name + (m.output == GpuOutput::coefficients ? "_coeffs" : "");
 }
 const GpuMode kModes[] = {{Offload::sok}, {Offload::sok_pinned}, {Offload::aok}};
 // The stream tests also run with the coefficients coming back (the plain output).
 const GpuMode kStreamModes[] = {{Offload::sok},
                                 {Offload::sok_pinned},
                                 {Offload::aok},
-                                {Offload::sok_pinned, gpu::GpuOutput::coefficients},
-                                {Offload::aok, gpu::GpuOutput::coefficients}};
+                                {Offload::sok_pinned, GpuOutput::coefficients},
+                                {Offload::aok, GpuOutput::coefficients}};
 
 class GpuStream : public ::testing::TestWithParam<std::tuple<GpuMode, StreamCase>> {};
 
@@ -66,8 +66,8 @@ TEST(GpuPipeline, AokTraceHasGpuSpansFromEvents) {
 
 TEST(GpuPipeline, CoefficientOutputTracesHaveOneDownloadSpan) {
   MJPEG_NEED_GPU();
-  check_trace(Offload::sok_pinned, gpu::GpuOutput::coefficients);
-  check_trace(Offload::aok, gpu::GpuOutput::coefficients);
+  check_trace(Offload::sok_pinned, GpuOutput::coefficients);
+  check_trace(Offload::aok, GpuOutput::coefficients);
 }
 
 // --progressive without an explicit output: the coefficients come back (no token frame), the
@@ -78,7 +78,7 @@ TEST(GpuPipeline, ProgressiveTakesCoefficientsUnlessTokensAreAsked) {
   const auto frames = make_frames(12, 200, 120, PixelFormat::rgb24);
   EncodeOptions o;
   o.progressive = true;
-  auto encode = [&](Offload mode, std::optional<gpu::GpuOutput> output, pipeline::Stats& st) {
+  auto encode = [&](Offload mode, GpuOutput output, pipeline::Stats& st) {
     pipeline::PipelineOptions p;
     p.mode = mode;
     p.gpu_output = output;
@@ -89,16 +89,16 @@ TEST(GpuPipeline, ProgressiveTakesCoefficientsUnlessTokensAreAsked) {
     MemorySink sink;
     within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
     if (mode != Offload::cpu)
-      expect_gpu_work(st, {}, 12, 200 * 120 * 3, output == gpu::GpuOutput::tokens ? 12 : 0);
+      expect_gpu_work(st, {}, 12, 200 * 120 * 3, output == GpuOutput::tokens ? 12 : 0);
     return sink.frames;
   };
   pipeline::Stats st;
-  const auto cpu = encode(Offload::cpu, std::nullopt, st);
+  const auto cpu = encode(Offload::cpu, GpuOutput::automatic, st);
   expect_frames_equal(reference(frames, o), cpu, 12);
   for (Offload mode : {Offload::sok, Offload::aok}) {
     SCOPED_TRACE(to_string(mode));
-    EXPECT_EQ(encode(mode, std::nullopt, st), cpu);
-    EXPECT_EQ(encode(mode, gpu::GpuOutput::tokens, st), cpu);
+    EXPECT_EQ(encode(mode, GpuOutput::automatic, st), cpu);
+    EXPECT_EQ(encode(mode, GpuOutput::tokens, st), cpu);
   }
 }
 
@@ -328,7 +328,7 @@ TEST(GpuPipeline, DISABLED_Throughput) {
   const int count = env_int("MJPEG_PIPE_BENCH_FRAMES", 300);
   EncodeOptions o;  // q90 4:2:0
   for (GpuMode m : {GpuMode{Offload::sok}, GpuMode{Offload::sok_pinned}, GpuMode{Offload::aok},
-                    GpuMode{Offload::aok, gpu::GpuOutput::coefficients}, GpuMode{Offload::cpu}}) {
+                    GpuMode{Offload::aok, GpuOutput::coefficients}, GpuMode{Offload::cpu}}) {
     pipeline::PipelineOptions p;
     p.mode = m.mode;
     p.gpu_output = m.output;
@@ -409,7 +409,7 @@ TEST(GpuDevicesSameBytes, EveryDeviceCountEqualsTheCpuMode) {
   EncodeOptions o;
   o.quality = 80;
   o.restart_interval = 3;
-  auto encode = [&](Offload mode, gpu::GpuOutput output, std::vector<int> devices) {
+  auto encode = [&](Offload mode, GpuOutput output, std::vector<int> devices) {
     pipeline::PipelineOptions p;
     p.mode = mode;
     p.gpu_output = output;
@@ -424,7 +424,7 @@ TEST(GpuDevicesSameBytes, EveryDeviceCountEqualsTheCpuMode) {
     if (mode != Offload::cpu) expect_buffer_shares(st, devices, 30);
     return sink.frames;
   };
-  const auto cpu = encode(Offload::cpu, gpu::GpuOutput::tokens, {});
+  const auto cpu = encode(Offload::cpu, GpuOutput::tokens, {});
   ASSERT_EQ(cpu.size(), 30u);
   expect_frames_equal(reference(frames, o), cpu, 30);
   std::vector<int> two = test_devices(), three = two;
@@ -444,7 +444,7 @@ TEST(GpuDevicesTrace, OneTrackPerStreamOfEveryBuffer) {
   }
   std::vector<int> three = test_devices();
   three.push_back(three[0]);
-  check_trace(Offload::aok, gpu::GpuOutput::tokens, three);
+  check_trace(Offload::aok, GpuOutput::tokens, three);
 }
 
 // Planar frames copied or uploaded in place (the pinned frames of compare), and Y4M files,
@@ -533,7 +533,7 @@ TEST(GpuDevicesErrors, AFailingBufferStopsTheEncodeAndIsNamed) {
         expect_frames_equal(ref, sink.frames, sink.frames.size());
       }
   check_stream(StreamCase{64, 48, Subsampling::s420, PixelFormat::rgb24, 2, 2, 4}, Offload::aok,
-               gpu::GpuOutput::tokens, devices);  // the devices still work
+               GpuOutput::tokens, devices);  // the devices still work
 }
 
 // A listed device that does not exist: one clear error naming it, nothing written.
