@@ -237,17 +237,9 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
     if (producers == 0) producers = 1;
     if (workers == 0) workers = o.offload == Offload::cpu ? cores : std::max(1, cores - 1);
   }
-  pipeline::apply_default_counts(p, cores, producers, workers, o.slots, in_memory);
-  if (!push && o.threads > 0 && producers == 0 && workers == 0) {
-    // A split of the given total that balances itself, from the start apply_default_counts
-    // takes (1 producer for frames in memory, else 2); the default slots follow the total.
-    p.balance_threads = std::max(2, o.threads);
-    p.producers = std::min(in_memory ? 1 : 2, p.balance_threads - 1);
-    p.entropy_threads = p.balance_threads - p.producers;
-    if (o.slots == 0)
-      p.slots = o.offload == Offload::cpu ? std::max(8, p.balance_threads + 2)
-                                          : std::max(8, 3 * p.balance_threads + 2);
-  }
+  // o.threads: a total that balances itself (pushed frames have their fixed split).
+  pipeline::apply_default_counts(p, cores, producers, workers, o.slots, in_memory,
+                                 push ? 0 : o.threads);
   // A short stream (a still picture) needs no more slots than frames.
   if (o.slots == 0 && frames > 0 && frames < p.slots) p.slots = static_cast<int>(frames);
   p.variant = o.gpu.kernel;

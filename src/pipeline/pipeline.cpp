@@ -75,7 +75,7 @@ void validate(const PipelineOptions& o) {
 }
 
 void apply_default_counts(PipelineOptions& o, int cores, int producers, int entropy_threads,
-                          int slots, bool in_memory) {
+                          int slots, bool in_memory, int total_threads) {
   cores = std::max(1, cores);
   // cpu mode on frames in memory: the producers only hand the frames out (no copy), so one
   // does, and every core transforms and codes.
@@ -83,10 +83,10 @@ void apply_default_counts(PipelineOptions& o, int cores, int producers, int entr
   // One core left to the threads outside the split: sok's dispatcher; aok's dispatcher and its
   // downloader + writer, which mostly wait on events.
   const int reserved = uses_gpu(o.mode) ? 1 : 0;
-  if (producers <= 0 && entropy_threads <= 0 && !lent) {
+  if (producers <= 0 && entropy_threads <= 0 && (!lent || total_threads > 0)) {
     // The split balances itself from a start of 2 producers (1 with two threads; 1 for
     // frames in memory, which a producer only hands out and, in aok, uploads).
-    const int threads = std::max(2, cores - reserved);
+    const int threads = std::max(2, total_threads > 0 ? total_threads : cores - reserved);
     o.balance_threads = threads;
     o.producers = std::min(in_memory ? 1 : 2, threads - 1);
     o.entropy_threads = threads - o.producers;

@@ -138,9 +138,12 @@ std::size_t device_bytes_per_slot(std::size_t frame_bytes, const FrameGeometry& 
 /// or M requested the other gets the cores left over, fixed. sok and aok leave one core to the
 /// dispatcher (aok's downloader and writer share it: they mostly wait on events). K = max(8,
 /// N + M + 2) slots in every mode: a GPU mode's slots are page-locked memory allocated before
-/// the first frame, and more of them cost more start-up than they gain.
+/// the first frame, and more of them cost more start-up than they gain. `total_threads` > 0
+/// (with neither N nor M requested): the split balances itself over that many threads instead
+/// of the cores, in every mode (VideoOptions::threads; compare gives every mode the same).
 void apply_default_counts(PipelineOptions& options, int cores, int producers = 0,
-                          int entropy_threads = 0, int slots = 0, bool in_memory = false);
+                          int entropy_threads = 0, int slots = 0, bool in_memory = false,
+                          int total_threads = 0);
 
 /// The producer count N (1..max_producers, below `threads`) with the most frames per second
 /// when a producer spends `produce_s` and an entropy worker `consume_s` per frame: N producers

@@ -259,6 +259,30 @@ TEST(CpuPipeline, DefaultCountsOnFramesInMemoryPutAWorkerOnEveryCore) {
   EXPECT_EQ(p.entropy_threads, 14);  // pinned or not
 }
 
+// A total of threads (VideoOptions::threads, compare's one total for every mode): the split
+// balances itself over it in every mode, cpu on frames in memory included, and the slots
+// follow it by the one rule, N + M + 2.
+TEST(CpuPipeline, DefaultCountsOfATotalBalanceInEveryMode) {
+  for (Offload mode : {Offload::cpu, Offload::sok, Offload::aok}) {
+    SCOPED_TRACE(to_string(mode));
+    pipeline::PipelineOptions p;
+    p.mode = mode;
+    pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/true, /*total_threads=*/15);
+    EXPECT_EQ(p.balance_threads, 15);
+    EXPECT_EQ(p.producers, 1);
+    EXPECT_EQ(p.entropy_threads, 14);
+    EXPECT_EQ(p.slots, 17);
+    pipeline::apply_default_counts(p, 16, 0, 0, 0, /*in_memory=*/false, 6);
+    EXPECT_EQ(p.balance_threads, 6);
+    EXPECT_EQ(p.producers, 2);
+    EXPECT_EQ(p.entropy_threads, 4);
+    EXPECT_EQ(p.slots, 8);  // at least 8
+    pipeline::apply_default_counts(p, 16, 3, 0, 0, /*in_memory=*/false, 6);  // a count: fixed
+    EXPECT_EQ(p.balance_threads, 0);
+    EXPECT_EQ(p.producers, 3);
+  }
+}
+
 TEST(CpuPipeline, FrameObserverExceptionStopsTheEncode) {
   const auto frames = make_frames(12, 16, 16, PixelFormat::rgb24);
   pipeline::MemoryFrameSource source(views(frames));
