@@ -25,6 +25,8 @@ enum class Offload { cpu, sok, sok_pinned, aok };
 
 /// "cpu", "sok", "sok-pinned", "aok" (the CLI's spelling).
 const char* to_string(Offload offload);
+/// True for the modes that offload to a CUDA device (sok, sok_pinned, aok).
+bool uses_gpu(Offload offload);
 /// Parses the names of to_string(Offload). Throws UsageError for any other text.
 Offload parse_offload(const std::string& text);
 

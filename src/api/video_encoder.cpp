@@ -230,12 +230,12 @@ pipeline::PipelineOptions pipeline_options(const VideoOptions& o, bool push,
   pipeline::PipelineOptions p;
   p.mode = o.offload;
   p.device = o.device;
-  if (o.offload != Offload::cpu) p.devices = o.devices;
+  if (uses_gpu(o.offload)) p.devices = o.devices;
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   int producers = o.producers, workers = o.entropy_threads;
   if (push) {
     if (producers == 0) producers = 1;
-    if (workers == 0) workers = o.offload == Offload::cpu ? cores : std::max(1, cores - 1);
+    if (workers == 0) workers = uses_gpu(o.offload) ? std::max(1, cores - 1) : cores;
   }
   // o.threads: a total that balances itself (pushed frames have their fixed split).
   pipeline::apply_default_counts(p, cores, producers, workers, o.slots, in_memory,
@@ -281,7 +281,7 @@ void fill_profile(Profile& out, const pipeline::Stats& s, const pipeline::Pipeli
   r.h2d_gbps = a.h2d_gbps;
   r.d2h_gbps = a.d2h_gbps;
   r.token_frames = s.token_frames;
-  if (p.mode != Offload::cpu) r.gpu_output = to_string(pipeline::gpu_output_for(p, jpeg));
+  if (uses_gpu(p.mode)) r.gpu_output = to_string(pipeline::gpu_output_for(p, jpeg));
   for (const pipeline::BufferStats& b : s.buffers)
     r.buffers.push_back({b.device, b.frames, b.gpu_s, b.upload_gpu_s, b.kernel_gpu_s, b.download_gpu_s});
   for (const pipeline::Track& t : trace.tracks()) r.tracks.push_back({t.name, t.gpu});
@@ -300,7 +300,7 @@ pipeline::ProgressFn progress_fn(const VideoOptions& o) {
 
 /// A GPU mode needs its devices: a clear error now rather than from a thread later.
 void check_device(const VideoOptions& o) {
-  if (o.offload == Offload::cpu) return;
+  if (!uses_gpu(o.offload)) return;
   std::string reason;
   const int devices = gpu::device_count(&reason);
   std::vector<int> wanted = o.devices.empty() ? std::vector<int>{o.device} : o.devices;

@@ -18,6 +18,7 @@ Tune parse_tune(const std::string& text) { return vocab::parse_name<Tune>(text);
 
 const char* to_string(Offload o) { return vocab::name_of(o); }
 Offload parse_offload(const std::string& text) { return vocab::parse_name<Offload>(text); }
+bool uses_gpu(Offload o) { return o != Offload::cpu; }
 
 const char* to_string(KernelVariant v) { return vocab::name_of(v); }
 KernelVariant parse_kernel_variant(const std::string& text) {

@@ -34,9 +34,6 @@
 
 namespace mjpeg::pipeline {
 
-/// True for the modes that transform on a CUDA device (sok, sok_pinned, aok).
-inline bool uses_gpu(Offload mode) { return mode != Offload::cpu; }
-
 /// One slot as the run loop sees it: where a producer puts the frame, where it lies.
 struct FrameSlot {
   std::uint8_t* pixels = nullptr;       ///< the slot's own buffer (null when frames are lent)

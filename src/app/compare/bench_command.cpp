@@ -100,7 +100,7 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
     row.upload_ms = per_frame(a.upload_gpu_s);
     row.kernel_ms = per_frame(a.kernel_gpu_s);
     row.download_ms = per_frame(a.download_gpu_s);
-  } else if (r.spec.mode == Offload::cpu) {
+  } else if (!uses_gpu(r.spec.mode)) {
     row.kernel_ms = per_frame(s.transform_s);  // the CPU's transform in the kernel column
   }
   row.entropy_ms = per_frame(s.entropy_s);
@@ -110,7 +110,7 @@ BenchRow make_row(const std::string& sweep, const ModeResult& r, const ImageView
   row.d2h_gbps = a.d2h_gbps;
   row.kb_per_frame = static_cast<double>(s.jpeg_bytes) / frames / 1e3;
   row.identical = r.identical;
-  row.devices = r.spec.mode == Offload::cpu
+  row.devices = !uses_gpu(r.spec.mode)
                     ? 1
                     : static_cast<int>(std::max<std::size_t>(1, r.options.devices.size()));
   return row;
@@ -281,7 +281,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     if (sweeps.count("devices") && devices.size() > 1) {
       // fps per device count: each GPU mode on the list's first 1, 2, 4, ... and all entries.
       for (const ModeSpec& m : per_device_count(modes, devices))
-        if (m.mode != Offload::cpu)
+        if (uses_gpu(m.mode))
           sweeper.run("devices", m, store, 0, 0, 2, reference);
     }
   }

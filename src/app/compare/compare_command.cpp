@@ -47,7 +47,7 @@ const StageColumn kStageColumns[] = {
        return r.profile.gpu_timed ? r.profile.upload_gpu_s : -1.0;
      }},
     {"kernel", [](const ModeResult& r) {
-       return r.spec.mode == Offload::cpu ? r.stats.transform_s
+       return !uses_gpu(r.spec.mode) ? r.stats.transform_s
               : r.profile.gpu_timed       ? r.profile.kernel_gpu_s
                                           : -1.0;
      }},
@@ -108,7 +108,7 @@ void print_tables(std::FILE* out, const std::vector<ModeResult>& results, const 
     std::fprintf(out, "%-11s", display_name(r.spec).c_str());
     for (const StageColumn& c : kStageColumns) {
       const double busy = c.busy(r);
-      if (busy < 0 || (busy == 0 && r.spec.mode == Offload::cpu &&
+      if (busy < 0 || (busy == 0 && !uses_gpu(r.spec.mode) &&
                        (std::strcmp(c.title, "upload") == 0 || std::strcmp(c.title, "download") == 0)))
         std::fprintf(out, " %17s", "-");
       else
@@ -151,7 +151,7 @@ nlohmann::json to_json(const ModeResult& r, double sok_fps) {
       {"self_balancing", s.self_balancing},
       {"upload_bytes_per_frame", s.frames > 0 ? s.upload_bytes / s.frames : 0},
       {"slots", s.slots},  // per stream buffer
-      {"devices", r.spec.mode == Offload::cpu ? std::vector<int>{}
+      {"devices", !uses_gpu(r.spec.mode) ? std::vector<int>{}
                   : r.options.devices.empty() ? std::vector<int>{r.options.device}
                                               : r.options.devices},
       {"fps", a.fps},
@@ -270,7 +270,7 @@ int run_compare(CompareArgs& args) {
   // a GPU mode, the split of every mode balances itself over the cores the GPU modes leave.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   bool any_gpu_mode = false;
-  for (const ModeSpec& m : modes) any_gpu_mode = any_gpu_mode || m.mode != Offload::cpu;
+  for (const ModeSpec& m : modes) any_gpu_mode = any_gpu_mode || uses_gpu(m.mode);
   VideoOptions base = store.format;
   base.jpeg = args.options;
   base.offload = any_gpu_mode ? Offload::aok : Offload::cpu;
@@ -312,7 +312,7 @@ int run_compare(CompareArgs& args) {
   // nvJPEG (loaded at run time where the CUDA installation has it) when a GPU mode ran.
   NvjpegResult nvjpeg;
   bool gpu_ran = false;
-  for (const ModeSpec& m : modes) gpu_ran = gpu_ran || m.mode != Offload::cpu;
+  for (const ModeSpec& m : modes) gpu_ran = gpu_ran || uses_gpu(m.mode);
   if (gpu_ran && args.nvjpeg_threads > 0) {
     if (!args.quiet)
       std::fprintf(stderr, "mjpeg: compare: nvJPEG, %d threads...\n", args.nvjpeg_threads);

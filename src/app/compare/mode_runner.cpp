@@ -100,7 +100,7 @@ std::vector<ModeSpec> choose_modes(const std::string& list,
   if (!list.empty()) {
     std::vector<ModeSpec> modes = parse_mode_list(list);
     for (const ModeSpec& m : modes)
-      if (m.mode != Offload::cpu && !gpu)
+      if (uses_gpu(m.mode) && !gpu)
         throw Error(fmt::format("mode {} needs a CUDA device: {}", m.name, reason));
     return modes;
   }
@@ -112,7 +112,7 @@ std::vector<ModeSpec> choose_modes(const std::string& list,
 void pin_for_gpu_modes(FrameStore& store, const std::vector<ModeSpec>& modes,
                        const std::function<void(const std::string&)>& notice) {
   bool gpu_modes = false;
-  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || m.mode != Offload::cpu;
+  for (const ModeSpec& m : modes) gpu_modes = gpu_modes || uses_gpu(m.mode);
   if (!gpu_modes) return;
   try {
     store.pin();
@@ -130,7 +130,7 @@ std::vector<ModeSpec> per_device_count(const std::vector<ModeSpec>& modes,
   counts.push_back(devices.size());
   std::vector<ModeSpec> out;
   for (const ModeSpec& m : modes) {
-    if (m.mode == Offload::cpu) {
+    if (!uses_gpu(m.mode)) {
       out.push_back(m);
       continue;
     }
@@ -193,7 +193,7 @@ ModeResult run_mode(const ModeSpec& spec, VideoOptions options, const FrameStore
   options.coefficients = f.coefficients;
   options.offload = spec.mode;
   if (!spec.devices.empty()) options.devices = spec.devices;
-  if (spec.mode == Offload::cpu) options.devices.clear();
+  if (!uses_gpu(spec.mode)) options.devices.clear();
   r.options = options;
 
   // Warm-up: CUDA context, first-touch page faults, thread start-up; not measured.

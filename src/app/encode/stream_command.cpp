@@ -68,7 +68,7 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
     // anyway; the cpu mode has none to lock).
     Offload mode = parse_offload(args.mode);
     if (mode == Offload::sok && args.pinned) mode = Offload::sok_pinned;
-    if (mode != Offload::cpu) {
+    if (uses_gpu(mode)) {
       if (all_of_none)
         throw Error(fmt::format("--mode {} --devices all: no CUDA device ({})", args.mode, found));
       if (missing >= 0)
@@ -108,7 +108,7 @@ VideoOptions video_options(const EncodeArgs& args, Offload mode, const std::vect
   o.jpeg = args.options;
   o.offload = mode;
   o.device = args.device;
-  if (mode != Offload::cpu) o.devices = devices;
+  if (uses_gpu(mode)) o.devices = devices;
   o.producers = args.producers;
   o.entropy_threads = args.entropy_threads;
   o.slots = args.slots;
@@ -123,7 +123,7 @@ VideoOptions video_options(const EncodeArgs& args, Offload mode, const std::vect
 /// megapixels may not fit. Asked for (--mode), that is an error before any work; chosen
 /// automatically, the CPU encodes instead, with a notice. Returns the mode to run.
 Offload fit_device_memory(const EncodeArgs& args, const VideoOptions& o, std::int64_t frames) {
-  if (o.offload == Offload::cpu) return o.offload;
+  if (!uses_gpu(o.offload)) return o.offload;
   const std::string need = gpu_memory_problem(o, slot_count(o, false, frames));
   if (need.empty()) return o.offload;
   if (!args.mode.empty())
@@ -294,9 +294,9 @@ VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<i
     // The cpu mode transforms a mapped Y4M file's frames where they lie; the GPU modes read
     // them into their pinned slots (faster than uploading from the page-locked mapping, whose
     // locking stalls the other CUDA calls: docs/BENCHMARKS.md, End to end).
-    options.map_y4m = mode == Offload::cpu;
+    options.map_y4m = !uses_gpu(mode);
     // Compressed video: the encode's (first) GPU decodes it where it can (--decoder auto).
-    options.gpu_device = mode == Offload::cpu ? -1 : (devices.empty() ? args.device : devices[0]);
+    options.gpu_device = !uses_gpu(mode) ? -1 : (devices.empty() ? args.device : devices[0]);
     return open_video_input(std::move(input), options);
   }
   Image still = read_input_image(*input.file, [&](const std::string& t) { notice(args, t); },
@@ -661,7 +661,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     check_usage(mode);
     // Opened for the cpu mode above; a GPU mode reads a Y4M file into its slots and has NVDEC
     // decode video: opened again for it.
-    if (opened && mode != Offload::cpu &&
+    if (opened && uses_gpu(mode) &&
         (in_kind == InputKind::y4m || in_kind == InputKind::video)) {
       opened.reset();
       input = open_input(args.input, args.input_options.raw.given());
@@ -716,7 +716,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
   // The source's pixel aspect ratio, in each frame's JFIF header (and the container's below).
   o.jpeg.density = JfifDensity::pixel_aspect(in.aspect_num, in.aspect_den);
   o.offload = fit_device_memory(args, o, in.frame_count);
-  if (o.offload == Offload::cpu) o.devices.clear();
+  if (!uses_gpu(o.offload)) o.devices.clear();
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
   // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
