@@ -33,8 +33,8 @@
 //               neighbouring positions, categories from vplzcntd, codes from a gather, and two
 //               symbols are joined per 64-bit lane, so the scalar writer does one put per two
 //               coefficients. Blocks with zero runs of 16+ (ZRL) take the scalar path.
-//    Every variant is checked against a reference coder in tests/test_units.cpp and against
-//    libjpeg's jpeg_write_coefficients in tests/test_token_coder.cpp.
+//    Every variant is checked against a reference coder in tests/jpeg/test_huffman.cpp and
+//    against libjpeg's jpeg_write_coefficients in tests/jpeg/test_token_coder.cpp.
 #include "jpeg/huffman.hpp"
 
 #include <algorithm>

@@ -1,7 +1,8 @@
-// Shared bodies of the public video API tests (include/mjpeg/video.hpp), for the cpu binary
-// (test_video_encoder.cpp) and the GPU binary (test_video_encoder_gpu.cpp), which run them per
-// offload mode. Frames are synthetic; the reference of every frame is encode_jpeg() of its
-// RGB (or gray) pixels, and so, through the exactness tests, libjpeg-turbo's bytes.
+// Shared bodies and helpers of the public video API tests (include/mjpeg/video.hpp), for the
+// cpu-mode tests (test_push.cpp, test_encode_all.cpp and the other files of CMakeLists.txt's
+// list) and the GPU modes (test_video_encoder_gpu.cpp), which run the same bodies per offload
+// mode. Frames are synthetic; the reference of every frame is encode_jpeg() of its RGB (or gray)
+// pixels, and so, through the exactness tests, libjpeg-turbo's bytes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <future>
 #include <mutex>
 #include <string>
@@ -30,6 +32,25 @@
 namespace mjpeg::apitest {
 
 using test::within;
+
+/// The message of the exception of type E that fn() throws; "no exception", or "wrong exception
+/// type: " and the message of another.
+template <class E, class Fn>
+std::string message_of(Fn fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no exception";
+}
+
+/// Whether `part` occurs in `s`.
+inline bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 /// One input frame in the contiguous layout of frame_bytes(options), plus the RGB (or gray)
 /// picture that encode_jpeg must see for it.

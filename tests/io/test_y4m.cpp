@@ -467,7 +467,7 @@ TEST(YuvToRgb, KnownColours) {
 }
 
 // Every sample of the rounded form against the exact conversion and against ffmpeg:
-// tests/test_yuv_to_rgb.cpp (in mjpeg_tests, whose own loops are compiled optimised).
+// tests/io/test_yuv_to_rgb.cpp (in mjpeg_tests, whose own loops are compiled optimised).
 
 TEST(YuvToRgb, NearestChromaAndMonoAndStride) {
   // 4:2:0, 3x3: chroma 2x2; pixel (2,2) takes chroma sample (1,1).
