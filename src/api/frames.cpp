@@ -64,6 +64,19 @@ PlanarChroma planar_chroma(FrameFormat f) {
 
 }  // namespace api
 
+io::Y4mInfo api::y4m_info(const VideoOptions& o) {
+  io::Y4mInfo info;
+  info.width = o.width;
+  info.height = o.height;
+  info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
+                : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
+                : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
+                                                   : io::Y4mChroma::c444;
+  info.matrix = o.matrix;
+  info.range = o.range;
+  return info;
+}
+
 pipeline::SourceFormat api::source_format(const VideoOptions& o) {
   pipeline::SourceFormat s;
   s.width = o.width;
@@ -72,16 +85,7 @@ pipeline::SourceFormat api::source_format(const VideoOptions& o) {
   if (is_planar(o.format)) {
     // The coefficients of the Y4M reader's conversion, so that a frame given here and the same
     // frame read from a Y4M file encode to the same bytes.
-    io::Y4mInfo info;
-    info.width = o.width;
-    info.height = o.height;
-    info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
-                  : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
-                  : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
-                                                     : io::Y4mChroma::c444;
-    info.matrix = o.matrix;
-    info.range = o.range;
-    s.planar = io::planar_format(info);
+    s.planar = io::planar_format(api::y4m_info(o));
     if (o.coefficients) {
       const YuvCoefficients& k = *o.coefficients;
       s.planar.ycc = math::YccToRgb{k.truncated ? 1 : 0, k.y0, k.cy, k.cr_r, k.cb_g, k.cr_g, k.cb_b};

@@ -5,6 +5,7 @@
 
 #include "mjpeg/video.hpp"
 #include "core/planar_format.hpp"
+#include "io/y4m.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/trace.hpp"
@@ -46,6 +47,9 @@ pipeline::ProgressFn progress_fn(const VideoOptions& o);
 Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode);
 
 // --- the sources -----------------------------------------------------------------------------
+/// The Y4M stream description of planar frames of `o` (size, chroma, matrix, range): the Y4M
+/// reader's conversion is the one of planar frames given to the API.
+io::Y4mInfo y4m_info(const VideoOptions& o);
 /// The pipeline's view of frames of `o` (bgr24 frames are RGB by the time they are in a slot;
 /// planar frames with the Y4M reader's conversion, or VideoOptions::coefficients).
 pipeline::SourceFormat source_format(const VideoOptions& o);

@@ -210,11 +210,11 @@ BandPlanes prepare_workspace(Workspace& ws, const FrameGeometry& g, std::ptrdiff
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// The variants: transform_kernels.inc compiled once per instruction set.
+// The variants: transform_simd_variant.inc compiled once per instruction set.
 // ---------------------------------------------------------------------------------------------
 namespace sse2 {
 #define MJPEG_TX_BITS 128
-#include "jpeg/transform_kernels.inc"
+#include "jpeg/transform_simd_variant.inc"
 #undef MJPEG_TX_BITS
 }  // namespace sse2
 
@@ -226,7 +226,7 @@ namespace sse2 {
 #endif
 namespace avx2 {
 #define MJPEG_TX_BITS 256
-#include "jpeg/transform_kernels.inc"
+#include "jpeg/transform_simd_variant.inc"
 #undef MJPEG_TX_BITS
 }  // namespace avx2
 #if defined(__clang__)
@@ -247,7 +247,7 @@ namespace avx2 {
 #endif
 namespace avx512 {
 #define MJPEG_TX_BITS 512
-#include "jpeg/transform_kernels.inc"
+#include "jpeg/transform_simd_variant.inc"
 #undef MJPEG_TX_BITS
 }  // namespace avx512
 #if defined(__clang__)

@@ -23,6 +23,7 @@
 
 #include "common/deadline.hpp"
 #include "common/test_media.hpp"
+#include "api/internal.hpp"
 #include "io/y4m.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
@@ -65,18 +66,9 @@ struct TestFrame {
   bool gray = false;
 };
 
-inline io::Y4mInfo y4m_info(const VideoOptions& o) {
-  io::Y4mInfo info;
-  info.width = o.width;
-  info.height = o.height;
-  info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
-                : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
-                : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
-                                                   : io::Y4mChroma::c444;
-  info.matrix = o.matrix;
-  info.range = o.range;
-  return info;
-}
+/// The Y4M description of planar frames of `o`: the API's own (api::y4m_info; its mapping of
+/// the formats is checked in test_frame_formats.cpp).
+inline io::Y4mInfo y4m_info(const VideoOptions& o) { return api::y4m_info(o); }
 
 /// Deterministic frame `seed` of `o`: synthetic pictures for packed formats (bgr24: the RGB
 /// picture with red and blue swapped), noisy gradients with extreme samples for planar ones

@@ -15,6 +15,30 @@
 namespace mjpeg::apitest {
 namespace {
 
+// Planar frames are read as the Y4M reader reads them: the formats' chroma layouts, the
+// matrix and the range as the options say (the reference of the planar tests).
+TEST(VideoFormats, PlanarFormatsMapToTheirY4mLayouts) {
+  VideoOptions o;
+  o.width = 6;
+  o.height = 4;
+  o.matrix = YuvMatrix::bt709;
+  o.range = YuvRange::full;
+  const std::pair<FrameFormat, io::Y4mChroma> layouts[] = {
+      {FrameFormat::yuv420p, io::Y4mChroma::c420},
+      {FrameFormat::yuv422p, io::Y4mChroma::c422},
+      {FrameFormat::yuv444p, io::Y4mChroma::c444},
+      {FrameFormat::yuv400p, io::Y4mChroma::mono}};
+  for (const auto& [format, chroma] : layouts) {
+    o.format = format;
+    const io::Y4mInfo info = api::y4m_info(o);
+    EXPECT_EQ(info.chroma, chroma) << to_string(format);
+    EXPECT_EQ(info.width, 6);
+    EXPECT_EQ(info.height, 4);
+    EXPECT_EQ(info.matrix, YuvMatrix::bt709);
+    EXPECT_EQ(info.range, YuvRange::full);
+  }
+}
+
 TEST(VideoFormats, OwnCoefficientsAndToPixels) {
   VideoOptions o;
   o.width = 37;
