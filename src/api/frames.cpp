@@ -68,10 +68,7 @@ io::Y4mInfo api::y4m_info(const VideoOptions& o) {
   io::Y4mInfo info;
   info.width = o.width;
   info.height = o.height;
-  info.chroma = o.format == FrameFormat::yuv420p   ? io::Y4mChroma::c420
-                : o.format == FrameFormat::yuv422p ? io::Y4mChroma::c422
-                : o.format == FrameFormat::yuv400p ? io::Y4mChroma::mono
-                                                   : io::Y4mChroma::c444;
+  info.chroma = api::planar_chroma(o.format);
   info.matrix = o.matrix;
   info.range = o.range;
   return info;

@@ -14,12 +14,13 @@ namespace mjpeg {
 
 namespace {
 
-FrameFormat public_format(io::Y4mChroma c) {
+FrameFormat public_format(PlanarChroma c) {
   switch (c) {
-    case io::Y4mChroma::c420: return FrameFormat::yuv420p;
-    case io::Y4mChroma::c422: return FrameFormat::yuv422p;
-    case io::Y4mChroma::c444: return FrameFormat::yuv444p;
-    case io::Y4mChroma::mono: break;
+    case PlanarChroma::c420: return FrameFormat::yuv420p;
+    case PlanarChroma::c422: return FrameFormat::yuv422p;
+    case PlanarChroma::c444: return FrameFormat::yuv444p;
+    case PlanarChroma::mono:
+    case PlanarChroma::none: break;
   }
   return FrameFormat::yuv400p;
 }

@@ -90,13 +90,13 @@ bool is_high_bit_depth_tag(const std::string& tag) {
 void parse_chroma(const std::string& tag, const std::string& name, Y4mInfo& info) {
   info.chroma_tag = tag;
   if (tag == "420jpeg" || tag == "420paldv" || tag == "420mpeg2" || tag == "420") {
-    info.chroma = Y4mChroma::c420;
+    info.chroma = PlanarChroma::c420;
   } else if (tag == "422") {
-    info.chroma = Y4mChroma::c422;
+    info.chroma = PlanarChroma::c422;
   } else if (tag == "444") {
-    info.chroma = Y4mChroma::c444;
+    info.chroma = PlanarChroma::c444;
   } else if (tag == "mono") {
-    info.chroma = Y4mChroma::mono;
+    info.chroma = PlanarChroma::mono;
   } else if (is_high_bit_depth_tag(tag)) {
     y4m_fail(name, "Y4M chroma 'C" + tag + "' has more than 8 bits per sample, which is not "
                "supported; convert to 8-bit first (e.g. ffmpeg -i IN -pix_fmt yuv420p -f "
@@ -149,20 +149,22 @@ std::string ratio_string(int num, int den) {
 
 int Y4mInfo::chroma_width() const {
   switch (chroma) {
-    case Y4mChroma::c420:
-    case Y4mChroma::c422: return (width + 1) / 2;
-    case Y4mChroma::c444: return width;
-    case Y4mChroma::mono: return 0;
+    case PlanarChroma::c420:
+    case PlanarChroma::c422: return (width + 1) / 2;
+    case PlanarChroma::c444: return width;
+    case PlanarChroma::mono:
+    case PlanarChroma::none: return 0;
   }
   return 0;
 }
 
 int Y4mInfo::chroma_height() const {
   switch (chroma) {
-    case Y4mChroma::c420: return (height + 1) / 2;
-    case Y4mChroma::c422:
-    case Y4mChroma::c444: return height;
-    case Y4mChroma::mono: return 0;
+    case PlanarChroma::c420: return (height + 1) / 2;
+    case PlanarChroma::c422:
+    case PlanarChroma::c444: return height;
+    case PlanarChroma::mono:
+    case PlanarChroma::none: return 0;
   }
   return 0;
 }
@@ -180,7 +182,7 @@ Y4mPlanes planes_of(const std::uint8_t* data, const Y4mInfo& info) {
   Y4mPlanes p;
   p.y = data;
   p.y_stride = std::size_t(info.width);
-  if (info.chroma != Y4mChroma::mono) {
+  if (info.chroma != PlanarChroma::mono) {
     p.cb = data + info.luma_bytes();
     p.cr = p.cb + info.chroma_bytes();
     p.c_stride = std::size_t(info.chroma_width());
@@ -491,21 +493,11 @@ math::YccToRgb coefficients(YuvMatrix matrix, YuvRange range) {
   return math::make_rounded_ycc(m.kr, m.kb, range == YuvRange::limited);
 }
 
-PlanarChroma planar_chroma(Y4mChroma c) {
-  switch (c) {
-    case Y4mChroma::c420: return PlanarChroma::c420;
-    case Y4mChroma::c422: return PlanarChroma::c422;
-    case Y4mChroma::c444: return PlanarChroma::c444;
-    case Y4mChroma::mono: return PlanarChroma::mono;
-  }
-  return PlanarChroma::c420;
-}
-
 }  // namespace
 
 PlanarFormat planar_format(const Y4mInfo& info) {
   PlanarFormat f;
-  f.chroma = planar_chroma(info.chroma);
+  f.chroma = info.chroma;
   f.ycc = info.conversion ? *info.conversion : coefficients(info.matrix, info.range);
   return f;
 }
@@ -520,7 +512,7 @@ void yuv_to_rgb24(const Y4mPlanes& planes, const Y4mInfo& info, std::uint8_t* rg
   v.format = planar_format(info);
   v.plane[0] = planes.y;
   v.pitch[0] = planes.y_stride;
-  if (info.chroma != Y4mChroma::mono) {
+  if (info.chroma != PlanarChroma::mono) {
     if (planes.cb == nullptr || planes.cr == nullptr)
       throw UsageError("yuv_to_rgb24: missing chroma planes");
     v.plane[1] = planes.cb;

@@ -27,10 +27,6 @@
 
 namespace mjpeg::io {
 
-/// Chroma layout of a Y4M stream. The three 4:2:0 tags differ only in chroma siting
-/// (which our nearest-neighbour upsampling does not use), so they share one value.
-enum class Y4mChroma { c420, c422, c444, mono };
-
 
 /// What the stream header says, after validation.
 struct Y4mInfo {
@@ -41,7 +37,9 @@ struct Y4mInfo {
   int aspect_num = 0;               ///< pixel aspect ratio, 0:0 when unknown
   int aspect_den = 0;
   char interlace = '?';             ///< 'p', 't', 'b', 'm' or '?'
-  Y4mChroma chroma = Y4mChroma::c420;
+  /// The chroma layout (never none). The three 4:2:0 tags differ only in chroma siting (which
+  /// the nearest-neighbour upsampling does not use), so they share c420.
+  PlanarChroma chroma = PlanarChroma::c420;
   std::string chroma_tag = "420jpeg";  ///< the C tag as written (or the default)
   YuvRange range = YuvRange::limited;
   YuvMatrix matrix = YuvMatrix::bt601;

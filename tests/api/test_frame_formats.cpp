@@ -23,11 +23,11 @@ TEST(VideoFormats, PlanarFormatsMapToTheirY4mLayouts) {
   o.height = 4;
   o.matrix = YuvMatrix::bt709;
   o.range = YuvRange::full;
-  const std::pair<FrameFormat, io::Y4mChroma> layouts[] = {
-      {FrameFormat::yuv420p, io::Y4mChroma::c420},
-      {FrameFormat::yuv422p, io::Y4mChroma::c422},
-      {FrameFormat::yuv444p, io::Y4mChroma::c444},
-      {FrameFormat::yuv400p, io::Y4mChroma::mono}};
+  const std::pair<FrameFormat, PlanarChroma> layouts[] = {
+      {FrameFormat::yuv420p, PlanarChroma::c420},
+      {FrameFormat::yuv422p, PlanarChroma::c422},
+      {FrameFormat::yuv444p, PlanarChroma::c444},
+      {FrameFormat::yuv400p, PlanarChroma::mono}};
   for (const auto& [format, chroma] : layouts) {
     o.format = format;
     const io::Y4mInfo info = api::y4m_info(o);

@@ -17,6 +17,7 @@
 using namespace mjpeg::io;
 using mjpeg::YuvMatrix;
 using mjpeg::YuvRange;
+using mjpeg::PlanarChroma;
 using io_test::ScratchDir;
 
 namespace {
@@ -49,13 +50,13 @@ void expect_error(Fn fn, std::initializer_list<const char*> parts) {
 
 struct ChromaCase {
   const char* tag;       // C tag ("" = none: the 420jpeg default)
-  Y4mChroma chroma;
+  PlanarChroma chroma;
   int cw, ch;            // expected chroma plane size for 5x3
 };
 
-class Y4mChromaTest : public ::testing::TestWithParam<ChromaCase> {};
+class PlanarChromaTest : public ::testing::TestWithParam<ChromaCase> {};
 
-TEST_P(Y4mChromaTest, ParsesHeaderAndFramesForOddSizes) {
+TEST_P(PlanarChromaTest, ParsesHeaderAndFramesForOddSizes) {
   const ChromaCase c = GetParam();
   ScratchDir dir;
   const std::size_t frame = 5 * 3 + 2 * std::size_t(c.cw * c.ch);
@@ -87,7 +88,7 @@ TEST_P(Y4mChromaTest, ParsesHeaderAndFramesForOddSizes) {
     EXPECT_EQ(0, std::memcmp(f.data.data(), want.data(), frame));
     const Y4mPlanes p = f.planes(info);
     EXPECT_EQ(p.y, f.data.data());
-    if (c.chroma == Y4mChroma::mono) {
+    if (c.chroma == PlanarChroma::mono) {
       EXPECT_EQ(p.cb, nullptr);
     } else {
       EXPECT_EQ(p.cb, f.data.data() + 15);
@@ -101,15 +102,15 @@ TEST_P(Y4mChromaTest, ParsesHeaderAndFramesForOddSizes) {
   EXPECT_EQ(r.frames_read(), 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllChromas, Y4mChromaTest,
-    ::testing::Values(ChromaCase{"", Y4mChroma::c420, 3, 2},
-                      ChromaCase{"420jpeg", Y4mChroma::c420, 3, 2},
-                      ChromaCase{"420paldv", Y4mChroma::c420, 3, 2},
-                      ChromaCase{"420mpeg2", Y4mChroma::c420, 3, 2},
-                      ChromaCase{"420", Y4mChroma::c420, 3, 2},
-                      ChromaCase{"422", Y4mChroma::c422, 3, 3},
-                      ChromaCase{"444", Y4mChroma::c444, 5, 3},
-                      ChromaCase{"mono", Y4mChroma::mono, 0, 0}),
+INSTANTIATE_TEST_SUITE_P(AllChromas, PlanarChromaTest,
+    ::testing::Values(ChromaCase{"", PlanarChroma::c420, 3, 2},
+                      ChromaCase{"420jpeg", PlanarChroma::c420, 3, 2},
+                      ChromaCase{"420paldv", PlanarChroma::c420, 3, 2},
+                      ChromaCase{"420mpeg2", PlanarChroma::c420, 3, 2},
+                      ChromaCase{"420", PlanarChroma::c420, 3, 2},
+                      ChromaCase{"422", PlanarChroma::c422, 3, 3},
+                      ChromaCase{"444", PlanarChroma::c444, 5, 3},
+                      ChromaCase{"mono", PlanarChroma::mono, 0, 0}),
     [](const auto& info) { return std::string(*info.param.tag ? info.param.tag : "default"); });
 
 TEST(Y4mHeader, ExtensionsRangeAndMatrix) {
@@ -134,7 +135,7 @@ TEST(Y4mHeader, DefaultsAndNotices) {
   Y4mInfo a = parse_y4m_header("W8 H8", "t");
   EXPECT_EQ(a.fps_num, 25);
   EXPECT_EQ(a.fps_den, 1);
-  EXPECT_EQ(a.chroma, Y4mChroma::c420);
+  EXPECT_EQ(a.chroma, PlanarChroma::c420);
   ASSERT_EQ(a.notices.size(), 1u);  // no frame rate
   Y4mInfo b = parse_y4m_header("W8 H8 F0:0 It", "t");
   EXPECT_EQ(b.fps_num, 25);
@@ -422,7 +423,7 @@ std::array<int, 3> convert_one(int y, int cb, int cr, YuvMatrix m, YuvRange r) {
   Y4mInfo info;
   info.width = 1;
   info.height = 1;
-  info.chroma = Y4mChroma::c444;
+  info.chroma = PlanarChroma::c444;
   info.matrix = m;
   info.range = r;
   const std::uint8_t yy = std::uint8_t(y), u = std::uint8_t(cb), v = std::uint8_t(cr);

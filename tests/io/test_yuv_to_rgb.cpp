@@ -52,7 +52,7 @@ Rgb every_sample_converted(YuvMatrix m, YuvRange r, std::vector<std::uint8_t>* f
   Y4mInfo info;
   info.width = 4096;
   info.height = 4096;
-  info.chroma = Y4mChroma::c444;
+  info.chroma = PlanarChroma::c444;
   info.matrix = m;
   info.range = r;
   std::vector<std::uint8_t> frame(info.frame_bytes());
