@@ -65,12 +65,7 @@ void fill_profile(Profile& out, const pipeline::Stats& s, const pipeline::Pipeli
 }
 
 /// The pipeline's progress callback for `o` (empty without one).
-pipeline::ProgressFn progress_fn(const VideoOptions& o) {
-  if (!o.on_progress) return {};
-  return [report = o.on_progress](const pipeline::Progress& p) {
-    report(Progress{p.frames, p.jpeg_bytes, p.elapsed_s});
-  };
-}
+pipeline::ProgressFn progress_fn(const VideoOptions& o) { return o.on_progress; }
 
 Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode) {
   Stats r;

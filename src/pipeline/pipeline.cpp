@@ -564,7 +564,7 @@ void Run::writer() {
       else
         free_slots_->push(job.slot);
       if (opt_.balance_threads >= 2) rebalance();
-      if (progress_) progress_(Progress{frames_, jpeg_bytes_, seconds_since(start_)});
+      if (progress_) progress_(mjpeg::Progress{frames_, jpeg_bytes_, seconds_since(start_)});
     }
   } catch (...) {
     fail(std::current_exception());

@@ -194,13 +194,9 @@ struct Stats {
   std::vector<BufferStats> buffers;  ///< sok/aok: one per stream buffer (device list order)
 };
 
-/// What the progress callback sees (called by the writer thread after each frame).
-struct Progress {
-  std::int64_t frames = 0;
-  std::uint64_t jpeg_bytes = 0;
-  double elapsed_s = 0;
-};
-using ProgressFn = std::function<void(const Progress&)>;
+/// What the progress callback sees (the writer thread calls it after each frame): the public
+/// Progress.
+using ProgressFn = std::function<void(const mjpeg::Progress&)>;
 
 /// Encodes every frame of `source` into `sink`, in stream order. Does not close the sink (the
 /// caller closes it after a normal return, also after a stop).

@@ -260,7 +260,7 @@ inline void check_stream(const StreamCase& c, Offload mode,
   bool progress_in_order = true;
   pipeline::Stats st;
   within(60, [&] {
-    st = pipeline::encode_stream(source, o, sink, p, [&](const pipeline::Progress& pr) {
+    st = pipeline::encode_stream(source, o, sink, p, [&](const Progress& pr) {
       ++progress_calls;
       progress_in_order = progress_in_order && pr.frames == last_progress + 1;
       last_progress = pr.frames;
