@@ -120,6 +120,14 @@ const char* name_of(E value) {
   return "?";
 }
 
+/// True when `value` has a row (a value cast from an integer may have none).
+template <class E>
+bool is_known(E value) {
+  for (const Word<E>& w : Vocabulary<E>::words)
+    if (w.value == value) return true;
+  return false;
+}
+
 /// Every name of the vocabulary, in its order.
 template <class E>
 std::vector<std::string> names_of() {

@@ -2,6 +2,7 @@
 // view of a format, the YCbCr -> RGB coefficients, and the checks and copies of the frames
 // users hand over (FrameView, DeviceFrame, to_pixels).
 #include "mjpeg/video.hpp"
+#include "mjpeg/vocabulary.hpp"
 
 #include "mjpeg/encoder.hpp"
 
@@ -36,15 +37,7 @@ using namespace api;
 
 namespace api {
 
-bool known(FrameFormat f) {
-  switch (f) {
-    case FrameFormat::rgb24: case FrameFormat::bgr24: case FrameFormat::gray8:
-    case FrameFormat::yuv420p: case FrameFormat::yuv422p: case FrameFormat::yuv444p:
-    case FrameFormat::yuv400p:
-      return true;
-  }
-  return false;
-}
+bool known(FrameFormat f) { return vocab::is_known(f); }
 
 void check_range(int v, int lo, int hi, const char* name) {
   if (v < lo || v > hi)

@@ -2,6 +2,7 @@
 // pipeline::apply_default_counts for the thread and slot counts), the device check and the
 // device-memory check.
 #include "mjpeg/video.hpp"
+#include "mjpeg/vocabulary.hpp"
 
 #include "mjpeg/encoder.hpp"
 
@@ -107,14 +108,9 @@ void validate(const VideoOptions& o) {
     throw UsageError("VideoOptions: device_frames needs a build with CUDA");
   check_range(o.width, 1, kMaxDimension, "width");
   check_range(o.height, 1, kMaxDimension, "height");
-  if (o.matrix != YuvMatrix::bt601 && o.matrix != YuvMatrix::bt709 &&
-      o.matrix != YuvMatrix::bt2020)
-    throw UsageError("VideoOptions: unknown colour matrix");
-  if (o.range != YuvRange::limited && o.range != YuvRange::full)
-    throw UsageError("VideoOptions: unknown colour range");
-  if (o.offload != Offload::cpu && o.offload != Offload::sok && o.offload != Offload::sok_pinned &&
-      o.offload != Offload::aok)
-    throw UsageError("VideoOptions: unknown offload mode");
+  if (!vocab::is_known(o.matrix)) throw UsageError("VideoOptions: unknown colour matrix");
+  if (!vocab::is_known(o.range)) throw UsageError("VideoOptions: unknown colour range");
+  if (!vocab::is_known(o.offload)) throw UsageError("VideoOptions: unknown offload mode");
   check_range(o.device, 0, 1023, "device");
   if (o.devices.size() > static_cast<std::size_t>(kMaxStreamBuffers))
     throw UsageError("VideoOptions: " + std::to_string(o.devices.size()) +
@@ -124,13 +120,9 @@ void validate(const VideoOptions& o) {
   check_range(o.entropy_threads, 0, 1024, "entropy_threads");
   check_range(o.slots, 0, 4096, "slots");
   check_range(o.threads, 0, 1024, "threads");
-  if (o.gpu.kernel != KernelVariant::direct && o.gpu.kernel != KernelVariant::pipeline &&
-      o.gpu.kernel != KernelVariant::partitioned && o.gpu.kernel != KernelVariant::primitives)
-    throw UsageError("VideoOptions: unknown kernel variant");
+  if (!vocab::is_known(o.gpu.kernel)) throw UsageError("VideoOptions: unknown kernel variant");
   check_range(o.gpu.stages, 1, gpu::kMaxStages, "gpu.stages");
-  if (o.gpu.output != GpuOutput::automatic && o.gpu.output != GpuOutput::tokens &&
-      o.gpu.output != GpuOutput::coefficients)
-    throw UsageError("VideoOptions: unknown GPU output");
+  if (!vocab::is_known(o.gpu.output)) throw UsageError("VideoOptions: unknown GPU output");
   validate(o.jpeg);
   const Subsampling sampling = o.format == FrameFormat::gray8 ? Subsampling::gray : o.jpeg.subsampling;
   if (o.jpeg.optimize && !o.jpeg.progressive && !optimize_fits(o.width, o.height, sampling))

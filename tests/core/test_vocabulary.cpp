@@ -24,7 +24,9 @@ void check_vocabulary(std::size_t expected_size) {
     EXPECT_EQ(vocab::parse_name<E>(w.name), w.value) << w.name;
     EXPECT_STREQ(vocab::name_of(w.value), w.name);
     EXPECT_GT(std::string(w.help).size(), 2u) << w.name;
+    EXPECT_TRUE(vocab::is_known(w.value)) << w.name;
   }
+  EXPECT_FALSE(vocab::is_known(static_cast<E>(99)));
   try {
     vocab::parse_name<E>("no-such-name");
     ADD_FAILURE() << "no UsageError";
