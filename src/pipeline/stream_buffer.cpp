@@ -31,7 +31,8 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 
 }  // namespace
 
-int aok_kernel_streams() {
+int kernel_streams_for(Offload mode) {
+  if (mode != Offload::aok) return 1;
   static const int n = [] {
     const char* v = std::getenv("MJPEG_KERNEL_STREAMS");
     if (v == nullptr || *v == '\0') return 1;
@@ -82,7 +83,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
   } else {
     plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input.format);
   }
-  const int kernel_count = mode == Offload::aok ? aok_kernel_streams() : 1;
+  const int kernel_count = kernel_streams_for(mode);
   for (int k = 0; k < kernel_count; ++k) kernels_.emplace_back();
   if (output_ == GpuOutput::tokens) {
     // A stream as long as the coefficients' bytes fits the same host memory; a longer one (noise
@@ -100,8 +101,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
         tokenizers_.push_back(std::make_unique<gpu::TokenizePlan>(
             geometry, encode.restart_interval, encode.optimize, capacity));
     }
-    tokenize_ = tokenizers_.front().get();
-    header_bytes_ = tokenize_->header_bytes();
+    header_bytes_ = tokenizers_.front()->header_bytes();
     blocks_ = geometry.total_blocks;
   }
   const std::size_t result_bytes = header_bytes_ + coeff_bytes_;
@@ -125,7 +125,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
     }
     s.device_pixels = gpu::DeviceBuffer(pixel_bytes_);
     s.device_coeffs = gpu::DeviceBuffer(coeff_bytes_);
-    if (tokenize_) s.device_tokens = gpu::DeviceBuffer(tokenize_->output_bytes());
+    if (tokens()) s.device_tokens = gpu::DeviceBuffer(tokenizers_.front()->output_bytes());
   }
 }
 
@@ -213,13 +213,13 @@ void StreamBuffer::transform_async(int slot) {
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel, s.data_ready.get(), 0));
   if (timing_) s.kernel_start.record(kernel);
   launch(s.device_pixels, s.device_coeffs, kernel);
-  if (tokenize_)
+  if (tokens())
     gpu::launch_tokenize(*tokenizers_[static_cast<std::size_t>(s.kernel_stream)],
                          s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(), kernel);
   s.transform_done.record(kernel);
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), s.transform_done.get(), 0));
   if (timing_) s.download_start.record(download_.get());
-  if (tokenize_) {
+  if (tokens()) {
     MJPEG_CUDA_CHECK(cudaMemcpyAsync(s.host_result, s.device_tokens.get(), header_bytes_,
                                      cudaMemcpyDeviceToHost, download_.get()));
     s.header_ready.record(download_.get());
@@ -256,14 +256,14 @@ void StreamBuffer::copy_body(Slot& s, cudaStream_t stream, bool sync) {
 
 void StreamBuffer::wait_header(int slot) {
   Slot& s = *slots_[slot];
-  if (!tokenize_) throw Error("stream buffer: wait_header needs the token output");
+  if (!tokens()) throw Error("stream buffer: wait_header needs the token output");
   use_record(s.header_ready_recorded, s.header_ready_used, "header_ready", slot);
   s.header_ready.synchronize();  // the stream's length is in the header
 }
 
 void StreamBuffer::download_async(int slot) {
   Slot& s = *slots_[slot];
-  if (!tokenize_) throw Error("stream buffer: download_async needs the token output");
+  if (!tokens()) throw Error("stream buffer: download_async needs the token output");
   // On a stream of their own: on the download stream a body would queue behind the next
   // frames' header copies, each waiting for its kernel, and the workers would wait for bodies
   // long since downloadable.
@@ -305,13 +305,13 @@ void StreamBuffer::offload_sync(int slot, const std::uint8_t* src) {
     s.kernel_start.record(legacy);
   }
   launch(s.device_pixels, s.device_coeffs, legacy);
-  if (tokenize_)
-    gpu::launch_tokenize(*tokenize_, s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(),
+  if (tokens())
+    gpu::launch_tokenize(*tokenizers_.front(), s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(),
                          legacy);
   if (timing_) s.transform_done.record(legacy);
   MJPEG_CUDA_CHECK(cudaStreamSynchronize(legacy));
   if (timing_) s.download_start.record(legacy);
-  if (tokenize_) {
+  if (tokens()) {
     MJPEG_CUDA_CHECK(cudaMemcpy(s.host_result, s.device_tokens.get(), header_bytes_,
                                 cudaMemcpyDeviceToHost));
     if (timing_) s.header_ready.record(legacy);

@@ -10,7 +10,7 @@
 //   when they would not fit (or the buffer downloads coefficients), the coefficients;
 //   events data_ready (upload stream), transform_done (kernel stream), header_ready and
 //   result_ready (download stream; blocking-sync so that waiting threads sleep, not spin).
-// Streams: one upload stream, kernel_streams() kernel streams (aok_kernel_streams(), one by
+// Streams: one upload stream, kernel_streams() kernel streams (kernel_streams_for(), one by
 // default; where several, frames take them in turn, each with its own tokenizer scratch) and one download stream (all
 // non-blocking), shared by all slots (AOK), and with token output a second download stream for
 // the streams' bodies (issued by the downloader; nothing on it waits for the GPU); SOK uses the
@@ -66,10 +66,10 @@
 
 namespace mjpeg::pipeline {
 
-/// Kernel streams of an AOK stream buffer: MJPEG_KERNEL_STREAMS (1..4), else 1. Several let
-/// a frame's small tokenizer kernels overlap the next frame's transform; not yet measured, so
-/// the default stays one until a GPU run shows the gain. Read once.
-int aok_kernel_streams();
+/// Kernel streams of a stream buffer in `mode`: 1, and in aok MJPEG_KERNEL_STREAMS (1..4) when
+/// set (read once). Several let a frame's small tokenizer kernels overlap the next frame's
+/// transform; not yet measured, so the default stays one until a GPU run shows the gain.
+int kernel_streams_for(Offload mode);
 
 class StreamBuffer {
  public:
@@ -214,8 +214,8 @@ class StreamBuffer {
   std::size_t blocks_ = 0;        // tokens: the geometry's blocks (coded blocks' word count)
   std::unique_ptr<gpu::TransformPlan> plan_;
   // One tokenizer per kernel stream: a plan's counts and offsets are scratch of one frame.
-  std::vector<std::unique_ptr<gpu::TokenizePlan>> tokenizers_;
-  gpu::TokenizePlan* tokenize_ = nullptr;  // tokenizers_[0], or null (coefficients come back)
+  std::vector<std::unique_ptr<gpu::TokenizePlan>> tokenizers_;  // empty: coefficients come back
+  bool tokens() const { return !tokenizers_.empty(); }
   gpu::Stream upload_, download_;
   std::vector<gpu::Stream> kernels_;  // AOK: the kernel streams; SOK: one, unused
   int next_kernel_ = 0;               // the dispatcher's turn among kernels_
