@@ -27,6 +27,16 @@ enum class Offload { cpu, sok, sok_pinned, aok };
 const char* to_string(Offload offload);
 /// True for the modes that offload to a CUDA device (sok, sok_pinned, aok).
 bool uses_gpu(Offload offload);
+
+/// What sets the modes apart, in one place: the pipeline, its analysis and the CLI ask these
+/// questions of a mode instead of naming modes.
+struct OffloadTraits {
+  bool gpu = false;           ///< the transform runs on a CUDA device
+  bool pinned_host = false;   ///< host staging buffers are page-locked (and lent frames too)
+  bool asynchronous = false;  ///< copies and kernels of different frames overlap (a dispatcher)
+};
+/// cpu {}, sok {gpu}, sok_pinned {gpu, pinned_host}, aok {gpu, pinned_host, asynchronous}.
+OffloadTraits traits_of(Offload offload);
 /// Parses the names of to_string(Offload). Throws UsageError for any other text.
 Offload parse_offload(const std::string& text);
 

@@ -157,10 +157,10 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
 
   const char* stream = "Video (stream) options";
   cmd->add_option("--mode", args.mode,
-                  "cpu, sok (synchronous GPU offload) or aok (asynchronous); default: aok when "
-                  "a GPU is usable, else cpu")
-      ->check(CLI::IsMember({"cpu", "sok", "aok"}).description(""))
-      ->type_name("cpu|sok|aok")
+                  "Where the transform runs: " + vocab::explained_choices_of<Offload>() +
+                      "; default: aok when a GPU is usable, else cpu")
+      ->check(CLI::IsMember(vocab::names_of<Offload>()).description(""))
+      ->type_name(vocab::alternatives_of<Offload>())
       ->group(stream);
   cmd->add_option("--frames", args.frames, "Encode at most N frames")
       ->transform(decimal_integer())
@@ -198,7 +198,7 @@ CLI::App* add_encode_command(CLI::App& app, EncodeArgs& args, std::string& subsa
   add_pipeline_options(cmd, stream, args.producers, args.slots, args.entropy_threads,
                        args.device, args.variant, args.stages);
   add_devices_option(cmd, stream, args.devices);
-  cmd->add_flag("--pinned", args.pinned, "sok: use pinned host memory (default: pageable)")
+  cmd->add_flag("--pinned", args.pinned, "With --mode sok: page-locked host memory, the same as --mode sok-pinned")
       ->group(stream);
   add_gpu_output_option(cmd, stream, args.gpu_output);
   cmd->add_flag("--progress", args.progress,

@@ -1,5 +1,6 @@
 // The public option helpers of mjpeg/options.hpp and mjpeg/video.hpp that need no encoder:
 // names (from the vocabulary tables), validation and the JFIF density of an aspect ratio.
+#include <stdexcept>
 #include <string>
 
 #include "core/ratio.hpp"
@@ -18,7 +19,16 @@ Tune parse_tune(const std::string& text) { return vocab::parse_name<Tune>(text);
 
 const char* to_string(Offload o) { return vocab::name_of(o); }
 Offload parse_offload(const std::string& text) { return vocab::parse_name<Offload>(text); }
-bool uses_gpu(Offload o) { return o != Offload::cpu; }
+OffloadTraits traits_of(Offload o) {
+  switch (o) {
+    case Offload::cpu: return {};
+    case Offload::sok: return {true, false, false};
+    case Offload::sok_pinned: return {true, true, false};
+    case Offload::aok: return {true, true, true};
+  }
+  throw std::logic_error("traits_of: an Offload value without a row");
+}
+bool uses_gpu(Offload o) { return traits_of(o).gpu; }
 
 const char* to_string(KernelVariant v) { return vocab::name_of(v); }
 KernelVariant parse_kernel_variant(const std::string& text) {

@@ -18,29 +18,25 @@ RunAnalysis analyse(const Stats& st, const PipelineOptions& options) {
   };
   // One dispatcher (and one set of copy engines and kernel streams) per stream buffer.
   const int buffers = st.buffers.empty() ? 1 : static_cast<int>(st.buffers.size());
-  switch (o.mode) {
-    case Offload::cpu:
-      stage("produce", st.read_s, o.producers);
-      stage("transform+entropy", st.transform_cpu_s + st.entropy_s, o.entropy_threads);
-      break;
-    case Offload::sok:
-    case Offload::sok_pinned:
-      stage("produce", st.read_s, o.producers);
-      stage("gpu offload", st.gpu_s, buffers);
-      stage("entropy", st.entropy_s, o.entropy_threads);
-      break;
-    case Offload::aok:
-      stage("produce", st.read_s + st.upload_issue_s, o.producers);
-      stage("dispatch", st.gpu_s, buffers);
-      if (st.download_issue_s > 0) stage("download issue", st.download_issue_s, buffers);
-      if (st.gpu_timed) {
-        stage("upload", st.upload_gpu_s, buffers);
-        // Each buffer's kernel streams run frames side by side.
-        stage("kernel", st.kernel_gpu_s, buffers * std::max(1, st.kernel_streams));
-        stage("download", st.download_gpu_s, buffers);
-      }
-      stage("entropy", st.entropy_s, o.entropy_threads);
-      break;
+  const OffloadTraits mode = traits_of(o.mode);
+  if (!mode.gpu) {
+    stage("produce", st.read_s, o.producers);
+    stage("transform+entropy", st.transform_cpu_s + st.entropy_s, o.entropy_threads);
+  } else if (!mode.asynchronous) {
+    stage("produce", st.read_s, o.producers);
+    stage("gpu offload", st.gpu_s, buffers);
+    stage("entropy", st.entropy_s, o.entropy_threads);
+  } else {
+    stage("produce", st.read_s + st.upload_issue_s, o.producers);
+    stage("dispatch", st.gpu_s, buffers);
+    if (st.download_issue_s > 0) stage("download issue", st.download_issue_s, buffers);
+    if (st.gpu_timed) {
+      stage("upload", st.upload_gpu_s, buffers);
+      // Each buffer's kernel streams run frames side by side.
+      stage("kernel", st.kernel_gpu_s, buffers * std::max(1, st.kernel_streams));
+      stage("download", st.download_gpu_s, buffers);
+    }
+    stage("entropy", st.entropy_s, o.entropy_threads);
   }
   stage("write", st.write_s, 1);
 

@@ -32,7 +32,7 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 }  // namespace
 
 int kernel_streams_for(Offload mode) {
-  if (mode != Offload::aok) return 1;
+  if (!traits_of(mode).asynchronous) return 1;
   static const int n = [] {
     const char* v = std::getenv("MJPEG_KERNEL_STREAMS");
     if (v == nullptr || *v == '\0') return 1;
@@ -107,7 +107,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
   const std::size_t result_bytes = header_bytes_ + coeff_bytes_;
 
   slot_count_ = slots;
-  const bool pinned = mode != Offload::sok;
+  const bool pinned = traits_of(mode).pinned_host;
   for (int i = 0; i < slots; ++i) {
     slots_.push_back(std::make_unique<Slot>(timing));
     Slot& s = *slots_.back();

@@ -63,7 +63,7 @@ case_cpu_only_build_refuses_gpu_modes() {
   grep -q '^CUDA architectures: none (built without CUDA)$' out.txt || die "$(cat out.txt)"
   make_y4m in.y4m 3 64x48
   local m
-  for m in sok aok; do
+  for m in sok sok-pinned aok; do
     expect_fail 1 encode in.y4m -o g.avi --mode "$m"
     [[ "$(cat err.txt)" == "mjpeg: error: --mode $m needs CUDA device 0: this mjpeg was built without CUDA" ]] ||
       die "--mode $m: $(cat err.txt)"

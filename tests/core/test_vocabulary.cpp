@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "mjpeg/error.hpp"
@@ -73,6 +74,23 @@ TEST(Vocabulary, ThePublicFunctionsReadTheTables) {
   EXPECT_EQ(parse_frame_format("bgr24"), FrameFormat::bgr24);
   EXPECT_THROW(parse_subsampling("411"), UsageError);
   EXPECT_THROW(parse_tune("butteraugli"), UsageError);
+}
+
+// What sets the modes apart is one table: the cpu mode has no GPU, sok's host memory is
+// pageable, only aok overlaps frames; every mode of the vocabulary has a row.
+TEST(Vocabulary, EveryOffloadModeHasTraits) {
+  for (const std::string& name : vocab::names_of<Offload>()) {
+    const Offload mode = parse_offload(name);
+    const OffloadTraits t = traits_of(mode);
+    EXPECT_EQ(t.gpu, uses_gpu(mode)) << name;
+    EXPECT_EQ(t.gpu, mode != Offload::cpu) << name;
+    EXPECT_EQ(t.pinned_host, mode == Offload::sok_pinned || mode == Offload::aok) << name;
+    EXPECT_EQ(t.asynchronous, mode == Offload::aok) << name;
+    if (t.asynchronous) {
+      EXPECT_TRUE(t.pinned_host && t.gpu) << name;
+    }
+  }
+  EXPECT_THROW(traits_of(static_cast<Offload>(42)), std::logic_error);
 }
 
 }  // namespace

@@ -274,7 +274,7 @@ std::vector<BenchRow> measure(BenchArgs& args) {
     }
     if (sweeps.count("stages")) {
       for (const ModeSpec& m : modes) {
-        if (m.mode != Offload::aok) continue;
+        if (!traits_of(m.mode).asynchronous) continue;  // stages overlap frames
         for (int s : stage_list) sweeper.run("stages", m, store, 0, 0, s, reference);
       }
     }

@@ -10,6 +10,7 @@
 
 #include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
+#include "mjpeg/vocabulary.hpp"
 
 namespace mjpeg::app {
 namespace {
@@ -57,9 +58,10 @@ class CheckingSink final : public FrameSink {
 }  // namespace
 
 ModeSpec parse_mode_spec(const std::string& text) {
-  for (Offload mode : {Offload::cpu, Offload::sok, Offload::sok_pinned, Offload::aok})
-    if (text == to_string(mode)) return {text, mode};
-  throw UsageError(fmt::format("unknown mode '{}' in --modes (cpu, sok, sok-pinned, aok)", text));
+  for (const std::string& name : vocab::names_of<Offload>())
+    if (text == name) return {text, vocab::parse_name<Offload>(name)};
+  throw UsageError(
+      fmt::format("unknown mode '{}' in --modes ({})", text, vocab::choices_of<Offload>()));
 }
 
 std::vector<ModeSpec> parse_mode_list(const std::string& text) {

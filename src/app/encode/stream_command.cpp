@@ -64,8 +64,8 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
   const std::string found = count > 0 ? fmt::format("{} found", count)
                                       : (reason.empty() ? "none found" : reason);
   if (!args.mode.empty()) {
-    // --mode cpu|sok|aok, and --pinned makes sok sok_pinned (aok's slots are page-locked
-    // anyway; the cpu mode has none to lock).
+    // --mode cpu|sok|sok-pinned|aok; --pinned makes sok sok-pinned (aok's slots are
+    // page-locked anyway; the cpu mode has none to lock).
     Offload mode = parse_offload(args.mode);
     if (mode == Offload::sok && args.pinned) mode = Offload::sok_pinned;
     if (uses_gpu(mode)) {
@@ -829,8 +829,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
                              args.output, count_of(stats.frames, "frame", "frames"),
                              was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
-                             // --mode's spelling: "sok" also with --pinned
-                             o.offload == Offload::sok_pinned ? "sok" : to_string(o.offload),
+                             to_string(o.offload),
                              o.devices.size() > 1 ? ", devices " + device_text : "",
                              output.bytes() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall,
@@ -853,7 +852,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     j["interrupted"] = was_interrupted;
     j["bytes"] = output.bytes();
     j["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
-    j["mode"] = o.offload == Offload::sok_pinned ? "sok" : to_string(o.offload);
+    j["mode"] = to_string(o.offload);
     nlohmann::json part(nullptr);
     if (record) {
       part = nlohmann::json::object();
