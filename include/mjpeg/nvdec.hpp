@@ -89,11 +89,10 @@ class NvdecSource final : public FrameSource {
   bool skip();
   int decoders() const;
 
-  struct Impl;
-
  private:
+  pipeline::FrameSource* library_reader(const VideoOptions& options) override;
+  struct Impl;
   std::unique_ptr<Impl> impl_;
-  friend Impl& impl_of(NvdecSource& source);
 };
 
 }  // namespace mjpeg

@@ -37,6 +37,10 @@
 
 namespace mjpeg {
 
+namespace pipeline {
+class FrameSource;  // the encoder's own reading side (not part of the API)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------------------------
@@ -301,6 +305,17 @@ class FrameSource {
   /// How many frames read() will deliver, when known (-1: unknown). A short stream (a still
   /// picture) then gets no more slots than it has frames, which matters for huge pictures.
   virtual std::int64_t frame_count() const { return -1; }
+
+ private:
+  /// The library's own sources (Y4mSource, MemorySource, NvdecSource) answer with the reader
+  /// encode_all runs instead of read(): positional and mapped reads, lent frames, frames in
+  /// device memory; they throw UsageError when `options` do not describe their frames. Any
+  /// other source has none, and its frames come through read().
+  virtual pipeline::FrameSource* library_reader(const VideoOptions& options) {
+    (void)options;
+    return nullptr;
+  }
+  friend pipeline::FrameSource* library_reader(FrameSource& source, const VideoOptions& options);
 };
 
 /// Frames that already lie in memory for the whole encode (a clip decoded once, frames mapped
@@ -331,11 +346,10 @@ class MemorySource final : public FrameSource {
   bool concurrent_reads() const override { return true; }
   std::int64_t frame_count() const override;
 
-  struct Impl;  ///< the pipeline's own in-memory source (src/api)
-
  private:
+  pipeline::FrameSource* library_reader(const VideoOptions& options) override;
+  struct Impl;  ///< the pipeline's own in-memory source (src/api)
   std::unique_ptr<Impl> impl_;
-  friend Impl& impl_of(MemorySource& source);
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -99,11 +99,10 @@ class Y4mSource final : public FrameSource {
   /// left out, one line naming the frame ("" when the stream was whole).
   std::string lost() const;
 
-  struct Impl;  ///< the library's reader and its own source (src/api)
-
  private:
+  pipeline::FrameSource* library_reader(const VideoOptions& options) override;
+  struct Impl;  ///< the library's reader and its own source (src/api)
   std::unique_ptr<Impl> impl_;
-  friend Impl& impl_of(Y4mSource& source);
 };
 
 }  // namespace mjpeg

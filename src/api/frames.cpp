@@ -6,38 +6,21 @@
 
 #include "mjpeg/encoder.hpp"
 
-#include <algorithm>
-#include <cstdio>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 
-#include "gpu_transform.hpp"
-#include "io/frame_sink.hpp"
 #include "io/y4m.hpp"
-#include "core/geometry.hpp"
 #include "core/planar_format.hpp"
-#include "device_frames.hpp"
-#include "device_info.hpp"
-#include "internal.hpp"
 #include "jpeg/planar.hpp"
-#include "pipeline/analysis.hpp"
+#include "internal.hpp"
 #include "pipeline/frame_source.hpp"
-#include "pipeline/pipeline.hpp"
-#include "pipeline/trace.hpp"
 
 namespace mjpeg {
 
 using namespace api;
 
 namespace api {
-
-bool known(FrameFormat f) { return vocab::is_known(f); }
 
 void check_range(int v, int lo, int hi, const char* name) {
   if (v < lo || v > hi)
@@ -213,7 +196,7 @@ void copy_frame(const FrameView& f, const VideoOptions& o, std::uint8_t* dst) {
 std::size_t frame_bytes(const VideoOptions& o) {
   check_range(o.width, 1, kMaxDimension, "width");
   check_range(o.height, 1, kMaxDimension, "height");
-  if (!known(o.format)) throw UsageError("VideoOptions: unknown frame format");
+  if (!vocab::is_known(o.format)) throw UsageError("VideoOptions: unknown frame format");
   if (is_planar(o.format)) return planar_layout(o.width, o.height, planar_chroma(o.format)).bytes;
   return std::size_t(o.width) * std::size_t(o.height) * pixel_bytes(o.format);
 }

@@ -13,8 +13,6 @@
 namespace mjpeg::api {
 
 // --- frames.cpp ---------------------------------------------------------------------------
-/// True for the FrameFormat values the API knows (a cast from another value is not).
-bool known(FrameFormat f);
 /// UsageError "VideoOptions: NAME V is outside LO..HI" unless lo <= v <= hi.
 void check_range(int v, int lo, int hi, const char* name);
 /// The planar layout's chroma of a planar format (none for packed ones).
@@ -41,8 +39,6 @@ void check_device(const VideoOptions& o);
 /// VideoOptions::profile from a run's statistics and trace.
 void fill_profile(Profile& out, const pipeline::Stats& s, const pipeline::PipelineOptions& p,
                   const EncodeOptions& jpeg, const pipeline::Trace& trace);
-/// The pipeline's progress callback for `o` (empty without one).
-pipeline::ProgressFn progress_fn(const VideoOptions& o);
 /// The public Stats of a run.
 Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode);
 
@@ -54,17 +50,11 @@ io::Y4mInfo y4m_info(const VideoOptions& o);
 /// planar frames with the Y4M reader's conversion, or VideoOptions::coefficients).
 pipeline::SourceFormat source_format(const VideoOptions& o);
 
-/// A library-made source (Y4mSource, MemorySource) that encode_all reads through the pipeline's
-/// own source (positional and mapped reads, lent frames); null for any other FrameSource. Throws
-/// UsageError when `o` does not describe that source's frames.
-pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o);
-
-/// The same for a MemorySource: the pipeline's in-memory source that lends its frames (null
-/// for any other source, and for bgr24 frames, which are copied).
-pipeline::FrameSource* lent_memory_source(FrameSource& source, const VideoOptions& o);
-
-/// The same for an NvdecSource: the pipeline's source of its decoded frames in device memory
-/// (null for any other source).
-pipeline::FrameSource* nvdec_source(FrameSource& source, const VideoOptions& o);
-
 }  // namespace mjpeg::api
+
+namespace mjpeg {
+/// The reader encode_all runs for a library-made source (FrameSource::library_reader, private
+/// there; y4m_source.cpp): null for any other FrameSource. Throws UsageError when `o` does not
+/// describe that source's frames.
+pipeline::FrameSource* library_reader(FrameSource& source, const VideoOptions& o);
+}  // namespace mjpeg

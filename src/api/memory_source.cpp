@@ -62,14 +62,10 @@ std::int64_t MemorySource::frame_count() const {
   return static_cast<std::int64_t>(impl_->frames.size());
 }
 
-MemorySource::Impl& impl_of(MemorySource& source) { return *source.impl_; }
-
-namespace api {
-
-pipeline::FrameSource* lent_memory_source(FrameSource& source, const VideoOptions& o) {
-  auto* memory = dynamic_cast<MemorySource*>(&source);
-  if (memory == nullptr) return nullptr;
-  MemorySource::Impl& impl = impl_of(*memory);
+// The pipeline's in-memory source that lends its frames (none for bgr24 frames, which are
+// copied).
+pipeline::FrameSource* MemorySource::library_reader(const VideoOptions& o) {
+  Impl& impl = *impl_;
   const VideoOptions& f = impl.format;
   const bool same_coefficients =
       f.coefficients.has_value() == o.coefficients.has_value() &&
@@ -81,6 +77,4 @@ pipeline::FrameSource* lent_memory_source(FrameSource& source, const VideoOption
                      to_string(f.format) + ")");
   return impl.lent();
 }
-
-}  // namespace api
 }  // namespace mjpeg

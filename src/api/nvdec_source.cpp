@@ -191,19 +191,11 @@ void NvdecSource::set_range(std::int64_t first, std::int64_t count) {
 
 int NvdecSource::decoders() const { return impl_->decoder.decoders(); }
 
-NvdecSource::Impl& impl_of(NvdecSource& source) { return *source.impl_; }
-
-namespace api {
-
-pipeline::FrameSource* nvdec_source(FrameSource& source, const VideoOptions& o) {
-  auto* nv = dynamic_cast<NvdecSource*>(&source);
-  if (nv == nullptr) return nullptr;
-  const NvdecSource::Impl& impl = impl_of(*nv);
-  if (o.width != impl.format.width || o.height != impl.format.height ||
-      o.format != impl.format.format)
+// The pipeline's source of the decoded frames in device memory.
+pipeline::FrameSource* NvdecSource::library_reader(const VideoOptions& o) {
+  const VideoOptions& f = impl_->format;
+  if (o.width != f.width || o.height != f.height || o.format != f.format)
     throw UsageError("encode_all: the VideoOptions do not describe the NvdecSource's frames");
-  return &impl_of(*nv).source;
+  return &impl_->source;
 }
-
-}  // namespace api
 }  // namespace mjpeg

@@ -4,28 +4,10 @@
 
 #include "mjpeg/encoder.hpp"
 
-#include <algorithm>
-#include <cstdio>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <exception>
-#include <mutex>
-#include <string>
-#include <thread>
 #include <utility>
 
-#include "gpu_transform.hpp"
-#include "io/frame_sink.hpp"
-#include "io/y4m.hpp"
-#include "core/geometry.hpp"
-#include "core/planar_format.hpp"
-#include "device_frames.hpp"
-#include "device_info.hpp"
 #include "internal.hpp"
-#include "jpeg/planar.hpp"
 #include "pipeline/analysis.hpp"
-#include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/trace.hpp"
 
@@ -63,9 +45,6 @@ void fill_profile(Profile& out, const pipeline::Stats& s, const pipeline::Pipeli
     r.spans.push_back({sp.track, pipeline::to_string(sp.kind), sp.frame, sp.start_s, sp.end_s});
   out = std::move(r);
 }
-
-/// The pipeline's progress callback for `o` (empty without one).
-pipeline::ProgressFn progress_fn(const VideoOptions& o) { return o.on_progress; }
 
 Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode) {
   Stats r;

@@ -9,26 +9,17 @@
 #include "mjpeg/encoder.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <utility>
 
 #include "gpu_transform.hpp"
 #include "io/frame_sink.hpp"
-#include "io/y4m.hpp"
-#include "core/geometry.hpp"
-#include "core/planar_format.hpp"
 #include "device_frames.hpp"
-#include "device_info.hpp"
 #include "internal.hpp"
-#include "jpeg/planar.hpp"
-#include "pipeline/analysis.hpp"
 #include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/trace.hpp"
@@ -288,7 +279,7 @@ struct VideoEncoder::Impl {
     if (options.profile) popt.trace = &trace;
     thread = std::thread([this] {
       try {
-        result = pipeline::encode_stream(source, options.jpeg, bridge, popt, progress_fn(options));
+        result = pipeline::encode_stream(source, options.jpeg, bridge, popt, options.on_progress);
       } catch (const Cancelled&) {
         // destroyed before finish(): nothing to report
       } catch (...) {
@@ -419,7 +410,7 @@ Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& si
                  const std::atomic<bool>* stop) {
   validate(options);
   check_device(options);
-  pipeline::FrameSource* own = api::library_source(source, options);
+  pipeline::FrameSource* own = library_reader(source, options);
   // Frames lent where they lie: in cpu mode the workers transform them there (one producer
   // only hands them out).
   pipeline::PipelineOptions p =
@@ -429,7 +420,7 @@ Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& si
   PullSource pull(source, options);
   SinkBridge bridge(sink);
   const pipeline::Stats s = pipeline::encode_stream(own ? *own : pull, options.jpeg, bridge, p,
-                                                    progress_fn(options), stop);
+                                                    options.on_progress, stop);
   if (options.profile) fill_profile(*options.profile, s, p, options.jpeg, trace);
   return public_stats(s, p, options.offload);
 }

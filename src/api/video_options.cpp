@@ -8,28 +8,14 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <exception>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <utility>
 
 #include "gpu_transform.hpp"
-#include "io/frame_sink.hpp"
-#include "io/y4m.hpp"
 #include "core/geometry.hpp"
-#include "core/planar_format.hpp"
-#include "device_frames.hpp"
 #include "device_info.hpp"
 #include "internal.hpp"
-#include "jpeg/planar.hpp"
-#include "pipeline/analysis.hpp"
-#include "pipeline/frame_source.hpp"
 #include "pipeline/pipeline.hpp"
-#include "pipeline/trace.hpp"
 
 namespace mjpeg {
 
@@ -100,7 +86,7 @@ void check_device(const VideoOptions& o) {
 }  // namespace api
 
 void validate(const VideoOptions& o) {
-  if (!known(o.format)) throw UsageError("VideoOptions: unknown frame format");
+  if (!vocab::is_known(o.format)) throw UsageError("VideoOptions: unknown frame format");
   if (o.device_frames && !is_planar(o.format))
     throw UsageError("VideoOptions: device_frames needs a planar format, not " +
                      std::string(to_string(o.format)));
@@ -138,7 +124,7 @@ int slot_count(const VideoOptions& o, bool push, std::int64_t frames) {
 
 std::string gpu_memory_problem(const VideoOptions& o, int slots) {
   try {
-    if (o.width < 1 || o.height < 1 || !known(o.format) || slots < 1) return "";
+    if (o.width < 1 || o.height < 1 || !vocab::is_known(o.format) || slots < 1) return "";
     const Subsampling sub = o.format == FrameFormat::gray8 ? Subsampling::gray : o.jpeg.subsampling;
     const FrameGeometry g = make_geometry(o.width, o.height, sub);
     // What a slot takes on the device (tokens unless coefficients are asked for: the larger).

@@ -141,17 +141,9 @@ std::int64_t Y4mSource::frame_count() const { return impl_->stream.frames; }
 
 std::string Y4mSource::lost() const { return impl_->reader->lost(); }
 
-Y4mSource::Impl& impl_of(Y4mSource& source) { return *source.impl_; }
-
-namespace api {
-
-pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o) {
-  auto* y4m = dynamic_cast<Y4mSource*>(&source);
-  if (y4m == nullptr) {
-    if (pipeline::FrameSource* nv = nvdec_source(source, o)) return nv;
-    return lent_memory_source(source, o);
-  }
-  Y4mSource::Impl& impl = impl_of(*y4m);
+// The library's positional (or mapped) reader of the stream.
+pipeline::FrameSource* Y4mSource::library_reader(const VideoOptions& o) {
+  Impl& impl = *impl_;
   const Y4mStream& s = impl.stream;
   const auto same = [](const std::optional<YuvCoefficients>& a,
                        const std::optional<YuvCoefficients>& b) {
@@ -167,5 +159,8 @@ pipeline::FrameSource* library_source(FrameSource& source, const VideoOptions& o
   return &impl.pipeline_source();
 }
 
-}  // namespace api
+pipeline::FrameSource* library_reader(FrameSource& source, const VideoOptions& options) {
+  return source.library_reader(options);
+}
+
 }  // namespace mjpeg
