@@ -11,12 +11,13 @@
 #include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
 #include "host_pin.hpp"
+#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::gpu {
 namespace {
 
-constexpr const char* kNoCuda = "this mjpeg was built without CUDA";
+constexpr const char* kNoCuda = kBuiltWithoutCuda;
 
 [[noreturn]] void no_cuda(const char* what) { throw Error(std::string(what) + ": " + kNoCuda); }
 
@@ -106,11 +107,11 @@ void launch_tokenize(const TokenizePlan&, const std::int16_t*, void*, StreamHand
 
 std::shared_ptr<void> try_pin_read_only(const void*, std::size_t) noexcept { return nullptr; }
 
-void write_planar(const DeviceFrameIn&, std::uint8_t*, void*) { no_cuda("device frames"); }
-void write_planar_ordered(const DeviceFrameIn&, std::uint8_t*, void*, void*) {
+void write_planar(const DeviceFrameIn&, std::uint8_t*, StreamHandle) { no_cuda("device frames"); }
+void write_planar_ordered(const DeviceFrameIn&, std::uint8_t*, StreamHandle, StreamHandle) {
   no_cuda("device frames");
 }
-void download_planar(const DeviceFrameIn&, std::uint8_t*, void*) { no_cuda("device frames"); }
-void copy_device(void*, const void*, std::size_t, void*) { no_cuda("device frames"); }
+void download_planar(const DeviceFrameIn&, std::uint8_t*, StreamHandle) { no_cuda("device frames"); }
+void copy_device(void*, const void*, std::size_t, StreamHandle) { no_cuda("device frames"); }
 
 }  // namespace mjpeg::gpu

@@ -73,25 +73,22 @@ dim3 grid_for(int w, int h, dim3 block) {
 
 }  // namespace
 
-void write_planar_ordered(const DeviceFrameIn& in, std::uint8_t* dst, void* stream,
-                          void* caller) {
-  const auto up = static_cast<cudaStream_t>(stream);
-  const auto theirs = static_cast<cudaStream_t>(caller);
+void write_planar_ordered(const DeviceFrameIn& in, std::uint8_t* dst, StreamHandle up,
+                          StreamHandle theirs) {
   // Events that own nothing once recorded and waited on: destroyed at once (CUDA frees them
   // when the work they mark is done).
   const Event written(cudaEventDisableTiming), copied(cudaEventDisableTiming);
   written.record(theirs);
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(up, written.get(), 0));
-  write_planar(in, dst, stream);
+  write_planar(in, dst, up);
   copied.record(up);
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(theirs, copied.get(), 0));
 }
 
-void download_planar(const DeviceFrameIn& in, std::uint8_t* dst, void* caller) {
+void download_planar(const DeviceFrameIn& in, std::uint8_t* dst, StreamHandle theirs) {
   const PlanarLayout l = planar_layout(in.width, in.height, in.chroma);
   const DeviceBuffer staging(l.bytes);
-  const auto theirs = static_cast<cudaStream_t>(caller);
-  write_planar(in, staging.as<std::uint8_t>(), caller);
+  write_planar(in, staging.as<std::uint8_t>(), theirs);
   MJPEG_CUDA_CHECK(cudaMemcpyAsync(dst, staging.get(), l.bytes, cudaMemcpyDeviceToHost, theirs));
   MJPEG_CUDA_CHECK(cudaStreamSynchronize(theirs));
 }
@@ -100,13 +97,11 @@ std::uint8_t reduce_sample(unsigned v, int depth, int x, int y, bool shift_only)
   return reduce(v, depth, x, y, shift_only);
 }
 
-void copy_device(void* dst, const void* src, std::size_t bytes, void* stream) {
-  MJPEG_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                                   static_cast<cudaStream_t>(stream)));
+void copy_device(void* dst, const void* src, std::size_t bytes, StreamHandle stream) {
+  MJPEG_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
 }
 
-void write_planar(const DeviceFrameIn& in, std::uint8_t* dst, void* stream_ptr) {
-  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+void write_planar(const DeviceFrameIn& in, std::uint8_t* dst, StreamHandle stream) {
   const PlanarLayout l = planar_layout(in.width, in.height, in.chroma);
   if (in.layout == DeviceLayout::planar) {
     const int planes = in.chroma == PlanarChroma::mono ? 1 : 3;

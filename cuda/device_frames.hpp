@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "core/planar_format.hpp"
+#include "stream_handle.hpp"
 
 namespace mjpeg::gpu {
 
@@ -35,18 +36,19 @@ struct DeviceFrameIn {
 
 /// Writes `in` into `dst` (device memory of the current device, planar_layout(width, height,
 /// chroma).bytes) as work on `stream`. Throws mjpeg::Error on a CUDA error.
-void write_planar(const DeviceFrameIn& in, std::uint8_t* dst, void* stream);
+void write_planar(const DeviceFrameIn& in, std::uint8_t* dst, StreamHandle stream);
 
-/// write_planar behind the work issued on `caller` (a cudaStream_t; null: the legacy default
-/// stream) before the call, with `caller` waiting for it: the caller may reuse the frame's
+/// write_planar behind the work issued on `caller` (null: the legacy default stream) before the
+/// call, with `caller` waiting for it: the caller may reuse the frame's
 /// memory with work on `caller` at once.
-void write_planar_ordered(const DeviceFrameIn& in, std::uint8_t* dst, void* stream, void* caller);
+void write_planar_ordered(const DeviceFrameIn& in, std::uint8_t* dst, StreamHandle stream,
+                          StreamHandle caller);
 /// The frame's planes into host memory at `dst` (planar_layout's layout), after the work on
 /// `caller`; returns when they are there.
-void download_planar(const DeviceFrameIn& in, std::uint8_t* dst, void* caller);
+void download_planar(const DeviceFrameIn& in, std::uint8_t* dst, StreamHandle caller);
 
 /// Copies `bytes` from device memory `src` to device memory `dst` as work on `stream`.
-void copy_device(void* dst, const void* src, std::size_t bytes, void* stream);
+void copy_device(void* dst, const void* src, std::size_t bytes, StreamHandle stream);
 
 /// The reduction of one 16-bit sample `v` (`depth` significant bits, low-aligned) at row `y`,
 /// column `x` of its plane to 8 bits, as write_planar's p016 kernels and libswscale do it

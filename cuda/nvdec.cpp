@@ -801,16 +801,16 @@ NvdecDecoder::NvdecDecoder(const NvdecVideo& video, int device, int decoders,
 NvdecDecoder::~NvdecDecoder() = default;
 
 bool NvdecDecoder::next_frame(std::int64_t& index,
-                              const std::function<void*(const std::uint8_t*)>& use) {
+                              const std::function<StreamHandle(const std::uint8_t*)>& use) {
   Impl& m = *impl_;
   const int b = m.take_frame(index);
   if (b < 0) return false;
   try {
     const auto* frame = reinterpret_cast<const std::uint8_t*>(static_cast<std::uintptr_t>(m.buffers[b]));
-    void* stream = use(frame);
+    const StreamHandle stream = use(frame);
     if (stream != nullptr) {
       Push push(m.ctx.get());
-      check(driver().cu->cuEventRecord(m.reuse[b], static_cast<CUstream>(stream)), "cuEventRecord");
+      check(driver().cu->cuEventRecord(m.reuse[b], stream), "cuEventRecord");
     }
   } catch (...) {
     m.give_back(b);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/planar_format.hpp"
+#include "stream_handle.hpp"
 
 namespace mjpeg::gpu {
 
@@ -76,7 +77,8 @@ class NvdecDecoder {
   /// (null: it is done with them when it returns), and the buffer is reused only once that
   /// stream's work before the return is done. Returns false at the end. Throws the first
   /// error of the decoding threads (a damaged stream, a resolution change, a CUDA error).
-  bool next_frame(std::int64_t& index, const std::function<void*(const std::uint8_t* frame)>& use);
+  bool next_frame(std::int64_t& index,
+                  const std::function<StreamHandle(const std::uint8_t* frame)>& use);
   /// The same into host memory (blocking): for the modes that read frames on the host.
   bool next_frame_host(std::uint8_t* dst, std::int64_t& index);
 

@@ -1,12 +1,13 @@
 // NVDEC in a build without it (no CUDA, or no nv-codec-headers when it was configured): the
 // entry points of nvdec.hpp, saying why.
+#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 #include "nvdec.hpp"
 
 namespace mjpeg::gpu {
 namespace {
 #if MJPEG_NVDEC_NO_CUDA
-constexpr const char* kWhy = "this mjpeg was built without CUDA";
+constexpr const char* kWhy = kBuiltWithoutCuda;
 #else
 constexpr const char* kWhy = "this mjpeg was built without NVDEC (no nv-codec-headers)";
 #endif
@@ -21,7 +22,7 @@ NvdecDecoder::NvdecDecoder(const NvdecVideo&, int, int, std::int64_t, NextPacket
 }
 NvdecDecoder::~NvdecDecoder() = default;
 // Never reached: no decoder is ever constructed.
-bool NvdecDecoder::next_frame(std::int64_t&, const std::function<void*(const std::uint8_t*)>&) {
+bool NvdecDecoder::next_frame(std::int64_t&, const std::function<StreamHandle(const std::uint8_t*)>&) {
   return false;
 }
 bool NvdecDecoder::next_frame_host(std::uint8_t*, std::int64_t&) { return false; }

@@ -57,7 +57,7 @@ class DeviceSource final : public pipeline::FrameSource {
   /// Drops the next frame; false at the end of the range.
   bool drop(std::int64_t& index) {
     if (!skip_first()) return false;
-    if (!decoder_.next_frame(index, [](const std::uint8_t*) -> void* { return nullptr; }))
+    if (!decoder_.next_frame(index, [](const std::uint8_t*) -> gpu::StreamHandle { return nullptr; }))
       return false;
     return in_range(index);
   }
@@ -70,13 +70,13 @@ class DeviceSource final : public pipeline::FrameSource {
     if (!skip_first()) return false;
     // A frame past the range is taken, but not written into the slot.
     bool past = false;
-    const bool got = decoder_.next_frame(index, [&](const std::uint8_t* frame) -> void* {
+    const bool got = decoder_.next_frame(index, [&](const std::uint8_t* frame) -> gpu::StreamHandle {
       if (count_ >= 0 && index - first_ >= count_) {
         past = true;
         return nullptr;
       }
-      void* used = nullptr;
-      slot.write([&](std::uint8_t* dst, void* stream) {
+      gpu::StreamHandle used = nullptr;
+      slot.write([&](std::uint8_t* dst, gpu::StreamHandle stream) {
         gpu::copy_device(dst, frame, bytes, stream);
         used = stream;
       });
@@ -93,7 +93,7 @@ class DeviceSource final : public pipeline::FrameSource {
     std::lock_guard<std::mutex> lock(skip_mutex_);
     while (skipped_ < first_) {
       std::int64_t i = 0;
-      if (!decoder_.next_frame(i, [](const std::uint8_t*) -> void* { return nullptr; }))
+      if (!decoder_.next_frame(i, [](const std::uint8_t*) -> gpu::StreamHandle { return nullptr; }))
         return false;
       ++skipped_;
     }

@@ -118,7 +118,7 @@ class PushSource final : public pipeline::FrameSource {
     const DeviceFrame* device = nullptr;
     if (!take(frame, device, index)) return false;
     // encode() waits: the view is valid
-    if (device) gpu::download_planar(device_input(*device), dst, device->stream);
+    if (device) gpu::download_planar(device_input(*device), dst, caller_stream(*device));
     else copy_frame(*frame, options_, dst);
     copied(index);
     return true;
@@ -130,8 +130,8 @@ class PushSource final : public pipeline::FrameSource {
     const DeviceFrame* device = nullptr;
     if (!take(frame, device, index)) return false;
     const gpu::DeviceFrameIn in = device_input(*device);
-    slot.write([&](std::uint8_t* dst, void* stream) {
-      gpu::write_planar_ordered(in, dst, stream, device->stream);
+    slot.write([&](std::uint8_t* dst, gpu::StreamHandle stream) {
+      gpu::write_planar_ordered(in, dst, stream, caller_stream(*device));
     });
     copied(index);
     return true;
@@ -154,6 +154,10 @@ class PushSource final : public pipeline::FrameSource {
   void cancel() { set(cancelled_); }
 
   /// The planes of a device frame of this encoder's format.
+  /// The caller's stream of a device frame (the API's void*, a cudaStream_t).
+  static gpu::StreamHandle caller_stream(const DeviceFrame& f) {
+    return static_cast<gpu::StreamHandle>(f.stream);
+  }
   gpu::DeviceFrameIn device_input(const DeviceFrame& f) const {
     gpu::DeviceFrameIn in;
     in.layout = f.layout == DeviceFrame::Layout::nv12 ? gpu::DeviceLayout::nv12

@@ -18,6 +18,7 @@
 #include "io/y4m.hpp"
 #include "core/planar_format.hpp"
 #include "mjpeg/options.hpp"
+#include "stream_handle.hpp"
 
 namespace mjpeg::pipeline {
 
@@ -97,11 +98,11 @@ class FrameSource {
   class DeviceSlot {
    public:
     virtual ~DeviceSlot() = default;
-    /// Calls `work(dst, stream)` once, which must enqueue on `stream` (a cudaStream_t of the
+    /// Calls `work(dst, stream)` once, which must enqueue on `stream` (a stream of the
     /// slot's device, current in the calling thread) the work that writes the frame into `dst`
     /// (device memory, format().frame_bytes() bytes in planar_layout's layout); the slot's
     /// data_ready is recorded behind it.
-    virtual void write(const std::function<void(std::uint8_t* dst, void* stream)>& work) = 0;
+    virtual void write(const std::function<void(std::uint8_t* dst, gpu::StreamHandle stream)>& work) = 0;
   };
   /// True when the frames lie in CUDA device memory (a hardware decoder's output, a caller's
   /// device frames): aok then has read_device write each frame straight into the slot's device

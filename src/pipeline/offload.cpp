@@ -7,6 +7,7 @@
 #include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "jpeg/transform_cpu.hpp"
+#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::pipeline {
@@ -95,8 +96,8 @@ std::unique_ptr<Offloader> make_offloader(Offload mode, const OffloadSetup& setu
 #if !MJPEG_WITH_CUDA
 // A build without CUDA has no stream buffer; check_gpu_devices has refused every GPU mode.
 std::unique_ptr<Offloader> make_gpu_offloader(Offload mode, const OffloadSetup&) {
-  throw Error(std::string("mode ") + to_string(mode) +
-              ": this mjpeg was built without CUDA; only mode cpu is available");
+  throw Error(std::string("mode ") + to_string(mode) + ": " + kBuiltWithoutCuda +
+              "; only mode cpu is available");
 }
 #endif
 

@@ -274,7 +274,7 @@ class AsyncOffloader final : public GpuOffloader {
       StreamBuffer& gpu;
       int local;
       Target(StreamBuffer& g, int l) : gpu(g), local(l) {}
-      void write(const std::function<void(std::uint8_t*, void*)>& work) override {
+      void write(const std::function<void(std::uint8_t*, gpu::StreamHandle)>& work) override {
         gpu.write_async(local, work);
       }
     } target(gpu_of(s), s.local);

@@ -192,7 +192,7 @@ void StreamBuffer::upload_async(int slot, const std::uint8_t* src) {
 }
 
 void StreamBuffer::write_async(int slot,
-                               const std::function<void(std::uint8_t*, void*)>& work) {
+                               const std::function<void(std::uint8_t*, gpu::StreamHandle)>& work) {
   Slot& s = *slots_[slot];
   std::lock_guard<std::mutex> lock(upload_mutex_);
   if (timing_) s.upload_start.record(upload_.get());

@@ -110,7 +110,8 @@ class StreamBuffer {
   /// Producer side of PICC for frames that lie in device memory: `work(dst, stream)` enqueues
   /// on the upload stream what writes the slot's device pixels (a device-to-device copy or
   /// conversion); data_ready is recorded behind it and the count bumped.
-  void write_async(int slot, const std::function<void(std::uint8_t* dst, void* stream)>& work);
+  void write_async(int slot,
+                   const std::function<void(std::uint8_t* dst, gpu::StreamHandle stream)>& work);
   /// Frames uploaded from memory page-locked in windows of `window` bytes from `origin` (a
   /// mapped file, FrameSource::lent_lock_windows): their copies are split where they cross a
   /// window boundary, since CUDA refuses one copy across two registrations. Before the first

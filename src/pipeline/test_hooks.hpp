@@ -8,13 +8,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "stream_handle.hpp"
+
 namespace mjpeg::pipeline {
 
 /// Where a transform is about to be issued.
 struct TransformHookPoint {
   int buffer = 0;                 ///< the stream buffer (index into the device list)
   int slot = 0;                   ///< its slot whose frame is transformed
-  void* stream = nullptr;         ///< the cudaStream_t it goes to (null: legacy default stream)
+  gpu::StreamHandle stream = nullptr;  ///< where it goes (null: the legacy default stream)
   void* device_pixels = nullptr;  ///< device memory of that slot: the pixels ...
   void* device_coeffs = nullptr;  ///< ... and the coefficients
 };

@@ -3,6 +3,8 @@
 // needs no nvjpeg.h (this machine's CUDA has none) and the binary no libnvjpeg.
 #include "peer_nvjpeg.hpp"
 
+#include "mjpeg/devices.hpp"
+
 #if !MJPEG_WITH_CUDA
 
 namespace mjpeg::app {
@@ -10,7 +12,7 @@ namespace mjpeg::app {
 NvjpegResult run_nvjpeg(const std::vector<ImageView>&, const EncodeOptions&, int threads, int,
                         int) {
   NvjpegResult r;
-  r.why_not = "this mjpeg was built without CUDA";
+  r.why_not = kBuiltWithoutCuda;
   r.threads = threads;
   return r;
 }
