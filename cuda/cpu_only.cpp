@@ -11,7 +11,6 @@
 #include "gpu_tokenize.hpp"
 #include "gpu_transform.hpp"
 #include "host_pin.hpp"
-#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::gpu {

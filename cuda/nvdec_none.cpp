@@ -1,6 +1,5 @@
 // NVDEC in a build without it (no CUDA, or no nv-codec-headers when it was configured): the
 // entry points of nvdec.hpp, saying why.
-#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 #include "nvdec.hpp"
 

@@ -28,10 +28,6 @@ struct GpuDevice {
   std::string problem;            ///< why it is not usable (empty when usable)
 };
 
-/// The reason a library built without CUDA gives wherever a GPU was asked for (gpu_devices'
-/// reason, the GPU modes' and NVDEC's errors, the nvJPEG peer).
-inline constexpr const char* kBuiltWithoutCuda = "this mjpeg was built without CUDA";
-
 /// False when this library was built without CUDA (CMake option MJPEG_WITH_CUDA=OFF): every
 /// GPU offload mode is then refused and gpu_devices() is empty.
 bool built_with_gpu();

@@ -18,4 +18,8 @@ class UsageError : public Error {
   using Error::Error;
 };
 
+/// The reason a library built without CUDA gives wherever a GPU was asked for (gpu_devices'
+/// reason in devices.hpp, the GPU modes' and NVDEC's errors, the nvJPEG peer).
+inline constexpr const char* kBuiltWithoutCuda = "this mjpeg was built without CUDA";
+
 }  // namespace mjpeg

@@ -7,7 +7,6 @@
 #include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "jpeg/transform_cpu.hpp"
-#include "mjpeg/devices.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg::pipeline {

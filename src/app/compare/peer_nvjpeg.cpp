@@ -3,7 +3,7 @@
 // needs no nvjpeg.h (this machine's CUDA has none) and the binary no libnvjpeg.
 #include "peer_nvjpeg.hpp"
 
-#include "mjpeg/devices.hpp"
+#include "mjpeg/error.hpp"
 
 #if !MJPEG_WITH_CUDA
 
