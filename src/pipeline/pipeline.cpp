@@ -12,6 +12,7 @@
 
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
+#include "core/token_format.hpp"
 #include "jpeg/entropy.hpp"
 #include "jpeg/jfif_writer.hpp"
 #include "jpeg/parallel_parts.hpp"
@@ -48,8 +49,9 @@ GpuOutput gpu_output_for(const PipelineOptions& o, const EncodeOptions& encode) 
 std::size_t device_bytes_per_slot(std::size_t frame_bytes, const FrameGeometry& g,
                                   GpuOutput output) {
   const std::size_t coeffs = g.coefficient_count() * sizeof(std::int16_t);
-  // The token stream's header: a few words and one start per MCU row (generously).
-  const std::size_t tokens = coeffs + 4096 + 8 * static_cast<std::size_t>(g.mcus_y);
+  // The token stream as the stream buffer allocates it: the header (tokens::header_words, with
+  // room for --optimize's histogram) and a body as large as the coefficients.
+  const std::size_t tokens = coeffs + 4 * tokens::header_words(g.mcus_y, true);
   return frame_bytes + coeffs + (output == GpuOutput::coefficients ? 0 : tokens);
 }
 

@@ -13,11 +13,13 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 #include "io/y4m.hpp"
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
+#include "core/token_format.hpp"
 #include "jpeg/transform_cpu.hpp"
 #include "pipeline_test_util.hpp"
 
@@ -81,15 +83,20 @@ TEST(PipelineOptions, GpuOutputDefaultsToTokensAndToCoefficientsForProgressive) 
 }
 
 // A slot's device memory: the frame, its coefficients and, with tokens, a stream of at most
-// the coefficients' bytes and its header.
+// the coefficients' bytes after the token format's header (the largest one: with the histogram
+// that --optimize asks for).
 TEST(PipelineOptions, DeviceBytesPerSlotCountFrameCoefficientsAndTokens) {
-  const FrameGeometry g = make_geometry(1920, 1080, Subsampling::s420);
-  const std::size_t frame = 1920 * 1080 * 3;
-  const std::size_t coeffs = g.coefficient_count() * sizeof(std::int16_t);
-  EXPECT_EQ(pipeline::device_bytes_per_slot(frame, g, GpuOutput::coefficients), frame + coeffs);
-  const std::size_t tokens = pipeline::device_bytes_per_slot(frame, g, GpuOutput::tokens);
-  EXPECT_GT(tokens, frame + 2 * coeffs);
-  EXPECT_LT(tokens, frame + 2 * coeffs + coeffs / 50);
+  for (const auto& [w, h, s] : {std::tuple{1920, 1080, Subsampling::s420},
+                                std::tuple{3840, 2160, Subsampling::s444},
+                                std::tuple{17, 9, Subsampling::gray}}) {
+    const FrameGeometry g = make_geometry(w, h, s);
+    const std::size_t frame = static_cast<std::size_t>(w) * h * 3;
+    const std::size_t coeffs = g.coefficient_count() * sizeof(std::int16_t);
+    EXPECT_EQ(pipeline::device_bytes_per_slot(frame, g, GpuOutput::coefficients), frame + coeffs);
+    const std::size_t tokens = pipeline::device_bytes_per_slot(frame, g, GpuOutput::tokens);
+    EXPECT_EQ(tokens, frame + 2 * coeffs + 4 * tokens::header_words(g.mcus_y, true)) << w;
+    EXPECT_GT(tokens::header_words(g.mcus_y, true), tokens::header_words(g.mcus_y, false));
+  }
 }
 
 TEST(CpuPipeline, InvalidOptionsThrowUsageError) {
