@@ -38,10 +38,10 @@ case_gpu_modes_write_the_cpu_modes_bytes() {
   [[ $(ls cpu | wc -l) -eq 24 ]] || die "cpu: $(ls cpu)"
   if [[ -n $CJPEG ]]; then dump_matches_cjpeg dump cpu "-quality 90 -sample 2x2"; fi
   local run mode f
-  for run in sok sok-pinned aok default; do
+  for run in sok sok-pinned pinned-alias aok default; do
     local args=()
     case $run in
-      sok-pinned) args=(--mode sok --pinned) mode=sok ;;
+      pinned-alias) args=(--mode sok --pinned) mode=sok-pinned ;;
       default) args=() mode=aok ;;
       *) args=(--mode "$run") mode=$run ;;
     esac

@@ -163,7 +163,7 @@ if want tests; then
       >"$logs/api_tests.log" 2>&1
     gtest_result "library (VideoEncoder) gpu tests" $? "$logs/api_tests.log"
   fi
-  # The CLI in the GPU modes (tests/cli/cases_gpu.sh): sok, sok --pinned, aok and the default
+  # The CLI in the GPU modes (tests/cli/cases_gpu.sh): sok, sok-pinned (and --pinned), aok, the default
   # write the cpu mode's bytes with the frames uploaded; two stream buffers. A skip fails here.
   if need "$bin/mjpeg" "mjpeg encode in the GPU modes (tests/cli/cases_gpu.sh)"; then
     cli_rc=0 cli_ran=()
