@@ -1,6 +1,6 @@
 // The GPU entry points of a build without CUDA (MJPEG_WITH_CUDA=OFF): the same plain C++ API
 // as the CUDA build (gpu_transform.hpp, gpu_tokenize.hpp, device_info.hpp),
-// with no device behind it. Queries report none and say why (kNoCuda); what would need a
+// with no device behind it. Queries report none and say why (kBuiltWithoutCuda); what would need a
 // device throws mjpeg::Error with that sentence. The pipeline, the API and the CLI refuse
 // sok/aok before they get here, so only their messages reach the user.
 #include <string>
@@ -16,12 +16,12 @@
 namespace mjpeg::gpu {
 namespace {
 
-constexpr const char* kNoCuda = kBuiltWithoutCuda;
-
-[[noreturn]] void no_cuda(const char* what) { throw Error(std::string(what) + ": " + kNoCuda); }
+[[noreturn]] void no_cuda(const char* what) {
+  throw Error(std::string(what) + ": " + kBuiltWithoutCuda);
+}
 
 void say(std::string* reason) {
-  if (reason) *reason = kNoCuda;
+  if (reason) *reason = kBuiltWithoutCuda;
 }
 
 }  // namespace

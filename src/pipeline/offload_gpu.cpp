@@ -29,18 +29,19 @@ class GpuOffloader : public Offloader {
   GpuOffloader(const OffloadSetup& s, Offload mode)
       : source_(s.source), format_(s.format), geometry_(s.geometry), options_(s.options),
         observer_(s.observer), hooks_(s.options.test_hooks) {
+    const OffloadTraits traits = traits_of(mode);
     // The pageable-SOK baseline copies into its own buffers, as a plain program would.
-    lend_ = source_.lends_frames() && source_.lent_frames_pinned() && traits_of(mode).pinned_host;
+    lend_ = source_.lends_frames() && source_.lent_frames_pinned() && traits.pinned_host;
     // Frames in device memory go straight into the device pixels (aok); sok reads them to
     // the host like any frame (its blocking copy in is the mode), and so does aok when the
     // frames' pixels are wanted on the host (on_frame: --psnr, --dump-input).
-    device_ = source_.device_frames() && traits_of(mode).asynchronous && !options_.on_frame;
+    device_ = source_.device_frames() && traits.asynchronous && !options_.on_frame;
     const std::vector<int> devices = device_list(options_);
     const GpuOutput output = gpu_output_for(options_, s.encode);
     int k = options_.slots;
     if (options_.slots_auto) k = fitting_slots(k, devices, output);
     timing_ = options_.gpu_timing || options_.trace != nullptr;
-    downloader_ = traits_of(mode).asynchronous && output == GpuOutput::tokens;
+    downloader_ = traits.asynchronous && output == GpuOutput::tokens;
     k_ = k;
     devices_ = devices;
     kernel_streams_ = kernel_streams_for(mode);

@@ -58,8 +58,8 @@ class CheckingSink final : public FrameSink {
 }  // namespace
 
 ModeSpec parse_mode_spec(const std::string& text) {
-  for (const std::string& name : vocab::names_of<Offload>())
-    if (text == name) return {text, vocab::parse_name<Offload>(name)};
+  for (const vocab::Word<Offload>& w : vocab::Vocabulary<Offload>::words)
+    if (text == w.name) return {text, w.value};
   throw UsageError(
       fmt::format("unknown mode '{}' in --modes ({})", text, vocab::choices_of<Offload>()));
 }
