@@ -1,21 +1,27 @@
 // The GPU tokenizer: quantized zigzag coefficients (layout of core/geometry.hpp) -> a token
 // stream of src/core/token_format.hpp, bit-identical to the CPU tokenizers (src/jpeg/tokens.cpp):
-// coded blocks (tokenize_blocks) or symbol slots (tokenize).
+// coded blocks (tokenize_blocks) or symbol slots (tokenize). Both walk the blocks in *scan
+// order* (s = 0 .. n-1: MCU by MCU, and inside an MCU the blocks in the order the scan codes
+// them).
 //
-// Three steps on one stream, all over the blocks in *scan order* (s = 0 .. n-1: MCU by MCU, and
-// inside an MCU the blocks in the order the scan codes them):
-//   1. count: how many slots, or how many bits of coded AC part, each block takes -> counts[s]
-//      (counts[n] = 0);
-//   2. an exclusive prefix sum -> offsets[s], the block's first slot or bit; offsets[n] = total
-//      (two small kernels: the sum of each tile of counts, then each tile scanned from its base;
-//      for coded blocks the second also zeroes the words of the AC stream its tile's blocks
-//      will write, and the last tile the stream's padding and slack);
-//   3. emit: every block writes its slots, or its block word and coded AC part, at offsets[s];
-//      the header, the MCU-row starts and (slots with --optimize) the symbol histogram are
-//      written beside them. When the body does not fit the output, only the header is written
-//      (overflow = 1).
+// Coded blocks: one kernel (emit_blocks), one pass. Each CTA takes a tile of 32 consecutive
+// blocks, counts their coded AC bits, and finds the tile's first bit by a decoupled look-back
+// over the tiles before it; it then writes the block words, the row starts and its AC parts as
+// whole words (assembled in shared memory; the one word it shares with each neighbour is
+// combined through the plan's scratch). The last tile writes the header: the body's length, and
+// overflow = 1 when the body does not fit the output (the body is then incomplete, and the
+// caller uses the coefficients instead).
 //
-// One warp per block (grid-stride over blocks). Lane l holds the block's coefficients 2l and
+// Symbol slots: three steps on one stream:
+//   1. count: how many slots each block takes -> counts[s] (counts[n] = 0);
+//   2. an exclusive prefix sum -> offsets[s], the block's first slot; offsets[n] = total
+//      (two small kernels: the sum of each tile of counts, then each tile scanned from its base);
+//   3. emit: every block writes its slots at offsets[s]; the header, the MCU-row starts and
+//      (with --optimize) the symbol histogram are written beside them. When the body does not
+//      fit the output, only the header is written (overflow = 1).
+//
+// One warp per block at a time (slots: grid-stride over the blocks; coded blocks: four
+// consecutive blocks of the tile per warp). Lane l holds the block's coefficients 2l and
 // 2l+1 (zigzag order; one coalesced 32-bit load per lane), so:
 //   - the nonzero pattern is two ballots: ma (even positions, bit l = coefficient 2l, with bit 0
 //     forced on so that the DC position anchors the first run) and mb (odd positions);
@@ -28,10 +34,9 @@
 // order (in the same MCU, or the last such block of the previous MCU), 0 at the start of the
 // scan and of every restart interval; lane 0 reads it from global memory. Coded blocks carry
 // the DC itself, so their blocks do not depend on each other (nor on the restart interval).
-// A coded AC part is assembled in a per-warp shared buffer already at its bit offset modulo 32
-// (each lane ORs its codes in); the warp then stores the words, the first and the last with
-// atomicOr (neighbouring blocks share them: the scan zeroed every word), the others plainly,
-// byte-swapped so that the stream is most significant bit first, bytes in order.
+// A coded AC part is ORed into the tile's staging buffer at its bit offset (each lane its codes),
+// and the words are stored byte-swapped, so that the stream is most significant bit first,
+// bytes in order.
 #include "gpu_tokenize.hpp"
 
 #include <cuda_runtime_api.h>
@@ -335,91 +340,195 @@ __device__ __forceinline__ int lane_ac_bits(const unsigned (&code)[256], const L
   return bits;
 }
 
-__global__ void __launch_bounds__(kThreadsPerCta) count_bits(const ScanParams p) {
-  __shared__ SharedCodes sc;
-  load_codes(p, sc);
-  const int lane = threadIdx.x & 31;
-  const int warps = gridDim.x * kWarpsPerCta;
-  auto none = [](unsigned, int) {};
-  for (int s = blockIdx.x * kWarpsPerCta + (threadIdx.x >> 5); s < p.n; s += warps) {
-    const ScanBlock b = locate(p, s);
-    const LaneWork w = analyse(p, b, lane);
-    const int bits = lane_ac_bits(sc.code[b.comp == 0 ? 0 : 1], w, lane, none);
-    const int total = __reduce_add_sync(0xFFFFFFFFu, bits);
-    if (lane == 0) p.counts[s] = static_cast<std::uint32_t>(total);
-  }
-  if (blockIdx.x == 0 && threadIdx.x == 0) p.counts[p.n] = 0;
+// One pass over the blocks: a CTA takes the next tile of kTileBlocks consecutive blocks (tiles
+// are handed out in order by a ticket, so every tile it waits for is running), counts each
+// block's bits, scans them, and learns where its tile starts by looking back at the tiles before
+// it (a decoupled look-back: each tile publishes its own bit count at once, and its inclusive
+// prefix once known; a tile adds up its predecessors' counts until it meets a prefix). The AC
+// parts are then assembled in shared memory and stored as whole words; only the word a tile
+// shares with its neighbour is combined through the plan's scratch (the second of the two to
+// arrive stores it), so the output needs no zeroing beforehand.
+constexpr int kBlocksPerWarp = 4;
+constexpr int kTileBlocks = kWarpsPerCta * kBlocksPerWarp;
+/// Words of a tile's staging buffer: its AC parts from bit (base mod 32) of the first word on.
+constexpr int kTileWords = (31 + kTileBlocks * kMaxAcBitsPerBlock + 31) / 32 + 1;
+
+/// A tile's published state: flag << 32 | value (flag 0 nothing yet, 1 the tile's own bit count,
+/// 2 the bits of every tile up to and including it).
+constexpr unsigned long long kTileCount = 1ull << 32;
+constexpr unsigned long long kTilePrefix = 2ull << 32;
+
+/// The plan's scratch for coded blocks, zeroed before each launch.
+struct TileScratch {
+  unsigned long long* status;  // [tiles]
+  unsigned* edge_bits;         // [tiles]: word shared by tile t - 1 and tile t, ORed
+  unsigned* edge_arrivals;     // [tiles]: how many of the two have ORed theirs
+  unsigned* ticket;            // the next tile to hand out
+};
+
+__device__ __forceinline__ unsigned long long load_status(const unsigned long long* at) {
+  return *reinterpret_cast<const volatile unsigned long long*>(at);
 }
 
-/// Words of a warp's shared buffer: a coded AC part (at most kMaxAcBitsPerBlock bits) from bit
-/// 31 of its first word on, and one word more for the last piece's spill.
-constexpr int kPartWords = (31 + kMaxAcBitsPerBlock + 31) / 32 + 1;
+/// Stores `word` (native order, bits from the most significant on) at `to`, most significant byte
+/// first.
+__device__ __forceinline__ void store_word(std::uint32_t* to, unsigned word) {
+  *to = __byte_perm(word, 0, 0x0123);
+}
 
-__global__ void __launch_bounds__(kThreadsPerCta) emit_bits(const ScanParams p) {
+/// The word tile `edge` shares with tile `edge - 1`: ORs this side's bits in; the second side to
+/// arrive stores the whole word.
+__device__ __forceinline__ void store_shared_word(const TileScratch& t, int edge, unsigned bits,
+                                                  std::uint32_t* to) {
+  atomicOr(&t.edge_bits[edge], bits);
+  __threadfence();
+  if (atomicAdd(&t.edge_arrivals[edge], 1u) == 1u) store_word(to, atomicOr(&t.edge_bits[edge], 0u));
+}
+
+__global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p,
+                                                              const TileScratch t, int tiles) {
   __shared__ SharedCodes sc;
-  __shared__ unsigned part[kWarpsPerCta][kPartWords];
+  __shared__ unsigned staged[kTileWords];
+  __shared__ std::uint32_t block_base[kTileBlocks];  // bit offset inside the tile
+  __shared__ std::uint32_t tile_base, tile_bits;
+  __shared__ int tile_index;
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
-  std::uint32_t* const header = reinterpret_cast<std::uint32_t*>(p.out);
-  std::uint32_t* const row_start = header + sizeof(StreamHeader) / 4;
-  const std::uint32_t total = p.offsets[p.n];
-  const unsigned long long body =
-      4ull * static_cast<unsigned long long>(p.n) + ac_stream_bytes(total);
-  const bool overflow = static_cast<long long>(body) > p.capacity;
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    header[0] = static_cast<std::uint32_t>(body);
-    header[1] = overflow ? 1u : 0u;
-    header[2] = static_cast<std::uint32_t>(p.mcus_y);
-    header[3] = static_cast<std::uint32_t>(Format::blocks) << kFormatShift;
-    row_start[p.mcus_y] = total;
+  if (threadIdx.x == 0) tile_index = static_cast<int>(atomicAdd(t.ticket, 1u));
+  load_codes(p, sc);  // ends with __syncthreads
+  const int tile = tile_index;
+  const int first = tile * kTileBlocks;
+
+  // 1. This warp's blocks: what each lane codes, and the block's bit count.
+  LaneWork w[kBlocksPerWarp] = {};
+  int lane_bits[kBlocksPerWarp];
+  int comp[kBlocksPerWarp];
+#pragma unroll
+  for (int i = 0; i < kBlocksPerWarp; ++i) {
+    const int local = warp * kBlocksPerWarp + i, s = first + local;
+    lane_bits[i] = 0;
+    comp[i] = 0;
+    if (s < p.n) {
+      const ScanBlock b = locate(p, s);
+      comp[i] = b.comp;
+      w[i] = analyse(p, b, lane);
+      lane_bits[i] = lane_ac_bits(sc.code[b.comp == 0 ? 0 : 1], w[i], lane, [](unsigned, int) {});
+    }
+    const int bits = __reduce_add_sync(0xFFFFFFFFu, lane_bits[i]);
+    if (lane == 0) block_base[local] = static_cast<std::uint32_t>(bits);
   }
-  if (overflow) return;  // uniform across the grid
-  load_codes(p, sc);
-  std::uint32_t* const words = reinterpret_cast<std::uint32_t*>(p.out + 4 * p.header_words);
-  std::uint32_t* const stream = words + p.n;
-  unsigned* const buf = part[warp];
-  const int warps = gridDim.x * kWarpsPerCta;
-  for (int s = blockIdx.x * kWarpsPerCta + warp; s < p.n; s += warps) {
-    const ScanBlock b = locate(p, s);
-    const LaneWork w = analyse(p, b, lane);
-    const unsigned (&code)[256] = sc.code[b.comp == 0 ? 0 : 1];
-    auto none = [](unsigned, int) {};
-    const int bits = lane_ac_bits(code, w, lane, none);
-    // This lane's first bit inside the block: exclusive warp scan of the lane counts.
-    int incl = bits;
+  __syncthreads();
+
+  // 2. The tile's scan and its place in the stream (warp 0).
+  if (warp == 0) {
+    static_assert(kTileBlocks == 32, "one lane per block of the tile");
+    const std::uint32_t own = block_base[lane];
+    std::uint32_t incl = own;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
-      const int t = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-      if (lane >= d) incl += t;
+      const std::uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+      if (lane >= d) incl += v;
     }
-    const int n_bits = __shfl_sync(0xFFFFFFFFu, incl, 31);
-    const std::uint32_t base = p.offsets[s];
-    for (int i = lane; i < kPartWords; i += 32) buf[i] = 0;
-    __syncwarp();
-    // The lane's pieces into the buffer, which starts at the word holding bit `base`.
-    unsigned at = (base & 31u) + static_cast<unsigned>(incl - bits);
-    lane_ac_bits(code, w, lane, [&](unsigned value, int len) {
-      const unsigned word = at >> 5, bit = at & 31u;
-      const unsigned long long v = static_cast<unsigned long long>(value) << (64 - bit - len);
-      atomicOr(&buf[word], static_cast<unsigned>(v >> 32));
-      if (bit + len > 32) atomicOr(&buf[word + 1], static_cast<unsigned>(v));
-      at += static_cast<unsigned>(len);
-    });
-    __syncwarp();
-    const int n_words = static_cast<int>(((base & 31u) + static_cast<unsigned>(n_bits) + 31) >> 5);
-    std::uint32_t* const to = stream + (base >> 5);
-    for (int i = lane; i < n_words; i += 32) {
-      const unsigned be = __byte_perm(buf[i], 0, 0x0123);  // most significant byte first
-      if (i == 0 || i == n_words - 1)
-        atomicOr(&to[i], be);  // shared with the blocks before and after
-      else
-        to[i] = be;
+    block_base[lane] = incl - own;
+    const std::uint32_t total = __shfl_sync(0xFFFFFFFFu, incl, 31);
+    std::uint32_t before = 0;
+    if (tile == 0) {
+      if (lane == 0) atomicExch(&t.status[0], kTilePrefix | total);
+    } else {
+      if (lane == 0) atomicExch(&t.status[tile], kTileCount | total);
+      // Look back, 32 tiles at a time, nearest first (lane l reads tile - 1 - l).
+      for (int last = tile - 1;;) {
+        const int at = last - lane;
+        unsigned long long st = at >= 0 ? load_status(&t.status[at]) : kTilePrefix;
+        while (__any_sync(0xFFFFFFFFu, (st >> 32) == 0))
+          if ((st >> 32) == 0) st = load_status(&t.status[at]);
+        const unsigned prefix = __ballot_sync(0xFFFFFFFFu, (st >> 32) == 2);
+        const int stop = prefix ? __ffs(prefix) - 1 : 31;  // the nearest prefix, or all 32
+        const std::uint32_t v = lane <= stop ? static_cast<std::uint32_t>(st) : 0u;
+        before += __reduce_add_sync(0xFFFFFFFFu, v);
+        if (prefix) break;
+        last -= 32;
+      }
+      if (lane == 0) atomicExch(&t.status[tile], kTilePrefix | (before + total));
     }
     if (lane == 0) {
-      words[s] = block_word(w.va, static_cast<std::uint32_t>(n_bits));
-      if (b.mx == 0 && b.j == 0) row_start[b.my] = base;
+      tile_base = before;
+      tile_bits = total;
     }
-    __syncwarp();  // the buffer is reused by the next block
+  }
+  __syncthreads();
+  const std::uint32_t base = tile_base;
+  const std::uint32_t end = base + tile_bits;
+  const int words_staged = static_cast<int>(((base & 31u) + tile_bits + 31) >> 5);
+  // The body must fit the output: a tile that would end beyond it writes nothing (the frame is
+  // an overflow then, which the last tile says in the header).
+  const unsigned long long body_to_here =
+      4ull * static_cast<unsigned long long>(p.n) + ac_stream_bytes(end);
+  const bool fits = static_cast<long long>(body_to_here) <= p.capacity;
+  for (int i = threadIdx.x; i < words_staged + 1; i += kThreadsPerCta) staged[i] = 0;
+  __syncthreads();
+
+  // 3. The AC parts into the staging buffer; the block words and row starts.
+  std::uint32_t* const header = reinterpret_cast<std::uint32_t*>(p.out);
+  std::uint32_t* const row_start = header + sizeof(StreamHeader) / 4;
+  std::uint32_t* const block_words = reinterpret_cast<std::uint32_t*>(p.out + 4 * p.header_words);
+  std::uint32_t* const stream = block_words + p.n;
+#pragma unroll
+  for (int i = 0; i < kBlocksPerWarp; ++i) {
+    const int local = warp * kBlocksPerWarp + i, s = first + local;
+    if (s >= p.n) break;  // uniform across the warp
+    int incl = lane_bits[i];
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int v = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+      if (lane >= d) incl += v;
+    }
+    const int n_bits = __shfl_sync(0xFFFFFFFFu, incl, 31);
+    unsigned at = (base & 31u) + block_base[local] + static_cast<unsigned>(incl - lane_bits[i]);
+    lane_ac_bits(sc.code[comp[i] == 0 ? 0 : 1], w[i], lane, [&](unsigned value, int len) {
+      const unsigned word = at >> 5, bit = at & 31u;
+      const unsigned long long v = static_cast<unsigned long long>(value) << (64 - bit - len);
+      atomicOr(&staged[word], static_cast<unsigned>(v >> 32));
+      if (bit + len > 32) atomicOr(&staged[word + 1], static_cast<unsigned>(v));
+      at += static_cast<unsigned>(len);
+    });
+    if (lane == 0 && fits) {
+      block_words[s] = block_word(w[i].va, static_cast<std::uint32_t>(n_bits));
+      const ScanBlock b = locate(p, s);
+      if (b.mx == 0 && b.j == 0) row_start[b.my] = base + block_base[local];
+    }
+  }
+  __syncthreads();
+
+  // 4. The staged words out: the tile's first and last words are shared with its neighbours
+  //    unless they start or end on a word boundary.
+  const bool last_tile = tile == tiles - 1;
+  if (fits) {
+    const int head_shared = tile > 0 && (base & 31u) != 0;
+    const int tail_shared = !last_tile && (end & 31u) != 0;
+    std::uint32_t* const to = stream + (base >> 5);
+    for (int i = threadIdx.x; i < words_staged; i += kThreadsPerCta) {
+      if (i == 0 && head_shared)
+        store_shared_word(t, tile, staged[0], to);
+      else if (i == words_staged - 1 && tail_shared)
+        store_shared_word(t, tile + 1, staged[i], to + i);
+      else
+        store_word(to + i, staged[i]);
+    }
+  }
+  if (last_tile && threadIdx.x == 0) {
+    const unsigned long long body =
+        4ull * static_cast<unsigned long long>(p.n) + ac_stream_bytes(end);
+    header[0] = static_cast<std::uint32_t>(body);
+    header[1] = fits ? 0u : 1u;
+    header[2] = static_cast<std::uint32_t>(p.mcus_y);
+    header[3] = static_cast<std::uint32_t>(Format::blocks) << kFormatShift;
+    row_start[p.mcus_y] = end;
+  }
+  if (last_tile && fits) {  // the slack after the last word
+    const std::uint32_t from = (end + 31) >> 5;
+    const std::uint32_t to = static_cast<std::uint32_t>(ac_stream_bytes(end) / 4);
+    for (std::uint32_t i = from + threadIdx.x; i < to; i += kThreadsPerCta) stream[i] = 0;
   }
 }
 
@@ -483,7 +592,7 @@ __global__ void __launch_bounds__(kScanThreads)
 
 __global__ void __launch_bounds__(kScanThreads)
     scan_tiles(const std::uint32_t* counts, long long len, const std::uint32_t* tile_sums,
-               std::uint32_t* offsets, std::uint32_t* zero_words, long long zero_limit) {
+               std::uint32_t* offsets) {
   __shared__ std::uint32_t shared[kScanWarps];
   std::uint32_t base = 0;  // the tiles before this one
   for (int t = threadIdx.x; t < static_cast<int>(blockIdx.x); t += kScanThreads)
@@ -504,14 +613,6 @@ __global__ void __launch_bounds__(kScanThreads)
     if (first + i < len) offsets[first + i] = run;
     run += v[i];
   }
-  if (zero_words) {  // coded blocks: the words this tile's AC parts fall in (bit offsets)
-    const std::uint32_t end = base + cta_sum(sum, shared);
-    long long w1 = blockIdx.x == gridDim.x - 1
-                       ? static_cast<long long>(ac_stream_bytes(end) / 4)  // padding, slack
-                       : (static_cast<long long>(end) + 31) >> 5;
-    w1 = min(w1, zero_limit);
-    for (long long w = (base >> 5) + threadIdx.x; w < w1; w += kScanThreads) zero_words[w] = 0;
-  }
 }
 
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
@@ -525,13 +626,16 @@ struct TokenizePlan::Impl {
   std::size_t capacity = 0;
   std::size_t histogram_offset = 0;  // bytes from the start of d_out
   int grid = 1;
-  int scan_tiles = 1;  // tiles of the prefix sum
+  int scan_tiles = 1;  // tiles of the prefix sum (slots)
+  int block_tiles = 0;  // tiles of emit_blocks (coded blocks)
   DeviceBuffer counts, offsets, tile_sums, codes;
+  DeviceBuffer tile_scratch;  // coded blocks: TileScratch's arrays, zeroed at each launch
+  std::size_t tile_scratch_bytes = 0;
 };
 
 namespace {
 
-/// What both formats' plans set up: the geometry's parameters, the scan's scratch, the grid.
+/// What both formats' plans set up: the geometry's parameters.
 void set_up(TokenizePlan::Impl& m, const FrameGeometry& g, std::size_t capacity_bytes,
             bool histogram) {
   if (g.num_components != 1 && g.num_components != 3)
@@ -558,6 +662,13 @@ void set_up(TokenizePlan::Impl& m, const FrameGeometry& g, std::size_t capacity_
     p.blocks_w[c] = have ? g.comp[c].blocks_w : 0;
     p.block_offset[c] = have ? static_cast<long long>(g.comp[c].block_offset) : 0;
   }
+}
+
+/// Symbol slots: the counts, their prefix sum's scratch and the grid of the count and emit
+/// kernels.
+void set_up_slots(TokenizePlan::Impl& m) {
+  ScanParams& p = m.base;
+  const long long n = p.n;
   m.counts = DeviceBuffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n + 1));
   m.offsets = DeviceBuffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n + 1));
   p.counts = m.counts.as<std::uint32_t>();
@@ -569,6 +680,25 @@ void set_up(TokenizePlan::Impl& m, const FrameGeometry& g, std::size_t capacity_
   MJPEG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   // Enough warps to cover the blocks once, at most 8 CTAs per SM (grid-stride beyond).
   m.grid = std::max(1, std::min(ceil_div(n, kWarpsPerCta), 8 * sms));
+}
+
+/// Coded blocks: one CTA per tile, and the tiles' scratch (status words, then the shared words
+/// and their arrival counts, then the ticket).
+void set_up_blocks(TokenizePlan::Impl& m) {
+  m.block_tiles = ceil_div(m.base.n, kTileBlocks);
+  const std::size_t tiles = static_cast<std::size_t>(m.block_tiles);
+  m.tile_scratch_bytes = tiles * sizeof(unsigned long long) + (2 * tiles + 1) * sizeof(unsigned);
+  m.tile_scratch = DeviceBuffer(m.tile_scratch_bytes);
+}
+
+TileScratch tile_scratch(const TokenizePlan::Impl& m) {
+  const std::size_t tiles = static_cast<std::size_t>(m.block_tiles);
+  TileScratch t;
+  t.status = m.tile_scratch.as<unsigned long long>();
+  t.edge_bits = reinterpret_cast<unsigned*>(t.status + tiles);
+  t.edge_arrivals = t.edge_bits + tiles;
+  t.ticket = t.edge_arrivals + tiles;
+  return t;
 }
 
 }  // namespace
@@ -590,6 +720,7 @@ TokenizePlan::TokenizePlan(const FrameGeometry& g, const AcCodes& codes,
     }
   Impl& m = *impl_;
   set_up(m, g, capacity_bytes, false);
+  set_up_blocks(m);
   m.format = Format::blocks;
   m.base.blocks = 1;
   m.codes = DeviceBuffer(sizeof(AcCodes));
@@ -602,6 +733,7 @@ TokenizePlan::TokenizePlan(const FrameGeometry& g, int restart_interval, bool hi
     : impl_(std::make_unique<Impl>()) {
   if (restart_interval < 0) throw UsageError("TokenizePlan: negative restart interval");
   set_up(*impl_, g, capacity_bytes, histogram);
+  set_up_slots(*impl_);
   impl_->base.restart_interval = restart_interval;
 }
 
@@ -625,14 +757,16 @@ void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, voi
   ScanParams p = m.base;
   p.coeffs = d_coeffs;
   p.out = static_cast<std::uint8_t*>(d_out);
-  const bool blocks = m.format == Format::blocks;
+  if (m.format == Format::blocks) {
+    MJPEG_CUDA_CHECK(cudaMemsetAsync(m.tile_scratch.get(), 0, m.tile_scratch_bytes, s));
+    emit_blocks<<<m.block_tiles, kThreadsPerCta, 0, s>>>(p, tile_scratch(m), m.block_tiles);
+    MJPEG_CUDA_CHECK_LAUNCH();
+    return;
+  }
   if (p.histogram)
     MJPEG_CUDA_CHECK(cudaMemsetAsync(p.out + m.histogram_offset, 0,
                                      kHistogramWords * sizeof(std::uint32_t), s));
-  if (blocks)
-    count_bits<<<m.grid, kThreadsPerCta, 0, s>>>(p);
-  else
-    count_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  count_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
   MJPEG_CUDA_CHECK_LAUNCH();
   const long long len = static_cast<long long>(p.n) + 1;
   std::uint32_t* const tile_sums = m.tile_sums.as<std::uint32_t>();
@@ -640,19 +774,9 @@ void launch_tokenize(const TokenizePlan& plan, const std::int16_t* d_coeffs, voi
     scan_tile_sums<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums);
     MJPEG_CUDA_CHECK_LAUNCH();
   }
-  // Coded blocks: the AC stream lies behind the block words; what fits of it is zeroed.
-  const long long stream_offset = 4ll * p.header_words + 4ll * p.n;
-  const long long stream_words =
-      std::max(0ll, (static_cast<long long>(m.header_bytes + m.capacity) - stream_offset) / 4);
-  std::uint32_t* const zero_words =
-      blocks ? reinterpret_cast<std::uint32_t*>(p.out + stream_offset) : nullptr;
-  scan_tiles<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums, p.offsets,
-                                                   zero_words, stream_words);
+  scan_tiles<<<m.scan_tiles, kScanThreads, 0, s>>>(p.counts, len, tile_sums, p.offsets);
   MJPEG_CUDA_CHECK_LAUNCH();
-  if (blocks)
-    emit_bits<<<m.grid, kThreadsPerCta, 0, s>>>(p);
-  else
-    emit_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
+  emit_slots<<<m.grid, kThreadsPerCta, 0, s>>>(p);
   MJPEG_CUDA_CHECK_LAUNCH();
 }
 

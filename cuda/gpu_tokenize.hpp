@@ -10,8 +10,8 @@
 //   plan.header_bytes()   tokens::StreamHeader, row_start[mcus_y + 1], the histogram (slots, if
 //                         asked for), padded to 16 bytes;
 //   then the body         header.body_bytes, unless header.overflow is 1: the body would have
-//                         been longer than capacity_bytes and nothing was written after the
-//                         header (the caller then uses the coefficients instead).
+//                         been longer than capacity_bytes, and what was written after the
+//                         header is not a stream (the caller then uses the coefficients).
 // So a consumer copies the header first and then exactly header.body_bytes.
 #pragma once
 
@@ -30,8 +30,8 @@ namespace mjpeg::gpu {
 class TokenizePlan {
  public:
   /// Coded blocks with the AC codes `codes` (every run/size symbol, EOB and ZRL of both classes
-  /// must have a code). Allocates the plan's device scratch (block bit counts, offsets, tile
-  /// sums of the prefix sum, the codes). Throws mjpeg::Error for CUDA failures, UsageError for
+  /// must have a code). Allocates the plan's device scratch (the tiles' look-back state, the
+  /// codes). Throws mjpeg::Error for CUDA failures, UsageError for
   /// bad arguments (a frame beyond tokens::kMaxCodedBlocks, codes missing).
   TokenizePlan(const FrameGeometry& geometry, const tokens::AcCodes& codes,
                std::size_t capacity_bytes);

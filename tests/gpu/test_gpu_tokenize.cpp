@@ -227,11 +227,12 @@ TEST_F(GpuTokenize, EdgeCaseCoefficientsMatchTheCpuTokenizer) {
     }
 }
 
-// The prefix sum of the counts works on tiles of 2048 counts (n blocks have n + 1 counts), and
-// for coded blocks each tile zeroes the words its blocks write: gray frames of one block row
-// with n + 1 just below, at and just above one and two tiles.
+// The slots' prefix sum works on tiles of 2048 counts (n blocks have n + 1 counts): n + 1 just
+// below, at and just above one and two tiles. Coded blocks go in tiles of 32 blocks that look
+// back 32 tiles at a time and share a word with each neighbour: one tile short, exact and one
+// over, and one to 33 tiles of look-back. Gray frames of one block row.
 TEST_F(GpuTokenize, PrefixSumTileEdgesMatchTheCpuTokenizer) {
-  for (int blocks : {2046, 2047, 2048, 4095, 4096}) {
+  for (int blocks : {31, 32, 33, 1023, 1024, 1025, 1057, 2046, 2047, 2048, 4095, 4096}) {
     const FrameGeometry g = make_geometry(8 * blocks, 8, Subsampling::gray);
     const std::vector<std::int16_t> c = edge_coefficients(g, static_cast<std::uint32_t>(blocks));
     const std::string what = std::to_string(blocks) + " gray blocks";
