@@ -385,10 +385,26 @@ __device__ __forceinline__ void store_shared_word(const TileScratch& t, int edge
   if (atomicAdd(&t.edge_arrivals[edge], 1u) == 1u) store_word(to, atomicOr(&t.edge_bits[edge], 0u));
 }
 
+/// Warp 0 of tile `tile` (> 0): the bits of every tile before it, from their published states,
+/// 32 tiles at a time, nearest first (lane l reads tile last - l).
+__device__ std::uint32_t look_back(const TileScratch& t, int tile, int lane) {
+  std::uint32_t before = 0;
+  for (int last = tile - 1;; last -= 32) {
+    const int at = last - lane;
+    unsigned long long st = at >= 0 ? load_status(&t.status[at]) : kTilePrefix;
+    while (__any_sync(0xFFFFFFFFu, (st >> 32) == 0))
+      if ((st >> 32) == 0) st = load_status(&t.status[at]);
+    const unsigned prefix = __ballot_sync(0xFFFFFFFFu, (st >> 32) == 2);
+    const int stop = prefix ? __ffs(prefix) - 1 : 31;  // the nearest prefix, or all 32
+    before += __reduce_add_sync(0xFFFFFFFFu, lane <= stop ? static_cast<std::uint32_t>(st) : 0u);
+    if (prefix) return before;
+  }
+}
+
 __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p,
                                                               const TileScratch t, int tiles) {
   __shared__ SharedCodes sc;
-  __shared__ unsigned staged[kTileWords];
+  __shared__ unsigned staged[kTileWords];            // the tile's AC parts from bit 0 on
   __shared__ std::uint32_t block_base[kTileBlocks];  // bit offset inside the tile
   __shared__ std::uint32_t tile_base, tile_bits;
   __shared__ int tile_index;
@@ -403,6 +419,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
   LaneWork w[kBlocksPerWarp] = {};
   int lane_bits[kBlocksPerWarp];
   int comp[kBlocksPerWarp];
+  int block_bits[kBlocksPerWarp];
 #pragma unroll
   for (int i = 0; i < kBlocksPerWarp; ++i) {
     const int local = warp * kBlocksPerWarp + i, s = first + local;
@@ -414,12 +431,12 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
       w[i] = analyse(p, b, lane);
       lane_bits[i] = lane_ac_bits(sc.code[b.comp == 0 ? 0 : 1], w[i], lane, [](unsigned, int) {});
     }
-    const int bits = __reduce_add_sync(0xFFFFFFFFu, lane_bits[i]);
-    if (lane == 0) block_base[local] = static_cast<std::uint32_t>(bits);
+    block_bits[i] = __reduce_add_sync(0xFFFFFFFFu, lane_bits[i]);
+    if (lane == 0) block_base[local] = static_cast<std::uint32_t>(block_bits[i]);
   }
   __syncthreads();
 
-  // 2. The tile's scan and its place in the stream (warp 0).
+  // 2. The tile's scan (warp 0), its bit count published at once.
   if (warp == 0) {
     static_assert(kTileBlocks == 32, "one lane per block of the tile");
     const std::uint32_t own = block_base[lane];
@@ -430,61 +447,35 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
       if (lane >= d) incl += v;
     }
     block_base[lane] = incl - own;
-    const std::uint32_t total = __shfl_sync(0xFFFFFFFFu, incl, 31);
-    std::uint32_t before = 0;
-    if (tile == 0) {
-      if (lane == 0) atomicExch(&t.status[0], kTilePrefix | total);
-    } else {
-      if (lane == 0) atomicExch(&t.status[tile], kTileCount | total);
-      // Look back, 32 tiles at a time, nearest first (lane l reads tile - 1 - l).
-      for (int last = tile - 1;;) {
-        const int at = last - lane;
-        unsigned long long st = at >= 0 ? load_status(&t.status[at]) : kTilePrefix;
-        while (__any_sync(0xFFFFFFFFu, (st >> 32) == 0))
-          if ((st >> 32) == 0) st = load_status(&t.status[at]);
-        const unsigned prefix = __ballot_sync(0xFFFFFFFFu, (st >> 32) == 2);
-        const int stop = prefix ? __ffs(prefix) - 1 : 31;  // the nearest prefix, or all 32
-        const std::uint32_t v = lane <= stop ? static_cast<std::uint32_t>(st) : 0u;
-        before += __reduce_add_sync(0xFFFFFFFFu, v);
-        if (prefix) break;
-        last -= 32;
-      }
-      if (lane == 0) atomicExch(&t.status[tile], kTilePrefix | (before + total));
-    }
-    if (lane == 0) {
-      tile_base = before;
-      tile_bits = total;
+    if (lane == 31) {
+      tile_bits = incl;
+      atomicExch(&t.status[tile], (tile == 0 ? kTilePrefix : kTileCount) | incl);
     }
   }
   __syncthreads();
-  const std::uint32_t base = tile_base;
-  const std::uint32_t end = base + tile_bits;
-  const int words_staged = static_cast<int>(((base & 31u) + tile_bits + 31) >> 5);
-  // The body must fit the output: a tile that would end beyond it writes nothing (the frame is
-  // an overflow then, which the last tile says in the header).
-  const unsigned long long body_to_here =
-      4ull * static_cast<unsigned long long>(p.n) + ac_stream_bytes(end);
-  const bool fits = static_cast<long long>(body_to_here) <= p.capacity;
+  const std::uint32_t bits = tile_bits;
+  const int words_staged = static_cast<int>((bits + 31) >> 5);
   for (int i = threadIdx.x; i < words_staged + 1; i += kThreadsPerCta) staged[i] = 0;
   __syncthreads();
 
-  // 3. The AC parts into the staging buffer; the block words and row starts.
-  std::uint32_t* const header = reinterpret_cast<std::uint32_t*>(p.out);
-  std::uint32_t* const row_start = header + sizeof(StreamHeader) / 4;
-  std::uint32_t* const block_words = reinterpret_cast<std::uint32_t*>(p.out + 4 * p.header_words);
-  std::uint32_t* const stream = block_words + p.n;
+  // 3. Warp 0 learns where the tile starts while the warps assemble their AC parts in the
+  //    staging buffer (which starts on a word boundary; step 4 shifts it into place).
+  if (warp == 0) {
+    const std::uint32_t before = tile == 0 ? 0u : look_back(t, tile, lane);
+    if (tile > 0 && lane == 0) atomicExch(&t.status[tile], kTilePrefix | (before + bits));
+    if (lane == 0) tile_base = before;
+  }
 #pragma unroll
   for (int i = 0; i < kBlocksPerWarp; ++i) {
-    const int local = warp * kBlocksPerWarp + i, s = first + local;
-    if (s >= p.n) break;  // uniform across the warp
+    const int local = warp * kBlocksPerWarp + i;
+    if (first + local >= p.n) break;  // uniform across the warp
     int incl = lane_bits[i];
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
       const int v = __shfl_up_sync(0xFFFFFFFFu, incl, d);
       if (lane >= d) incl += v;
     }
-    const int n_bits = __shfl_sync(0xFFFFFFFFu, incl, 31);
-    unsigned at = (base & 31u) + block_base[local] + static_cast<unsigned>(incl - lane_bits[i]);
+    unsigned at = block_base[local] + static_cast<unsigned>(incl - lane_bits[i]);
     lane_ac_bits(sc.code[comp[i] == 0 ? 0 : 1], w[i], lane, [&](unsigned value, int len) {
       const unsigned word = at >> 5, bit = at & 31u;
       const unsigned long long v = static_cast<unsigned long long>(value) << (64 - bit - len);
@@ -492,34 +483,52 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
       if (bit + len > 32) atomicOr(&staged[word + 1], static_cast<unsigned>(v));
       at += static_cast<unsigned>(len);
     });
-    if (lane == 0 && fits) {
-      block_words[s] = block_word(w[i].va, static_cast<std::uint32_t>(n_bits));
+  }
+  __syncthreads();
+
+  // 4. Out: the block words and row starts, then the staged words shifted to the tile's bit
+  //    offset. The tile's first and last words are shared with its neighbours unless they start
+  //    or end on a word boundary. The body must fit the output: a tile that would end beyond it
+  //    writes nothing (the frame is an overflow then, which the last tile says in the header).
+  const std::uint32_t base = tile_base;
+  const std::uint32_t end = base + bits;
+  const unsigned long long body_to_here =
+      4ull * static_cast<unsigned long long>(p.n) + ac_stream_bytes(end);
+  const bool fits = static_cast<long long>(body_to_here) <= p.capacity;
+  std::uint32_t* const header = reinterpret_cast<std::uint32_t*>(p.out);
+  std::uint32_t* const row_start = header + sizeof(StreamHeader) / 4;
+  std::uint32_t* const block_words = reinterpret_cast<std::uint32_t*>(p.out + 4 * p.header_words);
+  std::uint32_t* const stream = block_words + p.n;
+  if (fits && lane == 0) {
+#pragma unroll
+    for (int i = 0; i < kBlocksPerWarp; ++i) {
+      const int local = warp * kBlocksPerWarp + i, s = first + local;
+      if (s >= p.n) break;
+      block_words[s] = block_word(w[i].va, static_cast<std::uint32_t>(block_bits[i]));
       const ScanBlock b = locate(p, s);
       if (b.mx == 0 && b.j == 0) row_start[b.my] = base + block_base[local];
     }
   }
-  __syncthreads();
-
-  // 4. The staged words out: the tile's first and last words are shared with its neighbours
-  //    unless they start or end on a word boundary.
   const bool last_tile = tile == tiles - 1;
   if (fits) {
-    const int head_shared = tile > 0 && (base & 31u) != 0;
-    const int tail_shared = !last_tile && (end & 31u) != 0;
+    const unsigned r = base & 31u;
+    const int words_out = static_cast<int>((r + bits + 31) >> 5);
+    const bool head_shared = tile > 0 && r != 0;
+    const bool tail_shared = !last_tile && (end & 31u) != 0;
     std::uint32_t* const to = stream + (base >> 5);
-    for (int i = threadIdx.x; i < words_staged; i += kThreadsPerCta) {
+    for (int i = threadIdx.x; i < words_out; i += kThreadsPerCta) {
+      const unsigned word =
+          r == 0 ? staged[i] : (i > 0 ? staged[i - 1] << (32 - r) : 0u) | staged[i] >> r;
       if (i == 0 && head_shared)
-        store_shared_word(t, tile, staged[0], to);
-      else if (i == words_staged - 1 && tail_shared)
-        store_shared_word(t, tile + 1, staged[i], to + i);
+        store_shared_word(t, tile, word, to);
+      else if (i == words_out - 1 && tail_shared)
+        store_shared_word(t, tile + 1, word, to + i);
       else
-        store_word(to + i, staged[i]);
+        store_word(to + i, word);
     }
   }
   if (last_tile && threadIdx.x == 0) {
-    const unsigned long long body =
-        4ull * static_cast<unsigned long long>(p.n) + ac_stream_bytes(end);
-    header[0] = static_cast<std::uint32_t>(body);
+    header[0] = static_cast<std::uint32_t>(body_to_here);
     header[1] = fits ? 0u : 1u;
     header[2] = static_cast<std::uint32_t>(p.mcus_y);
     header[3] = static_cast<std::uint32_t>(Format::blocks) << kFormatShift;
