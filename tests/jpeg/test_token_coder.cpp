@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/oracle.hpp"
+#include "common/scoped_env.hpp"
 #include "common/test_media.hpp"
 #include "common/variants.hpp"
 #include "core/geometry.hpp"
@@ -277,28 +278,7 @@ TEST(CodedBlocks, BlockWordsAndAcBitsAreWhatTheFormatSays) {
   EXPECT_EQ(t.bytes(), 4 * 2 + t.bits.size());
 }
 
-/// Sets an environment variable for one scope, then puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      ::setenv(name_, old_.c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using test::ScopedEnv;
 
 // The GPU modes hand back coded blocks unless MJPEG_TOKEN_FORMAT=slots asks for symbol slots;
 // any other value is refused.

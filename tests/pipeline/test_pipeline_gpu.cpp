@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/gpu_guard.hpp"
+#include "common/scoped_env.hpp"
 #include "gpu_faults.hpp"
 #include "device_info.hpp"
 #include "gpu_transform.hpp"
@@ -108,15 +109,7 @@ TEST(GpuPipeline, ProgressiveTakesCoefficientsUnlessTokensAreAsked) {
 // whose overflow this noise is made for; coded blocks' overflow is GpuTokenize's.
 TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
   MJPEG_NEED_GPU();
-  struct SlotsFormat {
-    std::string old;
-    bool had;
-    SlotsFormat() : had(std::getenv("MJPEG_TOKEN_FORMAT") != nullptr) {
-      if (had) old = std::getenv("MJPEG_TOKEN_FORMAT");
-      setenv("MJPEG_TOKEN_FORMAT", "slots", 1);
-    }
-    ~SlotsFormat() { had ? setenv("MJPEG_TOKEN_FORMAT", old.c_str(), 1) : unsetenv("MJPEG_TOKEN_FORMAT"); }
-  } slots_format;
+  const mjpeg::test::ScopedEnv slots_format("MJPEG_TOKEN_FORMAT", "slots");
   std::vector<mjpeg::Image> frames;
   std::uint32_t state = 99;
   for (int i = 0; i < 6; ++i) {
