@@ -350,7 +350,7 @@ __device__ __forceinline__ int lane_ac_bits(const unsigned (&code)[256], const L
 // arrive stores it), so the output needs no zeroing beforehand.
 constexpr int kBlocksPerWarp = 4;
 constexpr int kTileBlocks = kWarpsPerCta * kBlocksPerWarp;
-/// Words of a tile's staging buffer: its AC parts from bit (base mod 32) of the first word on.
+/// Words of a tile's staging buffer: its AC parts from bit 0 of the first word on, and one more.
 constexpr int kTileWords = (31 + kTileBlocks * kMaxAcBitsPerBlock + 31) / 32 + 1;
 
 /// A tile's published state: flag << 32 | value (flag 0 nothing yet, 1 the tile's own bit count,
