@@ -5,10 +5,10 @@
 // them).
 //
 // Coded blocks: one kernel (emit_blocks), one pass. Each CTA takes a tile of 32 consecutive
-// blocks, counts their coded AC bits, and finds the tile's first bit by a decoupled look-back
-// over the tiles before it; it then writes the block words, the row starts and its AC parts as
-// whole words (assembled in shared memory; the one word it shares with each neighbour is
-// combined through the plan's scratch). The last tile writes the header: the body's length, and
+// blocks, counts their coded AC bits, assembles its AC parts in shared memory while one warp
+// finds the tile's first bit by a decoupled look-back over the tiles before it, and then writes
+// the block words, the row starts and the AC parts as whole words, shifted into place (the one
+// word it shares with each neighbour is combined through the plan's scratch). The last tile writes the header: the body's length, and
 // overflow = 1 when the body does not fit the output (the body is then incomplete, and the
 // caller uses the coefficients instead).
 //
@@ -344,10 +344,11 @@ __device__ __forceinline__ int lane_ac_bits(const unsigned (&code)[256], const L
 // are handed out in order by a ticket, so every tile it waits for is running), counts each
 // block's bits, scans them, and learns where its tile starts by looking back at the tiles before
 // it (a decoupled look-back: each tile publishes its own bit count at once, and its inclusive
-// prefix once known; a tile adds up its predecessors' counts until it meets a prefix). The AC
-// parts are then assembled in shared memory and stored as whole words; only the word a tile
-// shares with its neighbour is combined through the plan's scratch (the second of the two to
-// arrive stores it), so the output needs no zeroing beforehand.
+// prefix once known; a tile adds up its predecessors' counts until it meets a prefix). Meanwhile
+// the AC parts are assembled in shared memory from bit 0; they are stored as whole words shifted
+// to the tile's first bit; only the word a tile shares with its neighbour is combined through
+// the plan's scratch (the second of the two to arrive stores it), so the output needs no
+// zeroing beforehand.
 constexpr int kBlocksPerWarp = 4;
 constexpr int kTileBlocks = kWarpsPerCta * kBlocksPerWarp;
 /// Words of a tile's staging buffer: its AC parts from bit 0 of the first word on, and one more.
