@@ -146,6 +146,17 @@ __device__ __forceinline__ unsigned bits_of(int v, int size) {
 /// Highest set bit index of a nonzero mask.
 __device__ __forceinline__ int top_bit(unsigned m) { return 31 - __clz(m); }
 
+/// Inclusive prefix sum of `v` over the warp's lanes in order (lane `lane` gets lanes 0..lane).
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_sum(T v, int lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const T below = __shfl_up_sync(0xFFFFFFFFu, v, d);
+    if (lane >= d) v += below;
+  }
+  return v;
+}
+
 /// What lane `lane` of the warp handling one block contributes.
 struct LaneWork {
   int va, vb;          // coefficients 2l (the DC on lane 0) and 2l + 1
@@ -250,12 +261,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_slots(const ScanParams p)
     const ScanBlock b = locate(p, s);
     const LaneWork w = analyse(p, b, lane);
     // This lane's first slot inside the block: exclusive warp scan of the lane counts.
-    int incl = w.slots;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int t = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-      if (lane >= d) incl += t;
-    }
+    const int incl = warp_inclusive_sum(w.slots, lane);
     const std::uint32_t base = p.offsets[s];
     std::uint16_t* o = slots + base + (incl - w.slots);
     const unsigned cls = b.comp == 0 ? 0u : 1u;
@@ -352,7 +358,7 @@ __device__ __forceinline__ int lane_ac_bits(const unsigned (&code)[256], const L
 constexpr int kBlocksPerWarp = 4;
 constexpr int kTileBlocks = kWarpsPerCta * kBlocksPerWarp;
 /// Words of a tile's staging buffer: its AC parts from bit 0 of the first word on, and one more.
-constexpr int kTileWords = (31 + kTileBlocks * kMaxAcBitsPerBlock + 31) / 32 + 1;
+constexpr int kTileWords = (kTileBlocks * kMaxAcBitsPerBlock + 31) / 32 + 1;
 
 /// A tile's published state: flag << 32 | value (flag 0 nothing yet, 1 the tile's own bit count,
 /// 2 the bits of every tile up to and including it).
@@ -441,12 +447,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
   if (warp == 0) {
     static_assert(kTileBlocks == 32, "one lane per block of the tile");
     const std::uint32_t own = block_base[lane];
-    std::uint32_t incl = own;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const std::uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-      if (lane >= d) incl += v;
-    }
+    const std::uint32_t incl = warp_inclusive_sum(own, lane);
     block_base[lane] = incl - own;
     if (lane == 31) {
       tile_bits = incl;
@@ -470,12 +471,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
   for (int i = 0; i < kBlocksPerWarp; ++i) {
     const int local = warp * kBlocksPerWarp + i;
     if (first + local >= p.n) break;  // uniform across the warp
-    int incl = lane_bits[i];
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int v = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-      if (lane >= d) incl += v;
-    }
+    const int incl = warp_inclusive_sum(lane_bits[i], lane);
     unsigned at = block_base[local] + static_cast<unsigned>(incl - lane_bits[i]);
     lane_ac_bits(sc.code[comp[i] == 0 ? 0 : 1], w[i], lane, [&](unsigned value, int len) {
       const unsigned word = at >> 5, bit = at & 31u;
@@ -571,12 +567,7 @@ __device__ __forceinline__ std::uint32_t cta_sum(std::uint32_t v, std::uint32_t*
 __device__ __forceinline__ std::uint32_t cta_exclusive_sum(std::uint32_t v,
                                                            std::uint32_t* shared) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  std::uint32_t incl = v;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const std::uint32_t t = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-    if (lane >= d) incl += t;
-  }
+  const std::uint32_t incl = warp_inclusive_sum(v, lane);
   if (lane == 31) shared[warp] = incl;
   __syncthreads();
   std::uint32_t before = 0;
