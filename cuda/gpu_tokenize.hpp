@@ -31,8 +31,8 @@ class TokenizePlan {
  public:
   /// Coded blocks with the AC codes `codes` (every run/size symbol, EOB and ZRL of both classes
   /// must have a code). Allocates the plan's device scratch (the tiles' look-back state, the
-  /// codes). Throws mjpeg::Error for CUDA failures, UsageError for
-  /// bad arguments (a frame beyond tokens::kMaxCodedBlocks, codes missing).
+  /// codes). Throws mjpeg::Error for CUDA failures, UsageError for bad arguments (a frame
+  /// beyond tokens::kMaxCodedBlocks, codes missing).
   TokenizePlan(const FrameGeometry& geometry, const tokens::AcCodes& codes,
                std::size_t capacity_bytes);
   /// Symbol slots for `restart_interval`, with the --optimize histogram when asked for.
