@@ -202,6 +202,15 @@ struct VideoOptions {
   /// and fills *profile (profile.hpp) when encode_all returns (VideoEncoder: after finish()).
   /// Costs a little; must outlive the encode.
   Profile* profile = nullptr;
+  /// encode_all in a GPU mode: the CPU encodes the first frames (as Offload::cpu would)
+  /// while the GPU's set-up (device check, a context per device, slots, plans) is made on
+  /// another thread, and hands the rest of the stream to the GPU once it is ready, so that
+  /// the GPU's start (0.2-0.4 s) costs no time in which nothing is encoded. A stream that ends
+  /// before the GPU is ready is encoded on the CPU alone (encode_all still waits for the
+  /// set-up to end), and so is the whole stream when the GPU cannot be used: no error then,
+  /// Stats::gpu_problem says why. The same bytes either way. Ignored by VideoEncoder and by
+  /// the cpu mode.
+  bool cpu_start = false;
 };
 
 /// Throws UsageError naming the first field that is out of range: size 0 or above
@@ -520,6 +529,13 @@ struct Stats {
   /// would allow (its threads times frames over its busy time); empty / 0 when unmeasured.
   std::string bound_by;
   double bound_fps = 0;
+  /// VideoOptions::cpu_start: frames the CPU encoded before the GPU took over (all of them
+  /// when it never did), when the GPU was ready and when it took over (seconds from the start
+  /// of the encode; 0: never), and why it never did when its set-up failed (else empty).
+  std::int64_t cpu_start_frames = 0;
+  double gpu_ready_s = 0;
+  double handover_s = 0;
+  std::string gpu_problem;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -47,6 +47,9 @@ void fill_profile(Profile& out, const pipeline::Stats& s, const pipeline::Pipeli
 }
 
 Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p, Offload mode) {
+  // A cpu start whose GPU never took over ran in the cpu mode alone, with its options.
+  const bool cpu_alone = p.cpu_start && s.handover_s == 0;
+  const pipeline::PipelineOptions& ran = cpu_alone ? *p.cpu_start : p;
   Stats r;
   r.frames = s.frames;
   r.jpeg_bytes = s.jpeg_bytes;
@@ -58,24 +61,28 @@ Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p,
   r.write_s = s.write_s;
   r.upload_bytes = s.upload_bytes;
   r.download_bytes = s.download_bytes;
-  r.offload = mode;
+  r.offload = cpu_alone ? Offload::cpu : mode;
   r.producers = s.producers;
   r.entropy_threads = s.entropy_threads;
-  r.slots = p.slots;
+  r.slots = ran.slots;
   r.setup_s = s.setup_s;
   r.first_frame_s = s.first_frame_s;
   r.upload_issue_s = s.upload_issue_s;
   r.download_issue_s = s.download_issue_s;
   r.result_wait_s = s.coeff_wait_s;
-  r.self_balancing = p.balance_threads > 0;
+  r.self_balancing = ran.balance_threads > 0;
   r.rebalances = s.rebalances;
   r.split_frames = s.split_frames;
   for (const pipeline::BufferStats& b : s.buffers) r.frames_per_buffer.push_back(b.frames);
   if (s.frames > 0) {
-    const pipeline::RunAnalysis a = pipeline::analyse(s, p);
+    const pipeline::RunAnalysis a = pipeline::analyse(s, ran);
     r.bound_by = a.binding;
     r.bound_fps = a.bound_fps;
   }
+  r.cpu_start_frames = s.cpu_start_frames;
+  r.gpu_ready_s = s.gpu_ready_s;
+  r.handover_s = s.handover_s;
+  r.gpu_problem = s.gpu_problem;
   return r;
 }
 

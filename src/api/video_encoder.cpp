@@ -413,12 +413,26 @@ const VideoOptions& VideoEncoder::options() const { return impl_->options; }
 Stats encode_all(const VideoOptions& options, FrameSource& source, FrameSink& sink,
                  const std::atomic<bool>* stop) {
   validate(options);
-  check_device(options);
+  // A cpu start checks the devices on its set-up thread, while the CPU encodes.
+  const bool cpu_start = options.cpu_start && uses_gpu(options.offload);
+  if (!cpu_start) check_device(options);
   pipeline::FrameSource* own = library_reader(source, options);
   // Frames lent where they lie: in cpu mode the workers transform them there (one producer
   // only hands them out).
-  pipeline::PipelineOptions p =
-      pipeline_options(options, false, source.frame_count(), own != nullptr && own->lends_frames());
+  const bool lent = own != nullptr && own->lends_frames();
+  pipeline::PipelineOptions p = pipeline_options(options, false, source.frame_count(), lent);
+  if (cpu_start) {
+    VideoOptions c = options;
+    c.offload = Offload::cpu;
+    c.devices.clear();
+    p.cpu_start = std::make_shared<const pipeline::PipelineOptions>(
+        pipeline_options(c, false, source.frame_count(), lent));
+    p.check_gpu = [options, frames = source.frame_count()] {
+      check_device(options);
+      const std::string memory = gpu_memory_problem(options, slot_count(options, false, frames));
+      if (!memory.empty()) throw Error(memory);
+    };
+  }
   pipeline::Trace trace;
   if (options.profile) p.trace = &trace;
   PullSource pull(source, options);

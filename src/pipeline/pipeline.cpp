@@ -236,10 +236,28 @@ class Run {
       : source_(source), encode_(encode), sink_(sink), opt_(options), progress_(progress),
         stop_(stop), observer_(options.trace) {}
 
+  /// Makes the run's slots, queues and offloader (a GPU mode: its devices' contexts and
+  /// buffers) without touching the source's frames: may run on another thread while a run
+  /// before it still reads the source (PipelineOptions::cpu_start). execute() calls it when
+  /// nobody did.
+  void make();
+  /// Frames a run before this one has written (the cpu start): this run's first frame is
+  /// frame `frames` of the stream, and its progress counts from there and from `origin`.
+  void continue_after(std::int64_t frames, std::uint64_t bytes, Clock::time_point origin) {
+    first_index_ = frames;
+    prior_bytes_ = bytes;
+    origin_ = origin;
+    has_origin_ = true;
+  }
+  /// When *pause becomes true, no new frame is read, as with a stop (the hand-over).
+  void pause_when(const std::atomic<bool>* pause) { pause_ = pause; }
+  /// A producer saw the end of the stream.
+  bool reached_end() const { return ended_.load(); }
+
   Stats execute();
 
  private:
-  void setup();
+  void begin();  // the source's part of the set-up: right before the threads start
   void producer(int id);
   void dispatcher(int buffer);
   void downloader(int buffer);
@@ -253,7 +271,10 @@ class Run {
   /// left than workers wait idle (the last frames of a short clip, or one large picture): then
   /// the frame's MCU rows are coded on that share of the idle workers' cores as well.
   int coding_threads();
-  bool stopping() const { return stop_ && stop_->load(std::memory_order_relaxed); }
+  bool stopping() const {
+    return (stop_ && stop_->load(std::memory_order_relaxed)) ||
+           (pause_ && pause_->load(std::memory_order_relaxed));
+  }
 
   FrameSource& source_;
   const EncodeOptions encode_;
@@ -261,6 +282,7 @@ class Run {
   const PipelineOptions opt_;
   const ProgressFn& progress_;
   const std::atomic<bool>* stop_;
+  const std::atomic<bool>* pause_ = nullptr;
   RunObserver observer_;  // counters, NVTX, trace (opt_.trace may be null)
   // Frames in memory used where they lie, no copy into a slot: transformed (cpu mode) or,
   // when page-locked, uploaded (sok_pinned, aok) from there (Offloader::lends).
@@ -293,6 +315,14 @@ class Run {
   // The end of the stream, for coding_threads: every frame is read; frames read, frames a
   // worker has taken, workers coding now.
   std::atomic<bool> read_all_{false};
+  std::atomic<bool> ended_{false};  // a producer saw the end of the stream
+  bool made_ = false;
+  // The frames written before this run (continue_after): its first index, their bytes, and
+  // when the whole encode started (its progress reports count from there).
+  std::int64_t first_index_ = 0;
+  std::uint64_t prior_bytes_ = 0;
+  Clock::time_point origin_;
+  bool has_origin_ = false;
   std::atomic<std::int64_t> frames_read_{0}, frames_taken_{0};
   std::atomic<int> coding_{0};
   std::atomic<std::int64_t> split_frames_{0};
@@ -334,7 +364,8 @@ void Run::feeder_done() {
   gate_.release_workers();
 }
 
-void Run::setup() {
+void Run::make() {
+  if (made_) return;
   format_ = source_.format();
   validate(encode_);
   validate(opt_);
@@ -371,6 +402,10 @@ void Run::setup() {
   worker_threads_ = balance ? opt_.balance_threads - 1 : opt_.entropy_threads;
   gate_.set(opt_.producers, opt_.entropy_threads);
   observer_.add_tracks(producer_threads_, offload_->buffer_tracks(), worker_threads_);
+  made_ = true;
+}
+
+void Run::begin() {
   offload_->before_start();
   source_.prepare(producer_threads_);
 }
@@ -412,12 +447,14 @@ void Run::producer(int id) {
         scope.set_frame(job.index);
       }
       if (!got) {
+        ended_.store(true);
         give_back();  // the other producers will see the end too
         break;
       }
       // The last frame of a stream of known length: no frame is read after it, whatever the
       // producers still do before they see the end.
-      if (frames_read_.fetch_add(1, std::memory_order_relaxed) + 1 == source_.frame_count())
+      if (first_index_ + frames_read_.fetch_add(1, std::memory_order_relaxed) + 1 ==
+          source_.frame_count())
         read_all_.store(true);
       offload_->stage(thread, job.slot, job.index);  // aok: the upload
       // The frame goes to its slot's stream buffer (if any) or straight to the workers.
@@ -549,7 +586,7 @@ int Run::coding_threads() {
 void Run::writer() {
   try {
     Job job;
-    for (std::int64_t next = 0; reorder_->take(next, job); ++next) {
+    for (std::int64_t next = first_index_; reorder_->take(next, job); ++next) {
       const std::vector<std::uint8_t>& jpeg = records_[static_cast<std::size_t>(job.record)];
       {
         auto scope = observer_.scope(SpanKind::write, 0, job.index);
@@ -566,7 +603,9 @@ void Run::writer() {
       else
         free_slots_->push(job.slot);
       if (opt_.balance_threads >= 2) rebalance();
-      if (progress_) progress_(mjpeg::Progress{frames_, jpeg_bytes_, seconds_since(start_)});
+      if (progress_)
+        progress_(mjpeg::Progress{first_index_ + frames_, prior_bytes_ + jpeg_bytes_,
+                                  seconds_since(has_origin_ ? origin_ : start_)});
     }
   } catch (...) {
     fail(std::current_exception());
@@ -605,7 +644,8 @@ void Run::rebalance() {
 
 Stats Run::execute() {
   start_ = Clock::now();
-  setup();  // throws directly: no thread is running yet
+  make();  // throws directly: no thread is running yet
+  begin();
   const double setup_s = seconds_since(start_);
   // Time zero of the trace and of the GPU times: when the stages start (after the setup).
   const Clock::time_point stages_start = Clock::now();
@@ -649,11 +689,90 @@ Stats Run::execute() {
   return st;
 }
 
+/// One encode's statistics from its two runs: the cpu start (`cpu`) and the GPU's (`gpu`).
+/// Busy times and counts add up; the split, the buffers and the GPU's times are the GPU run's.
+Stats joined(const Stats& cpu, const Stats& gpu) {
+  Stats st = gpu;
+  st.frames = cpu.frames + gpu.frames;
+  st.jpeg_bytes = cpu.jpeg_bytes + gpu.jpeg_bytes;
+  st.setup_s = cpu.setup_s;
+  st.first_frame_s = cpu.frames > 0 ? cpu.first_frame_s : cpu.wall_s + gpu.first_frame_s;
+  for (auto field : {&Stats::read_s, &Stats::upload_issue_s, &Stats::gpu_s,
+                     &Stats::transform_cpu_s, &Stats::download_issue_s, &Stats::coeff_wait_s,
+                     &Stats::entropy_s, &Stats::write_s})
+    st.*field = cpu.*field + gpu.*field;
+  st.split_frames = cpu.split_frames + gpu.split_frames;
+  st.rebalances = cpu.rebalances + gpu.rebalances;
+  return st;
+}
+
+/// PipelineOptions::cpu_start: the cpu mode encodes while the GPU run is made on another
+/// thread, and the GPU run goes on from the first frame the CPU did not read.
+Stats encode_with_cpu_start(FrameSource& source, const EncodeOptions& encode,
+                            io::FrameSink& sink, const PipelineOptions& options,
+                            const ProgressFn& progress, const std::atomic<bool>* stop) {
+  const Clock::time_point start = Clock::now();
+  PipelineOptions cpu_options = *options.cpu_start;
+  cpu_options.cpu_start.reset();
+  if (uses_gpu(cpu_options.mode))
+    throw UsageError(std::string("a cpu start runs in the cpu mode, not ") +
+                     to_string(cpu_options.mode));
+  PipelineOptions gpu_options = options;
+  gpu_options.cpu_start.reset();
+  validate(cpu_options);
+  validate(gpu_options);  // what is wrong with the options is an error, not a GPU problem
+
+  Run gpu(source, encode, sink, gpu_options, progress, stop);
+  std::atomic<bool> ready{false};
+  double ready_s = 0;
+  std::string problem;
+  std::thread maker([&] {
+    try {
+      if (gpu_options.check_gpu) gpu_options.check_gpu();
+      gpu.make();
+      if (gpu_options.test_hooks) gpu_options.test_hooks->before_handover();
+      ready_s = seconds_since(start);
+      ready.store(true);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    } catch (...) {
+      problem = "the GPU's set-up failed";
+    }
+  });
+  Run cpu(source, encode, sink, cpu_options, progress, stop);
+  cpu.pause_when(&ready);
+  Stats first;
+  try {
+    first = cpu.execute();
+  } catch (...) {
+    maker.join();
+    throw;
+  }
+  maker.join();
+  first.cpu_start_frames = first.frames;
+  first.gpu_ready_s = ready_s;
+  first.gpu_problem = problem;
+  if (!ready.load() || cpu.reached_end() || (stop && stop->load())) {
+    first.wall_s = seconds_since(start);
+    return first;
+  }
+  const double handover_s = seconds_since(start);
+  gpu.continue_after(first.frames, first.jpeg_bytes, start);
+  Stats st = joined(first, gpu.execute());
+  st.cpu_start_frames = first.frames;
+  st.gpu_ready_s = ready_s;
+  st.handover_s = handover_s;
+  st.wall_s = seconds_since(start);
+  return st;
+}
+
 }  // namespace
 
 Stats encode_stream(FrameSource& source, const EncodeOptions& encode, io::FrameSink& sink,
                     const PipelineOptions& options, const ProgressFn& progress,
                     const std::atomic<bool>* stop) {
+  if (options.cpu_start)  // (also from cpu to cpu: the tests of the hand-over run anywhere)
+    return encode_with_cpu_start(source, encode, sink, options, progress, stop);
   Run run(source, encode, sink, options, progress, stop);
   return run.execute();
 }

@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +103,19 @@ struct PipelineOptions {
   /// Tests only (test_hooks.hpp): called at fixed points of the GPU offload (fault injection,
   /// a slower stream buffer); null in production. Must outlive the call.
   OffloadTestHooks* test_hooks = nullptr;
+  /// GPU modes: when set (its mode must be cpu), the encode starts on the CPU with these
+  /// options while this run's GPU set-up (the device check, a context per device, the slots,
+  /// the plans) is made on another thread. Once the GPU is ready the CPU reads no new frame,
+  /// finishes and writes the ones it has, and the rest of the stream goes to the GPU: the
+  /// GPU's start costs no time in which nothing is encoded. A stream that ends first is
+  /// encoded on the CPU alone (encode_stream still waits for the set-up to end before it
+  /// returns), and so is the whole stream when the set-up fails (Stats::gpu_problem). The
+  /// same bytes either way.
+  std::shared_ptr<const PipelineOptions> cpu_start;
+  /// cpu_start runs: called on the set-up thread before the GPU run is made (e.g. the API's
+  /// device and memory check, whose message says more than a failed CUDA call). What it
+  /// throws leaves the whole stream to the CPU, as a failed set-up does.
+  std::function<void()> check_gpu;
 };
 
 /// The stream buffers' devices: `devices`, or {device} when it is empty.
@@ -192,6 +206,11 @@ struct Stats {
   /// Frames coded on several threads (the last frames of the stream, while workers idled).
   std::int64_t split_frames = 0;
   std::vector<BufferStats> buffers;  ///< sok/aok: one per stream buffer (device list order)
+  // Runs with PipelineOptions::cpu_start (the busy times above are the sums of both parts).
+  std::int64_t cpu_start_frames = 0;  ///< frames encoded on the CPU before the hand-over
+  double gpu_ready_s = 0;     ///< from the start until the GPU's set-up was made (0: never)
+  double handover_s = 0;      ///< from the start until the GPU took over (0: it never did)
+  std::string gpu_problem;    ///< why the GPU never took over when its set-up failed
 };
 
 /// What the progress callback sees (the writer thread calls it after each frame): the public

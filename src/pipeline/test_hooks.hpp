@@ -1,6 +1,7 @@
 // Test-only hooks into the GPU offload (PipelineOptions::test_hooks; null in production). A
 // test derives from OffloadTestHooks and overrides what it needs: the GPU offloaders call it
-// at fixed points, on the dispatcher thread of the stream buffer concerned. What a hook does
+// at fixed points, on the dispatcher thread of the stream buffer concerned (and the hand-over
+// of a cpu start on the thread that made the GPU's run). What a hook does
 // (a deliberately failing CUDA call, a sleep) lives in the tests, not in the pipeline.
 // CUDA-free: the stream and device pointers are handed over as void*.
 #pragma once
@@ -31,6 +32,11 @@ class OffloadTestHooks {
   /// exception thrown here fails that frame's transform as a CUDA error of it would (the
   /// device of the buffer is named in front of the message).
   virtual void before_transform(const TransformHookPoint&) {}
+  /// Runs with a cpu start (PipelineOptions::cpu_start): on the thread that made the second
+  /// run, after it was made and before the CPU is told to hand over (e.g. holding the
+  /// hand-over back until some frames are written). An exception thrown here counts as a
+  /// failed set-up of that run: the CPU encodes the whole stream.
+  virtual void before_handover() {}
 };
 
 }  // namespace mjpeg::pipeline

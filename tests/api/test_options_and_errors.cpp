@@ -230,6 +230,20 @@ TEST(VideoEncoderErrors, GpuModeWithoutGpuIsAClearError) {
   }
 }
 
+// VideoOptions::cpu_start without a usable GPU: no error, the CPU encodes the whole stream and
+// the Stats say why (with one, test_video_encoder_gpu.cpp sees the hand-over).
+TEST(CpuStart, WithoutAGpuTheCpuEncodesTheWholeStream) {
+  std::string reason;
+  if (gpu::usable_device(&reason)) GTEST_SKIP() << "a usable CUDA device is present";
+  const Stats st = check_cpu_start(40, 0);
+  EXPECT_EQ(st.offload, Offload::cpu);
+  EXPECT_EQ(st.cpu_start_frames, 40);
+  EXPECT_EQ(st.handover_s, 0);
+  EXPECT_TRUE(contains(st.gpu_problem, "needs CUDA device 0")) << st.gpu_problem;
+  EXPECT_EQ(st.upload_bytes, 0u);
+  EXPECT_GT(st.entropy_threads, 0);  // the cpu start's split
+}
+
 TEST(VideoEncoderErrors, OptimizeRefusedWhereItsCountsWouldOverflow) {
   EXPECT_TRUE(optimize_fits(1920, 1080, Subsampling::s444));
   EXPECT_TRUE(optimize_fits(65500, 65500, Subsampling::s420));   // 4.23e9 luma symbols at most

@@ -51,6 +51,22 @@ void expect_device_1023_refused(const VideoOptions& o) {
   }
 }
 
+// VideoOptions::cpu_start with a GPU: a stream read at 2 ms a frame (0.8 s) outlasts the GPU's
+// start, so the CPU encodes the first frames and aok the rest, uploaded: the same bytes.
+TEST(GpuCpuStart, TheGpuTakesOverFromTheCpuWithTheSameBytes) {
+  MJPEG_NEED_GPU();
+  const Stats st = check_cpu_start(400, 2);
+  EXPECT_EQ(st.offload, Offload::aok);
+  EXPECT_TRUE(st.gpu_problem.empty()) << st.gpu_problem;
+  EXPECT_GT(st.cpu_start_frames, 0);
+  EXPECT_LT(st.cpu_start_frames, 400);
+  EXPECT_GT(st.gpu_ready_s, 0);
+  EXPECT_GE(st.handover_s, st.gpu_ready_s);
+  EXPECT_EQ(st.upload_bytes, static_cast<std::uint64_t>(400 - st.cpu_start_frames) * 64 * 48 * 3);
+  std::printf("cpu start: %lld frames on the CPU, GPU ready at %.3f s, took over at %.3f s\n",
+              static_cast<long long>(st.cpu_start_frames), st.gpu_ready_s, st.handover_s);
+}
+
 class GpuOrder : public ::testing::TestWithParam<Offload> {};
 TEST_P(GpuOrder, SinkGetsFramesInOrderUnderManyThreads) {
   MJPEG_NEED_GPU();

@@ -23,13 +23,13 @@ noise_y4m() {
   } >"$1"
 }
 
-# Every GPU mode, and the default (aok where a device is usable, on standard input: a stream of
-# unknown length), writes the cpu mode's bytes, frame by frame (and cjpeg's, of the pixels each
+# Every GPU mode writes the cpu mode's bytes, frame by frame (and cjpeg's, of the pixels each
 # frame was encoded from, where cjpeg is here); --stats shows that the GPU did the work: the
 # planes went up (1.5 bytes per pixel), the dispatcher offloaded, and in aok the producers
 # issued the uploads (sok's are blocking copies). The default on the file itself, whose 24
 # small frames are too little work for the GPU to pay for its start, is the cpu mode, and
-# --stats says why.
+# --stats says why; on standard input (a stream of unknown length) it starts on the CPU, which
+# here encodes the 24 frames before the GPU is ready (the hand-over itself: the next case).
 case_gpu_modes_write_the_cpu_modes_bytes() {
   need_gpu
   noise_y4m in.y4m 24 320 180
@@ -38,19 +38,14 @@ case_gpu_modes_write_the_cpu_modes_bytes() {
   [[ $(ls cpu | wc -l) -eq 24 ]] || die "cpu: $(ls cpu)"
   if [[ -n $CJPEG ]]; then dump_matches_cjpeg dump cpu "-quality 90 -sample 2x2"; fi
   local run mode f
-  for run in sok sok-pinned pinned-alias aok default; do
+  for run in sok sok-pinned pinned-alias aok; do
     local args=()
     case $run in
       pinned-alias) args=(--mode sok --pinned) mode=sok-pinned ;;
-      default) args=() mode=aok ;;
       *) args=(--mode "$run") mode=$run ;;
     esac
     mkdir "$run"
-    if [[ $run == default ]]; then
-      expect_ok encode - -o "$run/%03d.jpg" --stats <in.y4m
-    else
-      expect_ok encode in.y4m -o "$run/%03d.jpg" "${args[@]}" --stats
-    fi
+    expect_ok encode in.y4m -o "$run/%03d.jpg" "${args[@]}" --stats
     for f in cpu/*.jpg; do same_bytes "$run/${f#cpu/}" "$f"; done
     grep -q "^mjpeg: wrote $run/%03d.jpg: 24 frames, .* ($mode mode)" err.txt ||
       die "$run: not encoded in $mode mode: $(cat err.txt)"
@@ -74,6 +69,36 @@ case_gpu_modes_write_the_cpu_modes_bytes() {
     die "default on a short file: --stats does not say why the cpu mode: $(cat err.txt)"
   grep -q 'bytes uploaded per frame' err.txt && die "default on a short file: frames uploaded: $(cat err.txt)"
   echo "ok: default on a short file == cpu mode, chosen for little work"
+  mkdir stdin
+  expect_ok encode - -o stdin/%03d.jpg --stats <in.y4m
+  for f in cpu/*.jpg; do same_bytes "stdin/${f#cpu/}" "$f"; done
+  grep -q '^mjpeg: mode: .* after a cpu start: ' err.txt ||
+    die "default on standard input: no cpu start: $(cat err.txt)"
+  echo "ok: default on standard input starts on the CPU, the cpu mode's bytes"
+}
+
+# The default on standard input starts on the CPU and hands over to aok once the GPU is ready:
+# the stream pauses for 1.5 s after its first 5 frames (longer than the GPU's start), so the
+# CPU encodes at least those and the GPU the rest, uploaded; the bytes are the cpu mode's.
+case_gpu_default_hands_over_from_the_cpu_to_the_gpu() {
+  need_gpu
+  noise_y4m in.y4m 40 320 180
+  expect_ok encode in.y4m -o cpu.avi --mode cpu --quiet
+  local header frame
+  header=$(head -1 in.y4m | wc -c)
+  frame=$((6 + 320 * 180 * 3 / 2))
+  mkfifo feed
+  { head -c $((header + 5 * frame)) in.y4m; sleep 1.5; tail -c +$((header + 5 * frame + 1)) in.y4m; } >feed &
+  expect_ok encode - -o ho.avi --stats <feed
+  wait
+  same_bytes ho.avi cpu.avi
+  grep -qE '^mjpeg: wrote ho.avi: 40 frames, .* \(aok mode, the first ([5-9]|[1-3][0-9]) frames on the CPU\)' err.txt ||
+    die "no hand-over after the first frames: $(cat err.txt)"
+  grep -qE '^mjpeg: mode: aok after a cpu start: the CPU encoded [0-9]+ frames while the GPU started \(ready at [0-9.]+ s\), the GPU the rest from [0-9.]+ s$' err.txt ||
+    die "--stats does not tell the hand-over: $(cat err.txt)"
+  grep -q '; 86400 bytes uploaded per frame$' err.txt ||
+    die "the GPU's frames' planes were not uploaded: $(cat err.txt)"
+  echo "ok: default on a paused stream: the CPU's first frames, then aok; the cpu mode's bytes"
 }
 
 # Two stream buffers on device 0 (--devices 0,0): the same bytes, the frames spread over both.

@@ -21,6 +21,7 @@
 #include "core/quant.hpp"
 #include "core/token_format.hpp"
 #include "jpeg/transform_cpu.hpp"
+#include "pipeline/test_hooks.hpp"
 #include "pipeline_test_util.hpp"
 
 namespace mjpeg::pipetest {
@@ -570,6 +571,194 @@ TEST(Balance, StopAndErrorsWithIdleThreads) {
     EXPECT_NE(message.find("read error in frame 100"), std::string::npos) << message;
     expect_frames_equal(ref, sink.frames, sink.frames.size());
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cpu start (PipelineOptions::cpu_start): the CPU encodes while the second run is made on
+// another thread, then hands the rest of the stream over. Here the second run is the cpu mode
+// too (encode_stream allows it for these tests), with other counts; the GPU tests run the real
+// hand-over to aok.
+// ---------------------------------------------------------------------------------------------
+
+/// Frames in memory, copied: frame `hold_at` sets `reached` once read and returns only once
+/// `released` is true, and 50 ms later (the hand-over then comes while the CPU still has
+/// frames to read, right after that frame).
+class HeldSource final : public pipeline::FrameSource {
+ public:
+  HeldSource(std::vector<ImageView> frames, std::int64_t hold_at, const std::atomic<bool>& released)
+      : inner_(std::move(frames)), hold_at_(hold_at), released_(released) {}
+  pipeline::SourceFormat format() const override { return inner_.format(); }
+  std::int64_t frame_count() const override { return inner_.frame_count(); }
+  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
+                 std::int64_t& index) override {
+    if (!inner_.read_into(producer, dst, stride, index)) return false;
+    if (index == hold_at_) {
+      reached.store(true);
+      while (!released_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+  std::atomic<bool> reached{false};
+
+ private:
+  pipeline::MemoryFrameSource inner_;
+  std::int64_t hold_at_;
+  const std::atomic<bool>& released_;
+};
+
+/// The second run's set-up as a test sees it: what before_handover does (waits for `wait`,
+/// then sets `called`; or throws `error`).
+struct HandoverHooks final : pipeline::OffloadTestHooks {
+  std::function<bool()> wait = [] { return true; };
+  std::string error;
+  std::atomic<bool> called{false};
+  void before_handover() override {
+    while (!wait()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!error.empty()) throw Error(error);
+    called.store(true);
+  }
+};
+
+/// The second run's options (`p`: 2 producers, 3 workers, 5 slots) with a cpu start of 1
+/// producer, 2 workers and 3 slots, and `hooks`.
+pipeline::PipelineOptions cpu_start_options(pipeline::OffloadTestHooks& hooks) {
+  pipeline::PipelineOptions p;
+  p.producers = 2;
+  p.entropy_threads = 3;
+  p.slots = 5;
+  p.test_hooks = &hooks;
+  pipeline::PipelineOptions c;
+  c.producers = 1;
+  c.entropy_threads = 2;
+  c.slots = 3;
+  p.cpu_start = std::make_shared<const pipeline::PipelineOptions>(c);
+  return p;
+}
+
+/// The progress reports of a run: frames and bytes in order, one per frame.
+struct ProgressLog {
+  std::mutex mutex;
+  std::vector<mjpeg::Progress> seen;
+  std::atomic<std::int64_t> frames{0};
+  pipeline::ProgressFn fn() {
+    return [this](const mjpeg::Progress& p) {
+      std::lock_guard<std::mutex> lock(mutex);
+      seen.push_back(p);
+      frames.store(p.frames);
+    };
+  }
+  /// Frames 1, 2, ... n in turn, bytes growing by each frame's size, time never going back.
+  void expect_every_frame(const std::vector<std::vector<std::uint8_t>>& jpegs) {
+    ASSERT_EQ(seen.size(), jpegs.size());
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      bytes += jpegs[i].size();
+      EXPECT_EQ(seen[i].frames, static_cast<std::int64_t>(i + 1));
+      EXPECT_EQ(seen[i].jpeg_bytes, bytes) << "frame " << i;
+      if (i > 0) {
+        EXPECT_GE(seen[i].elapsed_s, seen[i - 1].elapsed_s);
+      }
+    }
+  }
+};
+
+// The hand-over comes while frame 9 is read: the CPU finishes the frames it has (9 and those
+// before; its one producer reads no further, unless the set-up thread was held up for 50 ms
+// between the hook and the hand-over), the second run goes on from there with its own
+// counts, and the stream is the same frame for frame; progress counts on across it.
+TEST(CpuStart, TheSecondRunGoesOnFromTheFirstFrameTheCpuDidNotRead) {
+  const auto frames = make_frames(40, 48, 32, PixelFormat::rgb24);
+  EncodeOptions o;
+  const auto ref = reference(frames, o);
+  HandoverHooks hooks;
+  HeldSource source(views(frames), 9, hooks.called);
+  hooks.wait = [&] { return source.reached.load(); };
+  MemorySink sink;
+  ProgressLog progress;
+  pipeline::Stats st;
+  within(30, [&] {
+    st = pipeline::encode_stream(source, o, sink, cpu_start_options(hooks), progress.fn());
+  });
+  EXPECT_EQ(st.frames, 40);
+  EXPECT_GE(st.cpu_start_frames, 10);
+  EXPECT_LT(st.cpu_start_frames, 40);
+  expect_frames_equal(ref, sink.frames, 40);
+  std::uint64_t bytes = 0;
+  for (const auto& f : ref) bytes += f.size();
+  EXPECT_EQ(st.jpeg_bytes, bytes);
+  EXPECT_GT(st.gpu_ready_s, 0);
+  EXPECT_GE(st.handover_s, st.gpu_ready_s);
+  EXPECT_LE(st.handover_s, st.wall_s);
+  EXPECT_TRUE(st.gpu_problem.empty());
+  EXPECT_EQ(st.producers, 2);  // the split of the run that ended the stream
+  EXPECT_EQ(st.entropy_threads, 3);
+  progress.expect_every_frame(ref);
+}
+
+// A set-up that fails leaves the whole stream to the CPU, with the reason; one that ends only
+// after the stream did changes nothing either (the CPU encoded everything).
+TEST(CpuStart, TheCpuKeepsTheStreamWhenTheSetUpFailsOrComesLate) {
+  const auto frames = make_frames(30, 40, 24, PixelFormat::rgb24);
+  EncodeOptions o;
+  const auto ref = reference(frames, o);
+  for (bool fails : {true, false}) {
+    SCOPED_TRACE(fails ? "set-up fails" : "set-up ends after the stream");
+    HandoverHooks hooks;
+    ProgressLog progress;
+    if (fails)
+      hooks.error = "no device here";
+    else
+      hooks.wait = [&] { return progress.frames.load() == 30; };
+    pipeline::MemoryFrameSource source(views(frames));
+    MemorySink sink;
+    pipeline::Stats st;
+    within(30, [&] {
+      st = pipeline::encode_stream(source, o, sink, cpu_start_options(hooks), progress.fn());
+    });
+    EXPECT_EQ(st.frames, 30);
+    EXPECT_EQ(st.cpu_start_frames, 30);
+    EXPECT_EQ(st.handover_s, 0);
+    EXPECT_EQ(st.gpu_problem, fails ? "no device here" : "");
+    EXPECT_EQ(st.gpu_ready_s > 0, !fails);
+    EXPECT_EQ(st.producers, 1);  // the cpu start's split
+    expect_frames_equal(ref, sink.frames, 30);
+    progress.expect_every_frame(ref);
+  }
+}
+
+// A stop during the cpu start ends the encode there: no second run, even once it is ready.
+TEST(CpuStart, AStopDuringTheCpuStartEndsTheEncode) {
+  const auto frames = make_frames(40, 40, 24, PixelFormat::rgb24);
+  EncodeOptions o;
+  const auto ref = reference(frames, o);
+  std::atomic<bool> stop{false};
+  HandoverHooks hooks;
+  hooks.wait = [&] { return stop.load(); };
+  ScriptedSource source(views(frames), -1, 12, &stop);
+  MemorySink sink;
+  pipeline::Stats st;
+  within(30, [&] { st = pipeline::encode_stream(source, o, sink, cpu_start_options(hooks), {}, &stop); });
+  EXPECT_GE(st.frames, 12);
+  EXPECT_LE(st.frames, 13);  // one producer: at most the frame it was reading
+  EXPECT_EQ(st.cpu_start_frames, st.frames);
+  EXPECT_EQ(st.handover_s, 0);
+  expect_frames_equal(ref, sink.frames, sink.frames.size());
+}
+
+// An error of the cpu start is the encode's error, after the set-up thread has ended.
+TEST(CpuStart, AnErrorOfTheCpuStartIsTheEncodesError) {
+  const auto frames = make_frames(20, 40, 24, PixelFormat::rgb24);
+  EncodeOptions o;
+  HandoverHooks hooks;
+  // The set-up takes 0.2 s: the read error of frame 6 comes first (on a loaded machine perhaps
+  // not, and then it is the second run's error: the encode's all the same).
+  const auto t0 = std::chrono::steady_clock::now();
+  hooks.wait = [t0] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200); };
+  ScriptedSource source(views(frames), 6, -1, nullptr);
+  MemorySink sink;
+  const std::string message = encode_error(source, o, sink, cpu_start_options(hooks));
+  EXPECT_NE(message.find("read error in frame 6"), std::string::npos) << message;
 }
 
 /// A memory source whose every read takes at least `read_s` (a sleep: the producers' busy time

@@ -252,15 +252,30 @@ constexpr double kLittleWorkPixelsPerCoreUncompressed = 150e6;
 /// asks for the GPU (devices, slots, the kernels, NVDEC), and an input that can be opened
 /// again (a regular file, an image sequence, a picture) should a GPU mode need it opened its
 /// own way.
+/// No --mode and no option that asks for the GPU (devices, slots, the kernels, NVDEC): the
+/// encode decides where it runs.
+bool mode_is_automatic(const EncodeArgs& args) {
+  return args.mode.empty() && !args.device_given && args.devices.empty() && args.slots <= 0 &&
+         !args.pinned && args.variant == "pipeline" && args.stages == 2 &&
+         args.gpu_output == "auto" && args.input_options.decoder != "gpu";
+}
+
 bool may_be_little_work(const EncodeArgs& args, const Input& input) {
-  if (!args.mode.empty() || args.device_given || !args.devices.empty() || args.slots > 0 ||
-      args.pinned || args.variant != "pipeline" || args.stages != 2 || args.gpu_output != "auto" ||
-      args.input_options.decoder == "gpu")
-    return false;
+  if (!mode_is_automatic(args)) return false;
   if (input.kind == InputKind::image || input.kind == InputKind::image_sequence) return true;
   if (args.input == "-") return false;
   struct stat st {};
   return ::stat(args.input.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// Whether the automatic mode starts on the CPU and hands over to the GPU (aok) once its
+/// context and slots are made (VideoOptions::cpu_start): frames that need no decoding (Y4M,
+/// raw frames, image sequences; compressed video is opened for NVDEC before the encode, which
+/// needs the GPU first), a build with CUDA and a machine with an NVIDIA driver. Elsewhere the
+/// automatic mode asks for the devices first (choose_mode).
+bool may_start_on_cpu(const EncodeArgs& args, InputKind kind) {
+  return mode_is_automatic(args) && !args.decode_only && kind != InputKind::video &&
+         kind != InputKind::image && built_with_gpu() && nvidia_driver_loaded();
 }
 
 /// Why `in` (of kind `kind`) is too little work for the GPU (its frames known and their pixels
@@ -340,6 +355,15 @@ struct SetUpTimes {
   std::string little_work;  ///< why the automatic mode chose the cpu mode (little_work_reason)
 };
 
+/// The mode of the summary line: "aok mode" (or any mode asked for), "cpu mode", or after a
+/// cpu start "aok mode, the first N frames on the CPU".
+std::string mode_text(const Stats& s) {
+  if (s.handover_s > 0 && s.cpu_start_frames > 0)
+    return fmt::format("{} mode, the first {} on the CPU", to_string(s.offload),
+                       count_of(s.cpu_start_frames, "frame", "frames"));
+  return fmt::format("{} mode", to_string(s.offload));
+}
+
 double seconds_between(std::chrono::steady_clock::time_point a,
                        std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -364,6 +388,21 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices, const Se
       {"entropy coding", s.entropy_s},
       {"write", s.write_s}};
   if (!t.little_work.empty()) std::fprintf(stderr, "mjpeg: mode: %s\n", t.little_work.c_str());
+  if (s.cpu_start_frames > 0 || s.gpu_ready_s > 0 || !s.gpu_problem.empty())
+    std::fprintf(stderr, "%s\n",
+                 (s.handover_s > 0
+                      ? fmt::format("mjpeg: mode: aok after a cpu start: the CPU encoded {} while "
+                                    "the GPU started (ready at {:.3f} s), the GPU the rest from "
+                                    "{:.3f} s",
+                                    count_of(s.cpu_start_frames, "frame", "frames"),
+                                    s.gpu_ready_s, s.handover_s)
+                      : fmt::format("mjpeg: mode: the cpu mode after a cpu start: the CPU "
+                                    "encoded every frame ({})",
+                                    !s.gpu_problem.empty() ? std::string("the GPU could not be used")
+                                    : s.gpu_ready_s > 0
+                                        ? fmt::format("the GPU was ready at {:.3f} s", s.gpu_ready_s)
+                                        : std::string("stopped before the GPU was ready")))
+                     .c_str());
   // Where the time before the first frame went: the command's own set-up, then the pipeline's.
   std::fprintf(stderr, "%s\n",
                fmt::format("mjpeg: set-up: devices checked {:.3f} s, input opened {:.3f} s, "
@@ -378,6 +417,8 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices, const Se
     if (busy > 0)
       std::fprintf(stderr, "  %-32s %8.3f  %5.2f  %9.1f\n", name, busy, busy / wall,
                    1e6 * busy / frames);
+  // The frames the GPU did (after a cpu start, not the CPU's first ones).
+  const std::int64_t gpu_frames = s.handover_s > 0 ? s.frames - s.cpu_start_frames : s.frames;
   std::fprintf(stderr, "%s\n",
                fmt::format("mjpeg: {} + {}{}; bound by {} ({:.1f} fps alone){}",
                            count_of(s.producers, "producer", "producers"),
@@ -387,9 +428,9 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices, const Se
                                              s.rebalances == 1 ? "" : "s")
                                : "",
                            s.bound_by.empty() ? "-" : s.bound_by, s.bound_fps,
-                           s.upload_bytes > 0 && s.frames > 0
+                           s.upload_bytes > 0 && gpu_frames > 0
                                ? fmt::format("; {} bytes uploaded per frame",
-                                             s.upload_bytes / static_cast<std::uint64_t>(s.frames))
+                                             s.upload_bytes / static_cast<std::uint64_t>(gpu_frames))
                                : "")
                    .c_str());
   if (s.split_frames > 0)
@@ -654,9 +695,16 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     times.little_work = little_work_reason(*opened, in_kind);
   }
   Offload mode = Offload::cpu;
+  // Enough work for the GPU, whose start the CPU may cover: the devices are checked on the
+  // cpu start's set-up thread, not here.
+  const bool cpu_start = times.little_work.empty() && may_start_on_cpu(args, in_kind);
+  if (cpu_start) {
+    mode = Offload::aok;
+    devices = {args.device};
+  }
   if (times.little_work.empty()) {
     const Clock::time_point t_check = Clock::now();
-    mode = choose_mode(args, devices, mode_notice);
+    if (!cpu_start) mode = choose_mode(args, devices, mode_notice);
     times.device_check_s = seconds_between(t_check, Clock::now());
     check_usage(mode);
     // Opened for the cpu mode above; a GPU mode reads a Y4M file into its slots and has NVDEC
@@ -715,8 +763,10 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
   VideoOptions o = video_options(args, mode, devices, in.format);
   // The source's pixel aspect ratio, in each frame's JFIF header (and the container's below).
   o.jpeg.density = JfifDensity::pixel_aspect(in.aspect_num, in.aspect_den);
-  o.offload = fit_device_memory(args, o, in.frame_count);
+  // (A cpu start checks the device's memory on its set-up thread.)
+  if (!cpu_start) o.offload = fit_device_memory(args, o, in.frame_count);
   if (!uses_gpu(o.offload)) o.devices.clear();
+  o.cpu_start = cpu_start;
   // --psnr: each written frame is decoded and compared with its source pixels in the workers;
   // --dump-input: those pixels are written as PPM/PGM.
   std::unique_ptr<WrittenQuality> written_quality;
@@ -815,6 +865,12 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
 #if MJPEG_HAVE_LIBAV
   if (carried.audio && !carried.audio->problem().empty()) notice(args, carried.audio->problem());
 #endif
+  if (!stats.gpu_problem.empty()) {
+    std::string why = stats.gpu_problem;
+    for (char& c : why)
+      if (c == '\n') c = ' ';
+    notice(args, why + "; encoded on the CPU");
+  }
 
   const std::vector<int> buffers = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
   if (!args.quiet) {
@@ -824,12 +880,12 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     for (std::size_t b = 0; b < buffers.size(); ++b)
       device_text += (b ? "," : "") + std::to_string(buffers[b]);
     std::fprintf(stderr, "%s\n",
-                 fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({} mode{}), {:.1f} MB, "
+                 fmt::format("mjpeg: wrote {}: {}{}, {:.1f} fps ({}{}), {:.1f} MB, "
                              "{:.2f} bits/pixel, {:.2f} s{}",
                              args.output, count_of(stats.frames, "frame", "frames"),
                              was_interrupted ? " (interrupted)" : "",
                              stats.wall_s > 0 ? stats.frames / stats.wall_s : 0.0,
-                             to_string(o.offload),
+                             mode_text(stats),
                              o.devices.size() > 1 ? ", devices " + device_text : "",
                              output.bytes() / 1e6,
                              8.0 * static_cast<double>(stats.jpeg_bytes) / pixels, wall,
@@ -852,7 +908,9 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     j["interrupted"] = was_interrupted;
     j["bytes"] = output.bytes();
     j["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
-    j["mode"] = to_string(o.offload);
+    j["mode"] = to_string(stats.offload);
+    j["cpu_start_frames"] = o.cpu_start ? nlohmann::json(stats.cpu_start_frames)
+                                        : nlohmann::json(nullptr);
     nlohmann::json part(nullptr);
     if (record) {
       part = nlohmann::json::object();
