@@ -283,8 +283,12 @@ bool may_start_on_cpu(const EncodeArgs& args, InputKind kind) {
 std::string little_work_reason(const VideoInput& in, InputKind kind) {
   if (in.frame_count <= 0) return "";
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const double per_core = kind == InputKind::video ? kLittleWorkPixelsPerCore
-                                                   : kLittleWorkPixelsPerCoreUncompressed;
+  double per_core = kind == InputKind::video ? kLittleWorkPixelsPerCore
+                                             : kLittleWorkPixelsPerCoreUncompressed;
+  // MJPEG_LITTLE_WORK=M (Mpixel per core, frames that need no decoding): where a machine's
+  // break-even lies is measured with it (0: a cpu start for every length).
+  if (const char* env = std::getenv("MJPEG_LITTLE_WORK"); env && *env && kind != InputKind::video)
+    per_core = std::max(0.0, std::atof(env)) * 1e6;
   const double pixels =
       static_cast<double>(in.frame_count) * in.format.width * in.format.height;
   if (pixels >= per_core * cores) return "";
