@@ -663,6 +663,17 @@ struct ProgressLog {
   }
 };
 
+/// One encode of `source` with a cpu start (cpu_start_options(hooks)) into `sink`, each frame's
+/// progress report into `progress`.
+pipeline::Stats encode_cpu_start(pipeline::FrameSource& source, const EncodeOptions& o,
+                                 HandoverHooks& hooks, MemorySink& sink, ProgressLog& progress) {
+  pipeline::Stats st;
+  within(30, [&] {
+    st = pipeline::encode_stream(source, o, sink, cpu_start_options(hooks), progress.fn());
+  });
+  return st;
+}
+
 // The hand-over comes while frame 9 is read: the CPU finishes the frames it has (9 and those
 // before; its one producer reads no further, unless the set-up thread was held up for 50 ms
 // between the hook and the hand-over), the second run goes on from there with its own
@@ -676,10 +687,7 @@ TEST(CpuStart, TheSecondRunGoesOnFromTheFirstFrameTheCpuDidNotRead) {
   hooks.wait = [&] { return source.reached.load(); };
   MemorySink sink;
   ProgressLog progress;
-  pipeline::Stats st;
-  within(30, [&] {
-    st = pipeline::encode_stream(source, o, sink, cpu_start_options(hooks), progress.fn());
-  });
+  const pipeline::Stats st = encode_cpu_start(source, o, hooks, sink, progress);
   EXPECT_EQ(st.frames, 40);
   EXPECT_GE(st.cpu_start_frames, 10);
   EXPECT_LT(st.cpu_start_frames, 40);
@@ -712,10 +720,7 @@ TEST(CpuStart, TheCpuKeepsTheStreamWhenTheSetUpFailsOrComesLate) {
       hooks.wait = [&] { return progress.frames.load() == 30; };
     pipeline::MemoryFrameSource source(views(frames));
     MemorySink sink;
-    pipeline::Stats st;
-    within(30, [&] {
-      st = pipeline::encode_stream(source, o, sink, cpu_start_options(hooks), progress.fn());
-    });
+    const pipeline::Stats st = encode_cpu_start(source, o, hooks, sink, progress);
     EXPECT_EQ(st.frames, 30);
     EXPECT_EQ(st.cpu_start_frames, 30);
     EXPECT_EQ(st.handover_s, 0);
