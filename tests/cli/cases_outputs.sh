@@ -241,11 +241,11 @@ case_stats_report_what_the_encode_did() {
     die "--stats set-up: $(cat err.txt)"
   grep -q '^mjpeg: mode:' err.txt && die "--mode cpu, yet a mode chosen: $(cat err.txt)"
   # Without --mode, 60 frames of 640x360 are too little work for a GPU on any machine: the cpu
-  # mode, the same bytes, and --stats says why (frames that need no decoding: 150 Mpixel per
+  # mode, the same bytes, and --stats says why (frames that need no decoding: 240 Mpixel per
   # core; compressed video, which NVDEC would decode: 40).
   expect_ok encode in.y4m -o auto.avi --stats
   same_bytes auto.avi out.avi
-  grep -qE '^mjpeg: mode: the cpu mode, chosen for little work \(60 frames of 640x360, 14 Mpixel, below [0-9]+ cores x 150 Mpixel; --mode aok uses the GPU\)$' err.txt ||
+  grep -qE '^mjpeg: mode: the cpu mode, chosen for little work \(60 frames of 640x360, 14 Mpixel, below [0-9]+ cores x 240 Mpixel; --mode aok uses the GPU\)$' err.txt ||
     die "no mode chosen for little work: $(cat err.txt)"
   ffmpeg -v error -i in.y4m -c:v mpeg4 -q:v 3 -y in.mp4 || die "ffmpeg could not make in.mp4"
   expect_ok encode in.mp4 -o video.avi --stats

@@ -242,11 +242,16 @@ class GrayAsRgbSource final : public mjpeg::FrameSource {
 /// GPU mode has paid for its start (the device check, a context per device, the slots'
 /// page-locked memory: 0.35-0.5 s on the H200 host). Compressed video: about 300 frames of
 /// 1920x1080 on that host's 16 cores (the CPU decodes in the cpu mode on the cores that code;
-/// NVDEC decodes for the GPU modes). Frames that need no decoding (Y4M, raw, pictures): the cpu
-/// mode is faster there up to about 1300 frames of 1080p or 340 of 4K, from its and aok's rates
-/// on a Y4M file (docs/BENCHMARKS.md, End to end).
+/// NVDEC decodes for the GPU modes). Frames that need no decoding (Y4M, raw, pictures), which
+/// above this start on the CPU and hand over to aok (the cpu start): on the H100 hosts the cpu
+/// start overtakes the cpu mode near 1400 frames of 1080p and 460 of 4K (180 and 240 Mpixel
+/// per core; its CPU part codes at 1300-1860 fps at 1080p while the GPU's set-up takes
+/// 0.34-0.55 s, then aok at about 1.5x (1080p) and 1.25x (4K) the cpu mode's rate; measured
+/// 300 frames of 4K: 928-955 ms against the cpu mode's 753-814; docs/BENCHMARKS.md, Short
+/// clips and start-up). The larger of the two, so that the default is not slower than the cpu
+/// mode below it.
 constexpr double kLittleWorkPixelsPerCore = 40e6;
-constexpr double kLittleWorkPixelsPerCoreUncompressed = 150e6;
+constexpr double kLittleWorkPixelsPerCoreUncompressed = 240e6;
 
 /// Whether an encode without --mode may turn out too little work for the GPU: no option that
 /// asks for the GPU (devices, slots, the kernels, NVDEC), and an input that can be opened
