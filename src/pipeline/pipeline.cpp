@@ -690,9 +690,13 @@ Stats Run::execute() {
 }
 
 /// One encode's statistics from its two runs: the cpu start (`cpu`) and the GPU's (`gpu`).
-/// Busy times and counts add up; the split, the buffers and the GPU's times are the GPU run's.
+/// Busy times and counts add up; the split, the buffers and the GPU's times are the GPU run's;
+/// the cpu start's own fields the cpu run's.
 Stats joined(const Stats& cpu, const Stats& gpu) {
   Stats st = gpu;
+  st.cpu_start_frames = cpu.cpu_start_frames;
+  st.gpu_ready_s = cpu.gpu_ready_s;
+  st.gpu_problem = cpu.gpu_problem;
   st.frames = cpu.frames + gpu.frames;
   st.jpeg_bytes = cpu.jpeg_bytes + gpu.jpeg_bytes;
   st.setup_s = cpu.setup_s;
@@ -759,8 +763,6 @@ Stats encode_with_cpu_start(FrameSource& source, const EncodeOptions& encode,
   const double handover_s = seconds_since(start);
   gpu.continue_after(first.frames, first.jpeg_bytes, start);
   Stats st = joined(first, gpu.execute());
-  st.cpu_start_frames = first.frames;
-  st.gpu_ready_s = ready_s;
   st.handover_s = handover_s;
   st.wall_s = seconds_since(start);
   return st;

@@ -38,6 +38,13 @@
 namespace mjpeg::app {
 namespace {
 
+/// `text` with its line breaks as spaces (a CUDA or driver message in one notice line).
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n') c = ' ';
+  return text;
+}
+
 void notice(const EncodeArgs& args, const std::string& text) {
   if (!args.quiet) std::fprintf(stderr, "mjpeg: note: %s\n", text.c_str());
 }
@@ -90,10 +97,8 @@ Offload choose_mode(const EncodeArgs& args, std::vector<int>& devices, std::stri
   for (int d : devices) {
     if (d >= count || !gpus[static_cast<std::size_t>(d)].usable) {
       if (d < count) reason = gpus[static_cast<std::size_t>(d)].problem;
-      for (char& c : reason)
-        if (c == '\n') c = ' ';
       if (count > 0 || nvidia_driver_loaded())
-        later = fmt::format("{}; encoding on the CPU", reason);
+        later = fmt::format("{}; encoding on the CPU", one_line(reason));
       return Offload::cpu;
     }
   }
@@ -253,10 +258,6 @@ class GrayAsRgbSource final : public mjpeg::FrameSource {
 constexpr double kLittleWorkPixelsPerCore = 40e6;
 constexpr double kLittleWorkPixelsPerCoreUncompressed = 240e6;
 
-/// Whether an encode without --mode may turn out too little work for the GPU: no option that
-/// asks for the GPU (devices, slots, the kernels, NVDEC), and an input that can be opened
-/// again (a regular file, an image sequence, a picture) should a GPU mode need it opened its
-/// own way.
 /// No --mode and no option that asks for the GPU (devices, slots, the kernels, NVDEC): the
 /// encode decides where it runs.
 bool mode_is_automatic(const EncodeArgs& args) {
@@ -265,6 +266,9 @@ bool mode_is_automatic(const EncodeArgs& args) {
          args.gpu_output == "auto" && args.input_options.decoder != "gpu";
 }
 
+/// Whether an encode without --mode may turn out too little work for the GPU: the mode is
+/// automatic, and the input can be opened again (a regular file, an image sequence, a picture)
+/// should a GPU mode need it opened its own way.
 bool may_be_little_work(const EncodeArgs& args, const Input& input) {
   if (!mode_is_automatic(args)) return false;
   if (input.kind == InputKind::image || input.kind == InputKind::image_sequence) return true;
@@ -373,6 +377,22 @@ std::string mode_text(const Stats& s) {
   return fmt::format("{} mode", to_string(s.offload));
 }
 
+/// --stats' line after a cpu start (empty without one): where the frames went and why.
+std::string cpu_start_text(const Stats& s) {
+  if (s.cpu_start_frames == 0 && s.gpu_ready_s == 0 && s.gpu_problem.empty()) return "";
+  if (s.handover_s > 0)
+    return fmt::format("aok after a cpu start: the CPU encoded {} while the GPU started (ready "
+                       "at {:.3f} s), the GPU the rest from {:.3f} s",
+                       count_of(s.cpu_start_frames, "frame", "frames"), s.gpu_ready_s,
+                       s.handover_s);
+  std::string why = "stopped before the GPU was ready";
+  if (!s.gpu_problem.empty())
+    why = "the GPU could not be used";
+  else if (s.gpu_ready_s > 0)
+    why = fmt::format("the GPU was ready at {:.3f} s", s.gpu_ready_s);
+  return "the cpu mode after a cpu start: the CPU encoded every frame (" + why + ")";
+}
+
 double seconds_between(std::chrono::steady_clock::time_point a,
                        std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -397,21 +417,8 @@ void print_stage_stats(const Stats& s, const std::vector<int>& devices, const Se
       {"entropy coding", s.entropy_s},
       {"write", s.write_s}};
   if (!t.little_work.empty()) std::fprintf(stderr, "mjpeg: mode: %s\n", t.little_work.c_str());
-  if (s.cpu_start_frames > 0 || s.gpu_ready_s > 0 || !s.gpu_problem.empty())
-    std::fprintf(stderr, "%s\n",
-                 (s.handover_s > 0
-                      ? fmt::format("mjpeg: mode: aok after a cpu start: the CPU encoded {} while "
-                                    "the GPU started (ready at {:.3f} s), the GPU the rest from "
-                                    "{:.3f} s",
-                                    count_of(s.cpu_start_frames, "frame", "frames"),
-                                    s.gpu_ready_s, s.handover_s)
-                      : fmt::format("mjpeg: mode: the cpu mode after a cpu start: the CPU "
-                                    "encoded every frame ({})",
-                                    !s.gpu_problem.empty() ? std::string("the GPU could not be used")
-                                    : s.gpu_ready_s > 0
-                                        ? fmt::format("the GPU was ready at {:.3f} s", s.gpu_ready_s)
-                                        : std::string("stopped before the GPU was ready")))
-                     .c_str());
+  const std::string cpu_start = cpu_start_text(s);
+  if (!cpu_start.empty()) std::fprintf(stderr, "mjpeg: mode: %s\n", cpu_start.c_str());
   // Where the time before the first frame went: the command's own set-up, then the pipeline's.
   std::fprintf(stderr, "%s\n",
                fmt::format("mjpeg: set-up: devices checked {:.3f} s, input opened {:.3f} s, "
@@ -876,12 +883,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
 #if MJPEG_HAVE_LIBAV
   if (carried.audio && !carried.audio->problem().empty()) notice(args, carried.audio->problem());
 #endif
-  if (!stats.gpu_problem.empty()) {
-    std::string why = stats.gpu_problem;
-    for (char& c : why)
-      if (c == '\n') c = ' ';
-    notice(args, why + "; encoded on the CPU");
-  }
+  if (!stats.gpu_problem.empty()) notice(args, one_line(stats.gpu_problem) + "; encoded on the CPU");
 
   const std::vector<int> buffers = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
   if (!args.quiet) {
