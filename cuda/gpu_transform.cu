@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "core/rdo.hpp"
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "mjpeg/error.hpp"
@@ -42,6 +43,10 @@ struct TransformPlan::Impl {
   int grid[4][4] = {};
   int blocks_per_sm[4][4] = {};
   DeviceBuffer tables;
+  // Rdo::trellis only: the search's model and the real divisors (the transform kernel's
+  // tables then divide by one, so that it stores the FDCT outputs for the search).
+  DeviceBuffer trellis;
+  DeviceBuffer search_tables;
 };
 
 namespace {
@@ -102,6 +107,18 @@ TransformPlan::TransformPlan(const FrameGeometry& g, const QuantTables& tables, 
     for (int n = 0; n < 64; ++n)
       host.divisor[c][n] = tables.component_divisor(std::min(c, tables.components - 1))[n];
   for (int k = 0; k < 64; ++k) host.zigzag_of_natural[math::kZigzagToNatural[k]] = static_cast<std::uint8_t>(k);
+  if (tables.rdo == Rdo::trellis) {
+    m.trellis = DeviceBuffer(sizeof tables.trellis);
+    MJPEG_CUDA_CHECK(cudaMemcpy(m.trellis.get(), &tables.trellis, sizeof tables.trellis,
+                                cudaMemcpyHostToDevice));
+    m.search_tables = DeviceBuffer(sizeof host);
+    MJPEG_CUDA_CHECK(
+        cudaMemcpy(m.search_tables.get(), &host, sizeof host, cudaMemcpyHostToDevice));
+    // math::quantize by this divisor is the identity: (|c| * 2^40) >> 40 with no rounding.
+    const math::QuantDivisor one{std::uint64_t{1} << math::kRecipShift, 0, 1};
+    for (auto& component : host.divisor)
+      for (math::QuantDivisor& d : component) d = one;
+  }
   m.tables = DeviceBuffer(sizeof host);
   MJPEG_CUDA_CHECK(cudaMemcpy(m.tables.get(), &host, sizeof host, cudaMemcpyHostToDevice));
 
@@ -242,6 +259,34 @@ void launch_transform_planar(const TransformPlan& plan, const std::uint8_t* cons
 }
 
 namespace {
+
+constexpr int kSearchThreads = 128;
+
+// Rdo::trellis, after the transform kernel stored every block's FDCT outputs (its divisors
+// divide by one: zigzag order, dummy blocks with their DC copied and AC 0; the outputs of an
+// 8-bit FDCT fit in 16 bits): one thread per block runs the search of
+// core/rdo.hpp (the CPU transform's code) and stores the chosen levels in place. A dummy
+// block comes out as the transform would have left it: its DC quantized as its source's, AC 0.
+__global__ void __launch_bounds__(kSearchThreads)
+    trellis_blocks(std::int16_t* coeffs, long long blocks, long long cb_first,
+                   long long cr_first, const detail::DeviceTables* tables,
+                   const math::TrellisModel* model) {
+  const long long b = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (b >= blocks) return;
+  const int comp = b >= cr_first ? 2 : b >= cb_first ? 1 : 0;
+  uint4* block = reinterpret_cast<uint4*>(coeffs + b * kBlockSize);
+  union {
+    uint4 v[8];
+    std::int16_t c[64];
+  } raw, out;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) raw.v[i] = block[i];
+  math::trellis_quantize([&raw](int k) { return raw.c[k]; }, tables->divisor[comp], *model, comp,
+                         out.c);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) block[i] = out.v[i];
+}
+
 void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant variant, int stages,
             StreamHandle stream) {
   if (reinterpret_cast<std::uintptr_t>(p.coeffs) % 16 != 0)
@@ -253,6 +298,18 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant
   MJPEG_CUDA_CHECK(cudaLaunchKernel(e.fn, dim3(static_cast<unsigned>(m.grid[vi][stages - 1])),
                                     dim3(static_cast<unsigned>(e.threads)), args, e.smem,
                                     stream));
+  MJPEG_CUDA_CHECK_LAUNCH();
+  if (!m.trellis.get()) return;
+  const FrameGeometry& g = m.geometry;
+  const long long blocks = static_cast<long long>(g.coefficient_count() / kBlockSize);
+  const long long cb = g.num_components == 3 ? static_cast<long long>(g.comp[1].block_offset)
+                                             : blocks;
+  const long long cr = g.num_components == 3 ? static_cast<long long>(g.comp[2].block_offset)
+                                             : blocks;
+  const unsigned grid = static_cast<unsigned>((blocks + kSearchThreads - 1) / kSearchThreads);
+  trellis_blocks<<<grid, kSearchThreads, 0, stream>>>(
+      p.coeffs, blocks, cb, cr, m.search_tables.as<detail::DeviceTables>(),
+      m.trellis.as<math::TrellisModel>());
   MJPEG_CUDA_CHECK_LAUNCH();
 }
 }  // namespace

@@ -50,6 +50,20 @@ std::string to_string(Tune t);
 /// Parses "none", "psnr" or "ssim"; throws UsageError otherwise.
 Tune parse_tune(const std::string& text);
 
+/// How coefficients are rounded to quantization levels: to the nearest level (libjpeg's
+/// rounding: byte-identical to cjpeg, the default), with a dead zone (AC coefficients round up
+/// only from 5/8 of a step, as FFmpeg's MJPEG encoder does: smaller files), or by a trellis
+/// search per block that picks each level among the nearest, the one below and zero to
+/// minimise distortion + lambda x bits with the Huffman code lengths of the standard tables
+/// (docs/rdo.md in the source tree). Not the oracle's bytes for deadzone and trellis, but the
+/// same bytes in every mode, thread count and device.
+enum class Rdo { off, deadzone, trellis };
+
+/// "off", "deadzone", "trellis".
+std::string to_string(Rdo r);
+/// Parses "off", "deadzone" or "trellis"; throws UsageError otherwise.
+Rdo parse_rdo(const std::string& text);
+
 /// One base quantization table, 64 values in natural (row-major) order, as cjpeg -qtables
 /// reads them (before quality scaling; any value, clamped after scaling).
 using QuantTableValues = std::array<std::uint32_t, 64>;
@@ -84,6 +98,7 @@ struct EncodeOptions {
   int restart_interval = 0;                ///< in MCUs; 0 = no restart markers
   bool optimize = false;                   ///< per-frame optimal Huffman tables (libjpeg's two-pass)
   Tune tune = Tune::none;                  ///< the base tables that `quality` scales
+  Rdo rdo = Rdo::off;                      ///< rounding to levels (off: cjpeg's, exact)
   /// Base tables for slots 0.. (at most kMaxQuantTables), like cjpeg -qtables FILE: they
   /// replace the preset's tables of those slots and are scaled by `quality` as cjpeg does.
   std::vector<QuantTableValues> qtables = {};

@@ -48,6 +48,16 @@ struct Vocabulary<Tune> {
 };
 
 template <>
+struct Vocabulary<Rdo> {
+  static constexpr const char* kind = "rounding";
+  static constexpr Word<Rdo> words[] = {
+      {Rdo::off, "off", "round to the nearest level, as cjpeg (byte-identical)"},
+      {Rdo::deadzone, "deadzone", "AC rounds up from 5/8 of a step: smaller, as fast"},
+      {Rdo::trellis, "trellis", "levels chosen per block for distortion + lambda x bits"},
+  };
+};
+
+template <>
 struct Vocabulary<Offload> {
   static constexpr const char* kind = "offload mode";
   static constexpr Word<Offload> words[] = {

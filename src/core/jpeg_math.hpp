@@ -10,7 +10,7 @@
 //  - forward DCT: the LL&M "islow" integer DCT, 13 constant bits, 2 pass-1 bits, output scaled
 //    up by 8 (jfdctint.c);
 //  - quantization: round half away from zero of coef / (8 * q) (jcdctmgr.c), computed here with
-//    an exact 32-bit reciprocal.
+//    an exact 32-bit reciprocal (or with a smaller rounding offset: the dead zone of --rdo).
 #pragma once
 
 #include <cstdint>
@@ -269,13 +269,17 @@ constexpr int kRecipShift = 40;
 
 struct QuantDivisor {
   std::uint64_t recip;  ///< ceil(2^40 / divisor)
-  std::int32_t half;    ///< divisor / 2
+  std::int32_t half;    ///< the rounding offset: divisor / 2 (libjpeg), less for a dead zone
+  std::int32_t step;    ///< the divisor, 8 * q
 };
 
-MJPEG_HD QuantDivisor make_divisor(int q) {
+/// The divisor of table value q, rounding up from `round_eighths` / 8 of a step: 4 is
+/// libjpeg's round half away from zero; 3 is the dead zone of Rdo::deadzone.
+MJPEG_HD QuantDivisor make_divisor(int q, int round_eighths = 4) {
   const std::uint64_t divisor = static_cast<std::uint64_t>(q) * 8u;
   const std::uint64_t one = std::uint64_t{1} << kRecipShift;
-  return QuantDivisor{(one + divisor - 1) / divisor, static_cast<std::int32_t>(divisor / 2)};
+  return QuantDivisor{(one + divisor - 1) / divisor, q * round_eighths,
+                      static_cast<std::int32_t>(divisor)};
 }
 
 MJPEG_HD std::int16_t quantize(std::int32_t coef, QuantDivisor d) {

@@ -17,6 +17,9 @@ Subsampling parse_subsampling(const std::string& text) { return vocab::parse_nam
 std::string to_string(Tune t) { return vocab::name_of(t); }
 Tune parse_tune(const std::string& text) { return vocab::parse_name<Tune>(text); }
 
+std::string to_string(Rdo r) { return vocab::name_of(r); }
+Rdo parse_rdo(const std::string& text) { return vocab::parse_name<Rdo>(text); }
+
 const char* to_string(Offload o) { return vocab::name_of(o); }
 Offload parse_offload(const std::string& text) { return vocab::parse_name<Offload>(text); }
 OffloadTraits traits_of(Offload o) {

@@ -1,7 +1,9 @@
 #include "core/quant.hpp"
 
 #include <algorithm>
+#include <cmath>
 
+#include "core/standard_huffman.hpp"
 #include "mjpeg/error.hpp"
 
 namespace mjpeg {
@@ -95,7 +97,9 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
     t.defined[n] = true;
     for (int i = 0; i < 64; ++i) {
       t.natural[n][i] = scale_quant_value(p.tables[n][i], scales[n]);
-      t.divisor[n][i] = math::make_divisor(t.natural[n][i]);
+      // The dead zone is for AC only: the DC (natural index 0) keeps libjpeg's rounding.
+      const bool dead_zone = options.rdo == Rdo::deadzone && i != 0;
+      t.divisor[n][i] = math::make_divisor(t.natural[n][i], dead_zone ? 3 : 4);
     }
   }
   for (int c = 0; c < components; ++c) {
@@ -110,7 +114,44 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
                          std::to_string(kMaxQuantValue) +
                          " (libjpeg-turbo's 16-bit divisor q*8 overflows beyond it)");
   }
+  t.rdo = options.rdo;
+  if (t.rdo == Rdo::trellis) t.trellis = make_trellis_model(t, options.subsampling);
   return t;
+}
+
+math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sampling,
+                                      double k) {
+  math::TrellisModel m = {};
+  for (int t = 0; t < 2; ++t) {
+    std::uint8_t* bits = m.ac_bits[t];
+    for (int s = 0; s < 256; ++s) bits[s] = math::kNoCodeBits;
+    const annex_k::HuffmanTable& table = *annex_k::kAc[t];
+    int i = 0;
+    for (int length = 1; length <= 16; ++length)
+      for (int j = 0; j < table.bits[length - 1]; ++j)
+        bits[table.values[i++]] = static_cast<std::uint8_t>(length);
+  }
+  for (int z = 0; z < 64; ++z) m.natural_of_zigzag[z] = math::kZigzagToNatural[z];
+  // Luma: lambda = k x step^1.6 x 400^0.4 (FDCT units), the step being the luma table's root
+  // mean square (8q): k squared steps per bit where the step is 400 (about -q 50), a little
+  // more per squared step at finer steps (fitted on Kodak images, docs/rdo.md), so that lambda
+  // follows -q and the preset.
+  double mean_square = 0;
+  for (int n = 0; n < 64; ++n) {
+    const double step = 8.0 * tables.natural[tables.slot[0]][n];
+    mean_square += step * step / 64;
+  }
+  const double reference = 400.0 * 400.0;
+  const double luma = k * reference * std::pow(mean_square / reference, kTrellisPower / 2);
+  // Chroma: an error of one in a Cb (Cr) sample moves G and B (R and G) of every pixel it
+  // covers by the YCbCr -> RGB factors, one in Y moves R, G and B by one: lambda divided by
+  // the ratio of those squared RGB errors, so that the search minimises the RGB error.
+  const double pixels = sampling == Subsampling::s420 ? 4 : sampling == Subsampling::s422 ? 2 : 1;
+  const double cb = 0.344136 * 0.344136 + 1.772 * 1.772, cr = 1.402 * 1.402 + 0.714136 * 0.714136;
+  m.lambda[0] = std::llround(luma);
+  m.lambda[1] = std::llround(luma * 3 / (pixels * cb));
+  m.lambda[2] = std::llround(luma * 3 / (pixels * cr));
+  return m;
 }
 
 std::vector<QuantTableValues> default_qtables(int quality) {

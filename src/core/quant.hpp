@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/jpeg_math.hpp"
+#include "core/rdo.hpp"
 #include "mjpeg/options.hpp"
 
 namespace mjpeg {
@@ -20,6 +21,10 @@ struct QuantTables {
   bool defined[kMaxQuantTables] = {};           ///< slots that hold a table
   std::uint16_t natural[kMaxQuantTables][64] = {};        ///< 1..32767, natural order
   math::QuantDivisor divisor[kMaxQuantTables][64] = {};   ///< for math::quantize, natural order
+  /// How levels are chosen: off (math::quantize), deadzone (the divisors' AC rounding offset
+  /// is 3/8 of a step; still math::quantize), trellis (math::trellis_quantize with `trellis`).
+  Rdo rdo = Rdo::off;
+  math::TrellisModel trellis = {};  ///< set when rdo is trellis
   /// True when table `slot` has a value above 255 (16-bit DQT precision).
   bool needs_16bit(int slot) const;
   /// True when a component's table needs 16 bits (the frame is then SOF1, as cjpeg writes it).
@@ -42,6 +47,15 @@ std::uint16_t scale_quant_value(std::uint32_t base, int scale);
 
 /// Annex K tables for `quality` (1..100); `count` is 1 for grayscale and 2 otherwise.
 QuantTables make_quant_tables(int quality, int count);
+
+/// The trellis search's model (core/rdo.hpp) for `tables` and the frame's sampling: the
+/// standard AC tables' code lengths, and lambda per component: for luma k x step^kTrellisPower
+/// (scaled to k squared steps per bit at a step of 400, about -q 50; the step is the luma
+/// table's root mean square), for chroma less by its share of the RGB error (docs/rdo.md).
+inline constexpr double kTrellisK = 0.035;
+inline constexpr double kTrellisPower = 1.6;
+math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sampling,
+                                      double k = kTrellisK);
 
 /// The tables `options` ask for (the preset of options.tune at options.quality; options.qtables
 /// replace its first slots and are scaled by options.quality like cjpeg -quality Q -qtables;

@@ -124,6 +124,11 @@ class BandTransformer {
         }
         math::fdct_islow(block);
         std::int16_t* out = coeffs_ + g_.block_index(c, by, bx) * kBlockSize;
+        if (tables_.rdo == Rdo::trellis) {
+          math::trellis_quantize([&block](int k) { return block[math::kZigzagToNatural[k]]; },
+                                 divisor, tables_.trellis, c, out);
+          continue;
+        }
         for (int k = 0; k < 64; ++k) {
           const int n = math::kZigzagToNatural[k];
           out[k] = math::quantize(block[n], divisor[n]);

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "core/jpeg_math.hpp"
+#include "core/rdo.hpp"
 
 // GCC: per-function target pragmas (as huffman.cpp). clang (the fuzz build): the same code
 // under `#pragma clang attribute`, so the fuzzers cover the vector variants too.
@@ -107,19 +108,21 @@ constexpr ZigzagPlan make_zigzag_plan() {
 
 constexpr ZigzagPlan kZigzag = make_zigzag_plan();
 
-/// The vector quantizer's constants for one table value q (see the header comment).
+/// The vector quantizer's constants for one table value q (see the header comment), rounding
+/// up from `half` / 8q (4q: libjpeg's half a step; less: the dead zone of Rdo::deadzone).
 struct QuantLane {
   std::uint16_t add, recip, scale;
 };
 
-constexpr QuantLane quant_lane(int q) {
+constexpr QuantLane quant_lane(int q, int half) {
   if (q <= 8191) {
     const std::uint32_t d = 4u * static_cast<std::uint32_t>(q);
     int s = 0;
     while ((std::uint32_t{1} << (s + 1)) < d) ++s;  // 2^s < d <= 2^(s+1), 1 <= s <= 14
     const std::uint32_t recip = ((std::uint32_t{1} << (16 + s)) + d - 1) / d;
-    // m = avg(|c|, 4q - 1) = (|c| + 4q) >> 1, computed without overflow.
-    return {static_cast<std::uint16_t>(d - 1), static_cast<std::uint16_t>(recip),
+    // m = avg(|c|, half - 1) = (|c| + half) >> 1, computed without overflow; then
+    // floor(m / 4q) = floor((|c| + half) / 8q).
+    return {static_cast<std::uint16_t>(half - 1), static_cast<std::uint16_t>(recip),
             static_cast<std::uint16_t>(1u << (16 - s))};
   }
   // 4q >= 32768 >= |c|: (|c| + 4q) / 8q is 1 only for |c| = 32768 at q = 8192. There
@@ -138,11 +141,20 @@ struct QuantConstants {
   alignas(64) std::uint16_t nat_add[64];
   alignas(64) std::uint16_t nat_recip[64];
   alignas(64) std::uint16_t nat_scale[64];
+  /// Rdo::trellis: the blocks are stored unquantized, then searched (core/rdo.hpp) with these.
+  const math::TrellisModel* trellis = nullptr;
+  const math::QuantDivisor* divisor = nullptr;
+  int comp = 0;
 };
 
-void build_quant_constants(const std::uint16_t natural[64], QuantConstants& c) {
+void build_quant_constants(const QuantTables& tables, int comp, QuantConstants& c) {
+  const std::uint16_t* natural = tables.natural[tables.slot[comp]];
+  const math::QuantDivisor* divisor = tables.component_divisor(comp);
+  c.trellis = tables.rdo == Rdo::trellis ? &tables.trellis : nullptr;
+  c.divisor = divisor;
+  c.comp = comp;
   for (int n = 0; n < 64; ++n) {
-    const QuantLane l = quant_lane(natural[n]);
+    const QuantLane l = quant_lane(natural[n], divisor[n].half);
     c.nat_add[n] = l.add;
     c.nat_recip[n] = l.recip;
     c.nat_scale[n] = l.scale;
@@ -157,9 +169,21 @@ void build_quant_constants(const std::uint16_t natural[64], QuantConstants& c) {
   }
 }
 
+/// The trellis search of n blocks (zigzag order) whose FDCT outputs are at raw and nearest
+/// levels at out: out gets the levels the search chooses.
+void search_blocks(const QuantConstants& q, const std::int16_t* raw, std::int16_t* out, int n) {
+  for (int b = 0; b < n; ++b) {
+    const std::int16_t* r = raw + 64 * b;
+    std::int16_t* block = out + 64 * b;
+    math::trellis_search([r](int k) { return r[k]; }, [block](int k) { return block[k]; },
+                         q.divisor, *q.trellis, q.comp, block);
+  }
+}
+
 /// Per-thread buffers, grown to the largest geometry seen (nothing is allocated per frame).
 struct Workspace {
   std::vector<std::int16_t> samples;  // the band's component planes (+ rows for junk output)
+  std::vector<std::int16_t> raw;      // Rdo::trellis: a block row's unquantized blocks
   std::vector<std::uint8_t> tail;     // the end of one or two pixel rows, edge replicated
   QuantConstants quant[3];  // per component
 };
@@ -177,6 +201,13 @@ struct BandPlanes {
 Workspace& workspace() {
   thread_local Workspace ws;
   return ws;
+}
+
+/// Room for n unquantized blocks (this thread's, reused from row to row).
+std::int16_t* trellis_row(int n) {
+  std::vector<std::int16_t>& raw = workspace().raw;
+  if (raw.size() < static_cast<std::size_t>(n) * 64) raw.resize(static_cast<std::size_t>(n) * 64);
+  return raw.data();
 }
 
 /// Sizes the workspace for a band of `g` whose luma rows are `luma_stride` samples wide

@@ -74,7 +74,7 @@ std::vector<std::int16_t> raw_coefficients(const mjpeg::Image& f, const FrameGeo
     t.defined[s] = true;
     for (int i = 0; i < 64; ++i) {
       t.natural[s][i] = 1;
-      t.divisor[s][i] = math::QuantDivisor{std::uint64_t{1} << math::kRecipShift, 0};
+      t.divisor[s][i] = math::QuantDivisor{std::uint64_t{1} << math::kRecipShift, 0, 1};
     }
   }
   std::vector<std::int16_t> c(g.coefficient_count());

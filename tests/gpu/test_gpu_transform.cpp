@@ -262,9 +262,11 @@ struct PlanarPlacement {
 /// Every variant and stage count on one planar frame in each placement, against
 /// transform_cpu of its RGB.
 void expect_planar_matches(const gputest::PlanarFrame& f, Subsampling s, int quality,
-                           const std::vector<PlanarPlacement>& placements, bool all_stages) {
+                           const std::vector<PlanarPlacement>& placements, bool all_stages,
+                           const EncodeOptions* tables = nullptr) {
   const FrameGeometry g = make_geometry(f.width, f.height, s);
-  const QuantTables t = make_quant_tables(quality, g.num_components == 1 ? 1 : 2);
+  const QuantTables t = tables ? make_quant_tables(*tables, g.num_components)
+                               : make_quant_tables(quality, g.num_components == 1 ? 1 : 2);
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(f.width) * f.height * 3);
   planar_to_rgb(f.view(), rgb.data(), static_cast<std::size_t>(f.width) * 3);
   const ImageView rgb_view{rgb.data(), f.width, f.height, PixelFormat::rgb24,
@@ -358,6 +360,36 @@ INSTANTIATE_TEST_SUITE_P(Planar, GpuPlanarExact,
                                             ::testing::ValuesIn(kSamplings),
                                             ::testing::ValuesIn(kPlanarSizes)),
                          planar_param_name);
+
+// --rdo deadzone and trellis (core/rdo.hpp): the kernels choose the CPU transform's levels,
+// packed and planar, every variant, sampling and placement, from 16-bit tables (q 5) to q 100.
+TEST_F(GpuTest, RateDistortionQuantizationMatchesCpu) {
+  for (Rdo rdo : {Rdo::deadzone, Rdo::trellis}) {
+    for (int q : {5, 30, 75, 95, 100}) {
+      EncodeOptions o;
+      o.rdo = rdo;
+      o.quality = q;
+      for (const Size size : {Size{40, 24}, Size{300, 48}, Size{259, 131}, Size{1921, 1081}}) {
+        if (small_mode() && (size.w > 300 || q == 30 || q == 95)) continue;
+        for (Subsampling s : kSamplings) {
+          o.subsampling = s;  // the trellis weighs chroma by its sampling
+          const HostFrame f = gputest::synthetic_frame(size.w, size.h, 3, 9u + size.w + q);
+          const std::size_t row = static_cast<std::size_t>(size.w) * 3;
+          expect_all_variants_match(f, s, q, row + 5, 3, small_mode(), &o);
+          PlanarFormat pf;
+          pf.chroma = PlanarChroma::c420;
+          pf.ycc = ycc_case(0);
+          const gputest::PlanarFrame pl = gputest::synthetic_planar(size.w, size.h, pf, 3u + q);
+          const PlanarLayout l = pl.layout();
+          expect_planar_matches(pl, s, q, {{{l.pitch[0] + 3, l.pitch[1] + 7, l.pitch[1] + 7},
+                                            {5, 1, 11}}},
+                                small_mode(), &o);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
 
 // The JPEG written from the GPU coefficients of a planar frame equals encode_jpeg of its RGB.
 TEST_F(GpuTest, JpegFromPlanarGpuCoefficientsEqualsCpuJpegOfTheRgb) {

@@ -45,10 +45,14 @@ std::vector<std::string> vector_variants() {
 #define MJPEG_NEED_TRANSFORM(variant) MJPEG_NEED_VARIANT("CPU transform", variant, transform_variants())
 
 std::vector<std::int16_t> transform(const std::string& variant, const ImageView& view,
-                                    Subsampling s, int quality) {
+                                    Subsampling s, int quality, Rdo rdo = Rdo::off) {
   const Subsampling sampling = view.format == PixelFormat::gray8 ? Subsampling::gray : s;
   const FrameGeometry g = make_geometry(view.width, view.height, sampling);
-  const QuantTables t = make_quant_tables(quality, g.num_components == 1 ? 1 : 2);
+  EncodeOptions o;
+  o.quality = quality;
+  o.subsampling = sampling;
+  o.rdo = rdo;
+  const QuantTables t = make_quant_tables(o, g.num_components);
   // Filled with a value no transform writes at every position, so a skipped block shows.
   std::vector<std::int16_t> out(g.coefficient_count(), 0x5A5A);
   transform_cpu(variant, view, g, t, out.data());
@@ -82,14 +86,15 @@ std::string name_of(const ImageView& v, Subsampling s, int q) {
 
 /// Variant `v` equals the scalar reference on `view` at every quality in `qualities`.
 void expect_variant_matches(const std::string& v, const ImageView& view, Subsampling s,
-                            const std::vector<int>& qualities) {
+                            const std::vector<int>& qualities, Rdo rdo = Rdo::off) {
   for (int q : qualities) {
-    const std::vector<std::int16_t> want = transform("scalar", view, s, q);
+    const std::vector<std::int16_t> want = transform("scalar", view, s, q, rdo);
     const FrameGeometry g = make_geometry(
         view.width, view.height, view.format == PixelFormat::gray8 ? Subsampling::gray : s);
-    const std::vector<std::int16_t> got = transform(v, view, s, q);
+    const std::vector<std::int16_t> got = transform(v, view, s, q, rdo);
     const std::string diff = first_difference(got, want, g);
-    ASSERT_TRUE(diff.empty()) << v << " on " << name_of(view, s, q) << ": " << diff;
+    ASSERT_TRUE(diff.empty()) << v << " on " << name_of(view, s, q) << " --rdo " << to_string(rdo)
+                              << ": " << diff;
   }
 }
 
@@ -282,6 +287,25 @@ TEST_P(TransformMatrix, EqualsTheReferenceOnExtremeBlocks) {
   for (int noise : {255, 127}) {
     const Image rgb = test::synthetic(83, 61, 3, 11, noise);
     expect_matches(rgb.view(), s, kSomeQualities);
+  }
+}
+
+// --rdo deadzone (the vector quantizers' rounding constant) and trellis (the vector variants
+// store the FDCT outputs beside the nearest levels for the search): the reference's levels.
+TEST_P(TransformMatrix, RateDistortionRoundingEqualsTheReference) {
+  const Subsampling s = sampling();
+  for (Rdo rdo : {Rdo::deadzone, Rdo::trellis}) {
+    for (int channels : {3, 1}) {
+      if (channels == 1 && s != Subsampling::gray) continue;
+      const Image img = extreme_image(channels);
+      expect_variant_matches(variant(), img.view(), s, every_quality(), rdo);
+    }
+    std::uint32_t seed = 3;
+    for (const Size& z : {Size{1, 1}, Size{17, 9}, Size{33, 17}, Size{97, 31}, Size{1921, 1081}}) {
+      const Image rgb = test::synthetic(z.w, z.h, 3, seed++, 60);
+      expect_variant_matches(variant(), rgb.view(), s,
+                             z.w > 1000 ? std::vector<int>{50} : kSomeQualities, rdo);
+    }
   }
 }
 

@@ -158,6 +158,14 @@ void add_jpeg_options(CLI::App* cmd, EncodeOptions& options, std::string& subsam
       ->check(CLI::IsMember(vocab::names_of<Tune>()).description(""))
       ->type_name(vocab::alternatives_of<Tune>())
       ->excludes(qtables);
+  cmd->add_option_function<std::string>(
+         "--rdo", [&options](const std::string& text) { options.rdo = parse_rdo(text); },
+         "Rounding to quantization levels: off (cjpeg's, byte-identical; the default), "
+         "deadzone (AC rounds up from 5/8 of a step: smaller files, as fast) or trellis "
+         "(levels chosen per block for the least distortion + lambda x bits: smaller still, "
+         "slower); the same bytes in every mode; see README")
+      ->check(CLI::IsMember(vocab::names_of<Rdo>()).description(""))
+      ->type_name(vocab::alternatives_of<Rdo>());
 }
 
 void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int& slots,

@@ -116,10 +116,10 @@ std::string jpeg_text(const EncodeOptions& o) {
   std::string slots = o.qslots.empty() ? "default" : "";
   for (std::size_t i = 0; i < o.qslots.size(); ++i) slots += (i ? "," : "") + std::to_string(o.qslots[i]);
   return fmt::format("quality {}, sampling {}, restart {}, optimize {}, progressive {}, tune {}, "
-                     "tables {}, slots {}",
+                     "tables {}, slots {}, rdo {}",
                      o.quality, to_string(o.subsampling), o.restart_interval,
                      o.optimize ? "yes" : "no", o.progressive ? "yes" : "no", to_string(o.tune),
-                     tables, slots);
+                     tables, slots, to_string(o.rdo));
 }
 
 std::string format_text(const VideoOptions& f) {

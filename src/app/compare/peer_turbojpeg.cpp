@@ -80,6 +80,7 @@ PeerResult run_turbojpeg(const std::vector<ImageView>& frames, const EncodeOptio
   if (options.progressive) unsupported = "spectral-selection scan scripts (--progressive)";
   if (options.tune != Tune::none || !options.qtables.empty() || !options.qslots.empty())
     unsupported = "custom quantization tables (it encodes with Annex K)";
+  if (options.rdo != Rdo::off) unsupported = "rate-distortion quantization (--rdo)";
 #ifdef TJFLAG_OPTIMIZE
   if (options.optimize) flags |= TJFLAG_OPTIMIZE;
 #else

@@ -1,0 +1,248 @@
+// Rate-distortion quantization (src/core/rdo.hpp, --rdo): the trellis search against an
+// exhaustive search over the same choices, priced by a bit count written here from the JPEG
+// rules (runs, ZRL, EOB) and the code lengths of the Annex K tables as the entropy coder
+// derives them; the dead zone's rounding; the model that make_quant_tables builds.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/jpeg_math.hpp"
+#include "core/quant.hpp"
+#include "core/rdo.hpp"
+#include "jpeg/huffman.hpp"
+
+namespace mjpeg {
+namespace {
+
+/// Bits of the AC symbols of a block (zigzag levels; out[0] ignored) with the code lengths of
+/// `spec`: each non-zero level after `run` zeros is ZRLs for every 16 zeros, the code of
+/// (run % 16, size) and size value bits; zeros after the last non-zero level are one EOB.
+std::int64_t ac_bits(const std::int16_t* levels, const HuffmanSpec& spec) {
+  const SymbolCodes codes = derive_codes(spec);
+  std::int64_t bits = 0;
+  int run = 0;
+  for (int k = 1; k < 64; ++k) {
+    if (levels[k] == 0) {
+      ++run;
+      continue;
+    }
+    for (; run >= 16; run -= 16) bits += codes.size[0xF0];
+    int size = 0;
+    for (int v = std::abs(levels[k]); v; v >>= 1) ++size;
+    EXPECT_NE(codes.size[(run << 4) | size], 0) << "a symbol without a code";
+    bits += codes.size[(run << 4) | size] + size;
+    run = 0;
+  }
+  if (run > 0) bits += codes.size[0x00];
+  return bits;
+}
+
+/// The search's objective for a choice of levels: squared error of the AC FDCT outputs against
+/// level x step, plus lambda x bits.
+std::int64_t cost(const std::int32_t* raw_zz, const std::int16_t* levels,
+                  const math::QuantDivisor* div, std::int64_t lambda, const HuffmanSpec& spec) {
+  std::int64_t d = 0;
+  for (int k = 1; k < 64; ++k) {
+    const std::int64_t e =
+        raw_zz[k] - std::int64_t{levels[k]} * div[math::kZigzagToNatural[k]].step;
+    d += e * e;
+  }
+  return d + lambda * ac_bits(levels, spec);
+}
+
+struct Block {
+  std::int32_t raw[64];  // zigzag order
+};
+
+/// The least cost over every choice the search may make (each position: its nearest level,
+/// the one below when that is at least 1, or 0), by enumeration.
+std::int64_t least_cost(const Block& b, const math::QuantDivisor* div, std::int64_t lambda,
+                        const HuffmanSpec& spec) {
+  std::vector<int> where;
+  std::vector<std::vector<std::int16_t>> options;
+  std::int16_t levels[64] = {};
+  for (int k = 1; k < 64; ++k) {
+    const std::int16_t l = math::quantize(b.raw[k], div[math::kZigzagToNatural[k]]);
+    if (l == 0) continue;
+    const std::int16_t sign = l < 0 ? -1 : 1;
+    std::vector<std::int16_t> o = {l, 0};
+    if (std::abs(l) >= 2) o.push_back(static_cast<std::int16_t>(l - sign));
+    where.push_back(k);
+    options.push_back(o);
+  }
+  std::int64_t best = -1;
+  std::vector<std::size_t> pick(where.size(), 0);
+  for (;;) {
+    for (std::size_t i = 0; i < where.size(); ++i) levels[where[i]] = options[i][pick[i]];
+    const std::int64_t c = cost(b.raw, levels, div, lambda, spec);
+    if (best < 0 || c < best) best = c;
+    std::size_t i = 0;
+    while (i < pick.size() && ++pick[i] == options[i].size()) pick[i++] = 0;
+    if (i == pick.size()) break;
+  }
+  return best;
+}
+
+/// A block with `candidates` AC positions whose nearest level is 1..max_level (random signs)
+/// and small values elsewhere (below half a step: level 0), a DC of either sign.
+Block random_block(std::mt19937& rng, const math::QuantDivisor* div, int candidates,
+                   int max_level) {
+  Block b{};
+  std::uniform_int_distribution<int> any_k(1, 63), level(1, max_level), coin(0, 1);
+  std::vector<bool> chosen(64, false);
+  for (int i = 0; i < candidates; ++i) chosen[any_k(rng)] = true;
+  b.raw[0] = (coin(rng) ? 1 : -1) * std::uniform_int_distribution<int>(0, 8000)(rng);
+  for (int k = 1; k < 64; ++k) {
+    const int step = div[math::kZigzagToNatural[k]].step;
+    const int sign = coin(rng) ? 1 : -1;
+    if (chosen[k]) {
+      // Anywhere within the level's rounding interval, its edges included.
+      const int v = level(rng);
+      b.raw[k] = sign * (v * step + std::uniform_int_distribution<int>(-step / 2, step / 2 - 1)(rng));
+    } else {
+      b.raw[k] = sign * std::uniform_int_distribution<int>(0, step / 2 - 1)(rng);
+    }
+  }
+  return b;
+}
+
+std::vector<std::int16_t> search(const Block& b, const math::QuantDivisor* div,
+                                 const math::TrellisModel& m, int comp) {
+  std::vector<std::int16_t> out(64, 0x5A5A);
+  math::trellis_quantize([&b](int k) { return b.raw[k]; }, div, m, comp, out.data());
+  return out;
+}
+
+TEST(Trellis, FindsTheLeastCostOfEveryChoice) {
+  std::mt19937 rng(12345);
+  for (int quality : {10, 50, 75, 90, 100}) {
+    for (Subsampling s : {Subsampling::s420, Subsampling::s444}) {
+      EncodeOptions o;
+      o.quality = quality;
+      o.subsampling = s;
+      o.rdo = Rdo::trellis;
+      const QuantTables t = make_quant_tables(o, 3);
+      for (int comp = 0; comp < 3; ++comp) {
+        const math::QuantDivisor* div = t.component_divisor(comp);
+        const HuffmanSpec& spec = standard_ac_spec(comp == 0 ? 0 : 1);
+        for (int trial = 0; trial < 60; ++trial) {
+          const Block b = random_block(rng, div, 1 + trial % 8, trial % 3 == 0 ? 40 : 3);
+          const std::vector<std::int16_t> got = search(b, div, t.trellis, comp);
+          EXPECT_EQ(got[0], math::quantize(b.raw[0], div[0])) << "the DC is rounded to nearest";
+          const std::int64_t want = least_cost(b, div, t.trellis.lambda[comp], spec);
+          ASSERT_EQ(cost(b.raw, got.data(), div, t.trellis.lambda[comp], spec), want)
+              << "q" << quality << " " << to_string(s) << " component " << comp << " trial "
+              << trial;
+        }
+      }
+    }
+  }
+}
+
+// Runs of 16 and more zeros (ZRL), a last level at position 63 (no EOB), the largest levels
+// (q 1: up to 10 value bits), and a run of 15 then 16.
+TEST(Trellis, LongRunsTheLastPositionAndTheLargestLevels) {
+  EncodeOptions o;
+  o.rdo = Rdo::trellis;
+  for (int quality : {100, 60}) {
+    o.quality = quality;
+    const QuantTables t = make_quant_tables(o, 3);
+    const math::QuantDivisor* div = t.component_divisor(0);
+    const HuffmanSpec& spec = standard_ac_spec(0);
+    const std::vector<std::vector<int>> layouts = {
+        {1, 18, 40, 63}, {17, 34, 51}, {63}, {16, 32, 48, 63}, {1, 2, 3, 62, 63}};
+    for (const std::vector<int>& at : layouts) {
+      for (int magnitude : {1, 2, 3, 600, 1023}) {
+        Block b{};
+        b.raw[0] = -8000;
+        for (int k : at) {
+          const int step = div[math::kZigzagToNatural[k]].step;
+          b.raw[k] = (k % 2 ? 1 : -1) * std::min(magnitude * step, 16000 - step);
+        }
+        const std::vector<std::int16_t> got = search(b, div, t.trellis, 0);
+        EXPECT_EQ(cost(b.raw, got.data(), div, t.trellis.lambda[0], spec),
+                  least_cost(b, div, t.trellis.lambda[0], spec))
+            << "q" << quality << " magnitude " << magnitude << " last at " << at.back();
+      }
+    }
+  }
+}
+
+TEST(Trellis, WithoutAPriceForBitsItKeepsTheNearestLevels) {
+  EncodeOptions o;
+  o.rdo = Rdo::trellis;
+  QuantTables t = make_quant_tables(o, 3);
+  t.trellis.lambda[0] = 0;
+  std::mt19937 rng(7);
+  const math::QuantDivisor* div = t.component_divisor(0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Block b = random_block(rng, div, 20, 50);
+    const std::vector<std::int16_t> got = search(b, div, t.trellis, 0);
+    for (int k = 0; k < 64; ++k)
+      ASSERT_EQ(got[k], math::quantize(b.raw[k], div[math::kZigzagToNatural[k]])) << k;
+  }
+  // At a price no level pays for, only the DC is left.
+  t.trellis.lambda[0] = std::int64_t{1} << 40;
+  const Block b = random_block(rng, div, 20, 50);
+  const std::vector<std::int16_t> got = search(b, div, t.trellis, 0);
+  EXPECT_EQ(got[0], math::quantize(b.raw[0], div[0]));
+  for (int k = 1; k < 64; ++k) EXPECT_EQ(got[k], 0) << k;
+}
+
+TEST(Trellis, TheModelFollowsTheTablesAndTheSampling) {
+  EncodeOptions o;
+  o.rdo = Rdo::trellis;
+  o.quality = 50;
+  const QuantTables q50 = make_quant_tables(o, 3);
+  o.quality = 90;
+  const QuantTables q90 = make_quant_tables(o, 3);
+  EXPECT_GT(q50.trellis.lambda[0], 10 * q90.trellis.lambda[0]) << "coarser steps, dearer bits";
+  // Chroma errors weigh more in RGB (each 4:2:0 sample covers 4 pixels): a lower price.
+  EXPECT_LT(q50.trellis.lambda[1], q50.trellis.lambda[0] / 3);
+  EXPECT_LT(q50.trellis.lambda[2], q50.trellis.lambda[0] / 3);
+  o.quality = 50;
+  o.subsampling = Subsampling::s444;
+  EXPECT_EQ(make_quant_tables(o, 3).trellis.lambda[0], q50.trellis.lambda[0]);
+  EXPECT_GT(make_quant_tables(o, 3).trellis.lambda[1], q50.trellis.lambda[1]);
+  // The code lengths are the Annex K tables' (EOB: 4 bits luma, 2 chroma; ZRL 11 and 10).
+  EXPECT_EQ(q50.trellis.ac_bits[0][0x00], 4);
+  EXPECT_EQ(q50.trellis.ac_bits[1][0x00], 2);
+  EXPECT_EQ(q50.trellis.ac_bits[0][0xF0], 11);
+  EXPECT_EQ(q50.trellis.ac_bits[1][0xF0], 10);
+  EXPECT_EQ(q50.trellis.ac_bits[0][0x0B], math::kNoCodeBits) << "size 11 has no AC code";
+  // Without --rdo trellis the tables carry no model and round as libjpeg does.
+  o.rdo = Rdo::off;
+  const QuantTables off = make_quant_tables(o, 3);
+  EXPECT_EQ(off.rdo, Rdo::off);
+  EXPECT_EQ(off.divisor[0][5].half, 4 * off.natural[0][5]);
+}
+
+// The dead zone: AC coefficients round up from 5/8 of a step, the DC from half of one.
+TEST(DeadZone, AcRoundsUpFromFiveEighthsOfAStep) {
+  EncodeOptions o;
+  o.rdo = Rdo::deadzone;
+  for (int quality : {1, 30, 75, 100}) {
+    o.quality = quality;
+    const QuantTables t = make_quant_tables(o, 3);
+    for (int slot = 0; slot < 2; ++slot) {
+      for (int n = 0; n < 64; ++n) {
+        const int q = t.natural[slot][n];
+        const math::QuantDivisor d = t.divisor[slot][n];
+        const int up = n == 0 ? 4 * q : 5 * q;  // in FDCT units (the step is 8q)
+        for (int c : {up - 1, up, 3 * 8 * q + up - 1, 3 * 8 * q + up}) {
+          if (c > 32767) continue;
+          const int want = c / (8 * q) + (c % (8 * q) >= up ? 1 : 0);
+          ASSERT_EQ(math::quantize(c, d), want) << "q" << q << " n " << n << " c " << c;
+          ASSERT_EQ(math::quantize(-c, d), -want) << "q" << q << " n " << n << " c " << -c;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mjpeg
