@@ -42,14 +42,13 @@ MJPEG_HD std::int64_t level_distortion(std::int32_t a, std::int32_t v, std::int3
   return e * e;
 }
 
-/// Bits of magnitude v (its JPEG size category).
+/// Bits of magnitude v >= 1 (its JPEG size category).
 MJPEG_HD int size_of_level(std::int32_t v) {
-  int s = 0;
-  while (v) {
-    ++s;
-    v >>= 1;
-  }
-  return s;
+#if defined(__CUDA_ARCH__)
+  return 32 - __clz(v);
+#else
+  return 32 - __builtin_clz(static_cast<unsigned>(v));
+#endif
 }
 
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
@@ -74,16 +73,24 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, const Quant
   cost[0] = 0;
   pos[0] = 0;
   int states = 1;
+  // A level whose zeroing would add more distortion than lambda x (32 + its size) bits is
+  // never zeroed in a least-cost choice: zeroing it saves at most its symbol (a code of at
+  // most 16 bits and its value bits) and the difference between the next symbol's codes (at
+  // most 16 bits; merged runs need no fewer ZRLs), so keeping it is strictly cheaper. States
+  // before such a "kept" state are never the state before a later one, so the search starts
+  // at the last of them, `first`: it leaves out only choices that cannot be least, and so
+  // finds what the full search finds (the same state on ties, too: the first least).
+  int first = 0;
   const int zrl_bits = ac_bits[0xF0];
   // The least cost + lambda x bits over the states, for a level of `size` bits at position k
   // (the first state of the least, in order), and that state.
   auto best_state = [&](int k, int size, int& state) {
     std::int64_t best = 0;
-    for (int s = 0; s < states; ++s) {
+    for (int s = first; s < states; ++s) {
       const int run = k - pos[s] - 1;
       const int bits = (run >> 4) * zrl_bits + ac_bits[((run & 15) << 4) | size] + size;
       const std::int64_t c = cost[s] + lambda * bits;
-      if (s == 0 || c < best) {
+      if (s == first || c < best) {
         best = c;
         state = s;
       }
@@ -106,9 +113,11 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, const Quant
     int state = 0;
     std::int64_t best = best_state(k, size, state) + own;
     std::int32_t level = v;
+    std::int64_t least_own = own;
     if (v >= 2) {
       const int size_below = size_of_level(v - 1);
       const std::int64_t own_below = level_distortion(a, v - 1, step);
+      if (own_below < least_own) least_own = own_below;
       if (size_below == size) {
         if (own_below < own) {
           best += own_below - own;
@@ -124,6 +133,10 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, const Quant
         }
       }
     }
+    // Kept: the least distortion of a non-zero level is below zeroing's by more than any
+    // bits the zeroing could save (16 + size + 16; every AC symbol of 8-bit samples has a
+    // code in the standard tables, none longer than 16 bits).
+    if (zero - least_own > lambda * (32 + size)) first = states;
     cost[states] = best - zero;
     pos[states] = static_cast<std::uint8_t>(k);
     from[states] = static_cast<std::uint8_t>(state);
@@ -133,6 +146,8 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, const Quant
   // The end: an EOB unless the last non-zero level is at position 63.
   std::int64_t best = 0;
   int last = 0;
+  // (Every state: ending before a kept level saves the ZRLs before it too, which the bound
+  // above leaves out.)
   for (int s = 0; s < states; ++s) {
     const std::int64_t c = cost[s] + (pos[s] < 63 ? lambda * ac_bits[0x00] : 0);
     if (s == 0 || c < best) {

@@ -129,7 +129,7 @@ TEST(Trellis, FindsTheLeastCostOfEveryChoice) {
       for (int comp = 0; comp < 3; ++comp) {
         const math::QuantDivisor* div = t.component_divisor(comp);
         const HuffmanSpec& spec = standard_ac_spec(comp == 0 ? 0 : 1);
-        for (int trial = 0; trial < 60; ++trial) {
+        for (int trial = 0; trial < 200; ++trial) {
           const Block b = random_block(rng, div, 1 + trial % 8, trial % 3 == 0 ? 40 : 3);
           const std::vector<std::int16_t> got = search(b, div, t.trellis, comp);
           EXPECT_EQ(got[0], math::quantize(b.raw[0], div[0])) << "the DC is rounded to nearest";
