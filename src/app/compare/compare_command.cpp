@@ -332,7 +332,7 @@ int run_compare(CompareArgs& args) {
           ? fmt::format("a self-balancing split of {} producer + entropy threads", turbo_threads)
           : fmt::format("{}, {}", count_of(first.producers, "producer", "producers"),
                         count_of(first.entropy_threads, "entropy thread", "entropy threads"));
-  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}{}, {}, {}, {}, {}, "
+  std::printf("%s", fmt::format("mjpeg compare: {}\n{}x{}, q{} {}{}{}{}{}, {}, {}, {}, {}, "
                                 "median of {} (fps over the stages' time, allocation excluded)\n",
                                 store.description, first_width, first_height,
                                 args.options.quality, to_string(args.options.subsampling),
@@ -341,6 +341,9 @@ int run_compare(CompareArgs& args) {
                                     : "",
                                 args.options.optimize ? " optimize" : "",
                                 args.options.progressive ? " progressive" : "",
+                                args.options.rdo != Rdo::off
+                                    ? " rdo " + to_string(args.options.rdo)
+                                    : std::string(),
                                 count_of(static_cast<std::int64_t>(store.count()), "frame", "frames"),
                                 split, count_of(base.slots, "slot", "slots"),
                                 count_of(cores, "core", "cores"),
@@ -374,6 +377,8 @@ int run_compare(CompareArgs& args) {
                         {"restart_interval", args.options.restart_interval},
                         {"optimize", args.options.optimize},
                         {"progressive", args.options.progressive},
+                        {"tune", to_string(args.options.tune)},
+                        {"rdo", to_string(args.options.rdo)},
                         {"repeat", args.repeat},
                         {"cores", cores},
                         {"identical", all_identical}};
