@@ -130,6 +130,20 @@ math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sam
     for (int length = 1; length <= 16; ++length)
       for (int j = 0; j < table.bits[length - 1]; ++j)
         bits[table.values[i++]] = static_cast<std::uint8_t>(length);
+    // The most bits a symbol of one size (1..10) may take after a shorter run than after a
+    // longer one (runs 0..62, their ZRLs included): the second bound of trellis_search.
+    const auto symbol_bits = [bits](int run, int size) {
+      return (run >> 4) * bits[0xF0] + bits[(run & 15) << 4 | size];
+    };
+    int extra = 0;
+    for (int size = 1; size <= 10; ++size)
+      for (int longer = 1; longer < 63; ++longer)
+        for (int shorter = 0; shorter < longer; ++shorter)
+          extra = std::max(extra, symbol_bits(shorter, size) - symbol_bits(longer, size));
+    m.shorter_run_bits[t] = extra;
+    for (int size = 1; size <= 10; ++size)
+      for (int run = 0; run < 63; ++run)
+        m.run_bits[t][size][run] = static_cast<std::uint8_t>(symbol_bits(run, size) + size);
   }
   for (int z = 0; z < 64; ++z) m.natural_of_zigzag[z] = math::kZigzagToNatural[z];
   // Luma: lambda = k x step^1.6 x 400^0.4 (FDCT units), the step being the luma table's root

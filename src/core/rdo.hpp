@@ -34,6 +34,12 @@ struct TrellisModel {
   std::uint8_t ac_bits[2][256];  ///< [0] luma, [1] chroma; kNoCodeBits where a symbol has no code
   std::uint8_t natural_of_zigzag[64];
   std::int64_t lambda[3];  ///< per component, in squared FDCT units per bit
+  /// [0] luma, [1] chroma: the most bits an AC symbol of one size may take after a shorter run
+  /// than after a longer one (runs 0..62, ZRLs included; 3 for both standard tables).
+  std::int32_t shorter_run_bits[2];
+  /// [0] luma, [1] chroma: the bits of a level of size 1..10 after a run of 0..62 zeros (its
+  /// ZRLs, its symbol's code and its value bits).
+  std::uint8_t run_bits[2][11][64];
 };
 
 /// Squared error, in squared FDCT units, of coding magnitude `a` (|FDCT output|) as level v.
@@ -51,16 +57,49 @@ MJPEG_HD int size_of_level(std::int32_t v) {
 #endif
 }
 
+/// The index of the lowest set bit of x != 0.
+MJPEG_HD int lowest_bit(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+
+/// One bit per zigzag position 1..63 of a block of levels (zz[0..64)) whose level is not 0.
+/// Four levels at a time: the top bit of each 16-bit lane says whether it is not 0, and one
+/// multiplication gathers the four bits (lane j's to bit 45 + j; no two products overlap).
+MJPEG_HD std::uint64_t nonzero_levels(const std::int16_t* zz) {
+  constexpr std::uint64_t kLow15 = 0x7FFF7FFF7FFF7FFFull;
+  std::uint64_t mask = 0;
+  for (int j = 0; j < 16; ++j) {
+    std::uint64_t x = 0;
+    for (int i = 0; i < 4; ++i)
+      x |= static_cast<std::uint64_t>(static_cast<std::uint16_t>(zz[4 * j + i])) << (16 * i);
+    const std::uint64_t top = (((x & kLow15) + kLow15) | x) & ~kLow15;
+    const std::uint64_t four = ((top >> 15) * 0x0000200040008001ull) >> 45 & 0xF;
+    mask |= four << (4 * j);
+  }
+  return mask & ~std::uint64_t{1};
+}
+
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
 /// rounded as math::quantize does. raw(k) is the FDCT output at zigzag index k and nearest(k)
 /// its nearest level (math::quantize; out may be where raw or nearest read: each is read
-/// before out is written); div the component's divisors (natural order, rounding half a
+/// before out is written); `candidates` has bit k set where nearest(k) != 0 (k = 1..63, as
+/// nonzero_levels makes it); div the component's divisors (natural order, rounding half a
 /// step); `comp` (0 luma, 1 Cb, 2 Cr) picks the code lengths and lambda.
+///
+/// The loop has no branch that depends on the data but its trip counts (choices are made by
+/// selects): on a CPU mispredicted branches cost more than the arithmetic, and on a GPU the
+/// threads of a warp stay together.
 template <class Raw, class Nearest>
-MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, const QuantDivisor* div,
-                             const TrellisModel& m, int comp, std::int16_t* out) {
+MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64_t candidates,
+                             const QuantDivisor* div, const TrellisModel& m, int comp,
+                             std::int16_t* out) {
   const std::uint8_t* ac_bits = m.ac_bits[comp == 0 ? 0 : 1];
   const std::int64_t lambda = m.lambda[comp];
+  constexpr std::int64_t kNone = INT64_MAX;
   // The cost of a choice is counted from the block with every AC level 0 (whose distortion,
   // the sum of the squared FDCT outputs, is the same for every choice and left out): a non-zero
   // level at k changes the distortion by level_distortion(a, v) - a^2 and adds its symbol's
@@ -73,87 +112,88 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, const Quant
   cost[0] = 0;
   pos[0] = 0;
   int states = 1;
-  // A level whose zeroing would add more distortion than lambda x (32 + its size) bits is
-  // never zeroed in a least-cost choice: zeroing it saves at most its symbol (a code of at
-  // most 16 bits and its value bits) and the difference between the next symbol's codes (at
-  // most 16 bits; merged runs need no fewer ZRLs), so keeping it is strictly cheaper. States
-  // before such a "kept" state are never the state before a later one, so the search starts
-  // at the last of them, `first`: it leaves out only choices that cannot be least, and so
-  // finds what the full search finds (the same state on ties, too: the first least).
-  int first = 0;
-  const int zrl_bits = ac_bits[0xF0];
-  // The least cost + lambda x bits over the states, for a level of `size` bits at position k
-  // (the first state of the least, in order), and that state.
-  auto best_state = [&](int k, int size, int& state) {
-    std::int64_t best = 0;
-    for (int s = first; s < states; ++s) {
-      const int run = k - pos[s] - 1;
-      const int bits = (run >> 4) * zrl_bits + ac_bits[((run & 15) << 4) | size] + size;
-      const std::int64_t c = cost[s] + lambda * bits;
-      if (s == first || c < best) {
-        best = c;
-        state = s;
-      }
-    }
-    return best;
-  };
+  // The states a later level may follow, in order (`live[0..nlive)`). Two exact bounds leave
+  // out states that cannot be the least, so the search finds what a search over every state
+  // finds (the same state on ties too: the first least).
+  // - A level whose zeroing would add more distortion than lambda x (32 + its size) bits is
+  //   never zeroed in a least-cost choice: zeroing it saves at most its symbol (a code of at
+  //   most 16 bits and its value bits) and the difference between the next symbol's codes (at
+  //   most 16 bits; merged runs need no fewer ZRLs), so keeping it is strictly cheaper. No
+  //   state before such a "kept" one is the state before a later one: it empties the list.
+  // - A state whose cost exceeds a later state's by more than lambda x shorter_run_bits is
+  //   never the least: from the later state every next symbol has a shorter run, so it takes
+  //   at most that many bits more (the model's maximum over sizes and runs), and both end
+  //   with the same EOB (or none at position 63).
+  std::uint8_t live[64];
+  int nlive = 1;
+  live[0] = 0;
+  const std::int64_t slack = lambda * m.shorter_run_bits[comp == 0 ? 0 : 1];
+  const std::uint8_t(*run_bits)[64] = m.run_bits[comp == 0 ? 0 : 1];
   const std::int16_t dc = nearest(0);
-  for (int k = 1; k < 64; ++k) {
+  while (candidates != 0) {
+    const int k = lowest_bit(candidates);
+    candidates &= candidates - 1;
     const std::int32_t l = nearest(k);
-    if (l == 0) continue;
     const std::int32_t c = raw(k);
     const std::int32_t a = c < 0 ? -c : c;
     const std::int32_t v = l < 0 ? -l : l;
+    // The nearest level v and the one below it, w (v itself when v is 1: then never chosen).
+    const std::int32_t w = v > 1 ? v - 1 : v;
     const std::int64_t zero = std::int64_t{a} * a;
     const std::int32_t step = div[m.natural_of_zigzag[k]].step;
-    // The nearest level, then the one below it (chosen only when strictly better): with the
-    // same size it has the same bits, so the same best state, and only its distortion differs.
-    const int size = size_of_level(v);
+    const int size = size_of_level(v), size_w = size_of_level(w);
     const std::int64_t own = level_distortion(a, v, step);
-    int state = 0;
-    std::int64_t best = best_state(k, size, state) + own;
-    std::int32_t level = v;
-    std::int64_t least_own = own;
-    if (v >= 2) {
-      const int size_below = size_of_level(v - 1);
-      const std::int64_t own_below = level_distortion(a, v - 1, step);
-      if (own_below < least_own) least_own = own_below;
-      if (size_below == size) {
-        if (own_below < own) {
-          best += own_below - own;
-          level = v - 1;
-        }
-      } else {
-        int state_below = 0;
-        const std::int64_t below = best_state(k, size_below, state_below) + own_below;
-        if (below < best) {
-          best = below;
-          state = state_below;
-          level = v - 1;
-        }
-      }
-    }
-    // Kept: the least distortion of a non-zero level is below zeroing's by more than any
-    // bits the zeroing could save (16 + size + 16; every AC symbol of 8-bit samples has a
-    // code in the standard tables, none longer than 16 bits).
-    if (zero - least_own > lambda * (32 + size)) first = states;
-    cost[states] = best - zero;
+    const std::int64_t own_w = level_distortion(a, w, step);
+    // The least cost + lambda x bits over the live states for each (the first state of the
+    // least, in order). Where w has v's size, both find the same state and only their own
+    // distortions differ.
+    const std::uint8_t* bits_v = run_bits[size];
+    const std::uint8_t* bits_w = run_bits[size_w];
+    std::int64_t best_v = kNone, best_w = kNone;
+    int state_v = 0, state_w = 0;
+    int i = 0;
+    do {  // (nlive >= 1)
+      const int s = live[i];
+      const int run = k - pos[s] - 1;
+      const std::int64_t cv = cost[s] + lambda * bits_v[run];
+      const std::int64_t cw = cost[s] + lambda * bits_w[run];
+      state_v = cv < best_v ? s : state_v;
+      best_v = cv < best_v ? cv : best_v;
+      state_w = cw < best_w ? s : state_w;
+      best_w = cw < best_w ? cw : best_w;
+    } while (++i < nlive);
+    // w only when strictly better.
+    const bool below = best_w + own_w < best_v + own;
+    const std::int64_t here = (below ? best_w + own_w : best_v + own) - zero;
+    const std::int64_t least_own = own_w < own ? own_w : own;
+    // The bounds: a kept level leaves no state before it; otherwise the states whose cost is
+    // more than the slack above this one's go.
+    const bool kept = zero - least_own > lambda * (32 + size);
+    const std::int64_t bar = kept ? -kNone : here + slack;
+    int n = 0;
+    i = 0;
+    do {
+      live[n] = live[i];
+      n += cost[live[i]] <= bar ? 1 : 0;
+    } while (++i < nlive);
+    live[n] = static_cast<std::uint8_t>(states);
+    nlive = n + 1;
+    cost[states] = here;
     pos[states] = static_cast<std::uint8_t>(k);
-    from[states] = static_cast<std::uint8_t>(state);
+    from[states] = static_cast<std::uint8_t>(below ? state_w : state_v);
+    const std::int32_t level = below ? w : v;
     chosen[states] = static_cast<std::int16_t>(c < 0 ? -level : level);
     ++states;
   }
-  // The end: an EOB unless the last non-zero level is at position 63.
-  std::int64_t best = 0;
+  // The end: an EOB unless the last non-zero level is at position 63. (Every state: ending
+  // before a kept level saves the ZRLs before it too, which the first bound leaves out.)
+  const std::int64_t eob = lambda * ac_bits[0x00];
+  std::int64_t best = kNone;
   int last = 0;
-  // (Every state: ending before a kept level saves the ZRLs before it too, which the bound
-  // above leaves out.)
   for (int s = 0; s < states; ++s) {
-    const std::int64_t c = cost[s] + (pos[s] < 63 ? lambda * ac_bits[0x00] : 0);
-    if (s == 0 || c < best) {
-      best = c;
-      last = s;
-    }
+    const std::int64_t c = cost[s] + (pos[s] < 63 ? eob : 0);
+    last = c < best ? s : last;
+    best = c < best ? c : best;
   }
   out[0] = dc;
   for (int k = 1; k < 64; ++k) out[k] = 0;
@@ -164,9 +204,12 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, const Quant
 template <class Raw>
 MJPEG_HD void trellis_quantize(const Raw& raw, const QuantDivisor* div, const TrellisModel& m,
                                int comp, std::int16_t* out) {
-  trellis_search(
-      raw, [&raw, div, &m](int k) { return quantize(raw(k), div[m.natural_of_zigzag[k]]); }, div,
-      m, comp, out);
+  const auto nearest = [&raw, div, &m](int k) {
+    return quantize(raw(k), div[m.natural_of_zigzag[k]]);
+  };
+  std::uint64_t candidates = 0;
+  for (int k = 1; k < 64; ++k) candidates |= static_cast<std::uint64_t>(nearest(k) != 0) << k;
+  trellis_search(raw, nearest, candidates, div, m, comp, out);
 }
 
 }  // namespace mjpeg::math

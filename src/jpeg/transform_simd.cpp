@@ -176,7 +176,7 @@ void search_blocks(const QuantConstants& q, const std::int16_t* raw, std::int16_
     const std::int16_t* r = raw + 64 * b;
     std::int16_t* block = out + 64 * b;
     math::trellis_search([r](int k) { return r[k]; }, [block](int k) { return block[k]; },
-                         q.divisor, *q.trellis, q.comp, block);
+                         math::nonzero_levels(block), q.divisor, *q.trellis, q.comp, block);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -143,6 +144,71 @@ TEST(Trellis, FindsTheLeastCostOfEveryChoice) {
   }
 }
 
+/// The least cost over every choice by a dynamic program without any bound (each position
+/// whose nearest level is not 0 may be the last non-zero one before the next, with either of
+/// its non-zero options), priced by this file's bit count: for blocks with more candidates
+/// than enumeration can take.
+std::int64_t least_cost_by_dp(const Block& b, const math::QuantDivisor* div, std::int64_t lambda,
+                              const HuffmanSpec& spec) {
+  const SymbolCodes codes = derive_codes(spec);
+  std::int64_t all_zero = 0;
+  for (int k = 1; k < 64; ++k) all_zero += std::int64_t{b.raw[k]} * b.raw[k];
+  std::vector<int> at = {0};
+  std::vector<std::int64_t> best = {0};  // least cost with the last non-zero level at at[i]
+  for (int k = 1; k < 64; ++k) {
+    const math::QuantDivisor& d = div[math::kZigzagToNatural[k]];
+    const int l = std::abs(math::quantize(b.raw[k], d));
+    if (l == 0) continue;
+    const std::int64_t a = std::abs(b.raw[k]);
+    std::int64_t here = 0;
+    bool found = false;
+    for (int v = l; v >= std::max(1, l - 1); --v) {
+      int size = 0;
+      for (int x = v; x; x >>= 1) ++size;
+      const std::int64_t e = a - std::int64_t{v} * d.step;
+      for (std::size_t i = 0; i < at.size(); ++i) {
+        const int run = k - at[i] - 1;
+        const std::int64_t bits =
+            (run / 16) * codes.size[0xF0] + codes.size[(run % 16) << 4 | size] + size;
+        const std::int64_t c = best[i] + lambda * bits + e * e - a * a;
+        if (!found || c < here) here = c;
+        found = true;
+      }
+    }
+    at.push_back(k);
+    best.push_back(here);
+  }
+  std::int64_t end = 0;
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    const std::int64_t c = best[i] + (at[i] < 63 ? lambda * codes.size[0x00] : 0);
+    if (i == 0 || c < end) end = c;
+  }
+  return all_zero + end;
+}
+
+// Busy blocks (up to every AC position a candidate, long stretches of levels 1 and 2, where
+// the search's bounds leave out the most states) against the plain dynamic program.
+TEST(Trellis, BusyBlocksCostWhatThePlainDynamicProgramFinds) {
+  std::mt19937 rng(2026);
+  for (int quality : {20, 60, 85, 95}) {
+    EncodeOptions o;
+    o.quality = quality;
+    o.rdo = Rdo::trellis;
+    const QuantTables t = make_quant_tables(o, 3);
+    for (int comp = 0; comp < 3; ++comp) {
+      const math::QuantDivisor* div = t.component_divisor(comp);
+      const HuffmanSpec& spec = standard_ac_spec(comp == 0 ? 0 : 1);
+      for (int trial = 0; trial < 300; ++trial) {
+        const Block b = random_block(rng, div, 8 + trial % 120, trial % 4 == 0 ? 30 : 2);
+        const std::vector<std::int16_t> got = search(b, div, t.trellis, comp);
+        ASSERT_EQ(cost(b.raw, got.data(), div, t.trellis.lambda[comp], spec),
+                  least_cost_by_dp(b, div, t.trellis.lambda[comp], spec))
+            << "q" << quality << " component " << comp << " trial " << trial;
+      }
+    }
+  }
+}
+
 // Runs of 16 and more zeros (ZRL), a last level at position 63 (no EOB), the largest levels
 // (q 1: up to 10 value bits), and a run of 15 then 16.
 TEST(Trellis, LongRunsTheLastPositionAndTheLargestLevels) {
@@ -214,6 +280,24 @@ TEST(Trellis, TheModelFollowsTheTablesAndTheSampling) {
   EXPECT_EQ(q50.trellis.ac_bits[0][0xF0], 11);
   EXPECT_EQ(q50.trellis.ac_bits[1][0xF0], 10);
   EXPECT_EQ(q50.trellis.ac_bits[0][0x0B], math::kNoCodeBits) << "size 11 has no AC code";
+  // The bits of a level after a run, and the second bound's allowance, from the codes as the
+  // entropy coder derives them.
+  for (int t = 0; t < 2; ++t) {
+    const SymbolCodes codes = derive_codes(standard_ac_spec(t));
+    const auto bits = [&codes](int run, int size) {
+      return (run / 16) * codes.size[0xF0] + codes.size[(run % 16) << 4 | size] + size;
+    };
+    int most = 0;
+    for (int size = 1; size <= 10; ++size) {
+      for (int run = 0; run < 63; ++run) {
+        ASSERT_EQ(q50.trellis.run_bits[t][size][run], bits(run, size)) << size << " " << run;
+        for (int longer = run + 1; longer < 63; ++longer)
+          most = std::max(most, bits(run, size) - bits(longer, size));
+      }
+    }
+    EXPECT_EQ(q50.trellis.shorter_run_bits[t], most);
+    EXPECT_EQ(most, 3) << "the standard tables";
+  }
   // Without --rdo trellis the tables carry no model and round as libjpeg does.
   o.rdo = Rdo::off;
   const QuantTables off = make_quant_tables(o, 3);
