@@ -199,9 +199,11 @@ namespace generic {
 #endif
 #include "jpeg/stuff_copy.inc"
 #undef MJPEG_STUFF_WIDTH
+#define MJPEG_HUFF_AVX2 0
 #define MJPEG_HUFF_AVX512 0
 #include "jpeg/huffman_coder.inc"
 #undef MJPEG_HUFF_AVX512
+#undef MJPEG_HUFF_AVX2
 }  // namespace generic
 
 #if MJPEG_X86_DISPATCH
@@ -211,9 +213,11 @@ namespace avx2 {
 #define MJPEG_STUFF_WIDTH 32
 #include "jpeg/stuff_copy.inc"
 #undef MJPEG_STUFF_WIDTH
+#define MJPEG_HUFF_AVX2 1
 #define MJPEG_HUFF_AVX512 0
 #include "jpeg/huffman_coder.inc"
 #undef MJPEG_HUFF_AVX512
+#undef MJPEG_HUFF_AVX2
 }  // namespace avx2
 #pragma GCC pop_options
 
@@ -226,9 +230,11 @@ namespace avx512 {
 #define MJPEG_STUFF_WIDTH 64
 #include "jpeg/stuff_copy.inc"
 #undef MJPEG_STUFF_WIDTH
+#define MJPEG_HUFF_AVX2 0
 #define MJPEG_HUFF_AVX512 1
 #include "jpeg/huffman_coder.inc"
 #undef MJPEG_HUFF_AVX512
+#undef MJPEG_HUFF_AVX2
 }  // namespace avx512
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
