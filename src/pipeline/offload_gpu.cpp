@@ -44,7 +44,7 @@ class GpuOffloader : public Offloader {
     downloader_ = traits.asynchronous && output == GpuOutput::tokens;
     k_ = k;
     devices_ = devices;
-    kernel_streams_ = kernel_streams_for(mode);
+    kernel_streams_ = kernel_streams_for(mode, s.tables.rdo);
     observer_.set_buffers(devices, timing_, kernel_streams_);
     slots_.resize(static_cast<std::size_t>(k) * devices.size());
     for (int b = 0; b < static_cast<int>(devices.size()); ++b) {

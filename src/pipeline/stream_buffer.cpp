@@ -31,17 +31,18 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 
 }  // namespace
 
-int kernel_streams_for(Offload mode) {
+int kernel_streams_for(Offload mode, Rdo rdo) {
   if (!traits_of(mode).asynchronous) return 1;
-  static const int n = [] {
+  static const int forced = [] {
     const char* v = std::getenv("MJPEG_KERNEL_STREAMS");
-    if (v == nullptr || *v == '\0') return 1;
+    if (v == nullptr || *v == '\0') return 0;
     const int k = std::atoi(v);
     if (k < 1 || k > 4)
       throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not 1, 2, 3 or 4");
     return k;
   }();
-  return n;
+  if (forced != 0) return forced;
+  return rdo == Rdo::trellis ? kTrellisKernelStreams : 1;
 }
 
 StreamBuffer::DeviceSelect::DeviceSelect(int device) { MJPEG_CUDA_CHECK(cudaSetDevice(device)); }
@@ -83,7 +84,7 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
   } else {
     plan_ = std::make_unique<gpu::TransformPlan>(geometry, tables, input.format);
   }
-  const int kernel_count = kernel_streams_for(mode);
+  const int kernel_count = kernel_streams_for(mode, tables.rdo);
   for (int k = 0; k < kernel_count; ++k) kernels_.emplace_back();
   if (output_ == GpuOutput::tokens) {
     // A stream as long as the coefficients' bytes fits the same host memory; a longer one (noise

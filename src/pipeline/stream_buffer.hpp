@@ -66,10 +66,17 @@
 
 namespace mjpeg::pipeline {
 
-/// Kernel streams of a stream buffer in `mode`: 1, and in aok MJPEG_KERNEL_STREAMS (1..4) when
-/// set (read once). Several let a frame's small tokenizer kernels overlap the next frame's
-/// transform; not yet measured, so the default stays one until a GPU run shows the gain.
-int kernel_streams_for(Offload mode);
+/// Kernel streams of an aok stream buffer whose frames use the trellis search: its kernel (one
+/// thread per block) fills about a tenth of an H100 (11% achieved occupancy at 1080p), so the
+/// searches of three frames run side by side (measured: 1080p bound by the upload again, at
+/// 0.95x the default rounding's bound, where one stream made 0.69x; docs/rdo.md).
+inline constexpr int kTrellisKernelStreams = 3;
+
+/// Kernel streams of a stream buffer in `mode` for frames rounded by `rdo`: 1 (the kernels of
+/// the default rounding keep the GPU busy; a second stream measured no faster,
+/// docs/BENCHMARKS.md), kTrellisKernelStreams under Rdo::trellis in aok, and in aok
+/// MJPEG_KERNEL_STREAMS (1..4) when set (read once).
+int kernel_streams_for(Offload mode, Rdo rdo);
 
 class StreamBuffer {
  public:

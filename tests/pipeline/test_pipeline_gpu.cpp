@@ -17,9 +17,21 @@
 #include "device_info.hpp"
 #include "gpu_transform.hpp"
 #include "pipeline_test_util.hpp"
+#include "pipeline/stream_buffer.hpp"
 
 namespace mjpeg::pipetest {
 namespace {
+
+// The trellis search's kernel fills a tenth of a GPU: aok issues three frames' kernels side by
+// side under it; the default rounding keeps one kernel stream, and sok has one stream anyway.
+TEST(KernelStreams, TheTrellisSearchRunsThreeFramesSideBySideInAok) {
+  if (std::getenv("MJPEG_KERNEL_STREAMS") != nullptr) GTEST_SKIP() << "MJPEG_KERNEL_STREAMS set";
+  EXPECT_EQ(pipeline::kernel_streams_for(Offload::aok, Rdo::trellis), 3);
+  EXPECT_EQ(pipeline::kernel_streams_for(Offload::aok, Rdo::off), 1);
+  EXPECT_EQ(pipeline::kernel_streams_for(Offload::aok, Rdo::deadzone), 1);
+  EXPECT_EQ(pipeline::kernel_streams_for(Offload::sok, Rdo::trellis), 1);
+  EXPECT_EQ(pipeline::kernel_streams_for(Offload::sok_pinned, Rdo::trellis), 1);
+}
 
 struct GpuMode {
   Offload mode;
