@@ -15,6 +15,10 @@
 
 #include <cstdint>
 
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h>
+#endif
+
 #if defined(__CUDACC__)
 #define MJPEG_HD __host__ __device__ __forceinline__
 #else
@@ -297,5 +301,25 @@ inline constexpr std::uint8_t kZigzagToNatural[64] = {
     12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
     35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
     58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+/// One bit per zigzag position 1..63 of a block of levels (zz[0..64)) whose level is not 0.
+MJPEG_HD std::uint64_t nonzero_levels(const std::int16_t* zz) {
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+  // 16 levels a step: compares to zero, packed to bytes, one bit each.
+  const __m128i zero = _mm_setzero_si128();
+  std::uint64_t zeros = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zz + 16 * i));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zz + 16 * i + 8));
+    const __m128i packed = _mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero));
+    zeros |= static_cast<std::uint64_t>(_mm_movemask_epi8(packed) & 0xFFFF) << (16 * i);
+  }
+  return ~zeros & ~std::uint64_t{1};
+#else
+  std::uint64_t mask = 0;
+  for (int k = 1; k < 64; ++k) mask |= static_cast<std::uint64_t>(zz[k] != 0) << k;
+  return mask;
+#endif
+}
 
 }  // namespace mjpeg::math

@@ -66,28 +66,11 @@ MJPEG_HD int lowest_bit(std::uint64_t x) {
 #endif
 }
 
-/// One bit per zigzag position 1..63 of a block of levels (zz[0..64)) whose level is not 0.
-/// Four levels at a time: the top bit of each 16-bit lane says whether it is not 0, and one
-/// multiplication gathers the four bits (lane j's to bit 45 + j; no two products overlap).
-MJPEG_HD std::uint64_t nonzero_levels(const std::int16_t* zz) {
-  constexpr std::uint64_t kLow15 = 0x7FFF7FFF7FFF7FFFull;
-  std::uint64_t mask = 0;
-  for (int j = 0; j < 16; ++j) {
-    std::uint64_t x = 0;
-    for (int i = 0; i < 4; ++i)
-      x |= static_cast<std::uint64_t>(static_cast<std::uint16_t>(zz[4 * j + i])) << (16 * i);
-    const std::uint64_t top = (((x & kLow15) + kLow15) | x) & ~kLow15;
-    const std::uint64_t four = ((top >> 15) * 0x0000200040008001ull) >> 45 & 0xF;
-    mask |= four << (4 * j);
-  }
-  return mask & ~std::uint64_t{1};
-}
-
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
 /// rounded as math::quantize does. raw(k) is the FDCT output at zigzag index k and nearest(k)
 /// its nearest level (math::quantize; out may be where raw or nearest read: each is read
 /// before out is written); `candidates` has bit k set where nearest(k) != 0 (k = 1..63, as
-/// nonzero_levels makes it); div the component's divisors (natural order, rounding half a
+/// math::nonzero_levels makes it); div the component's divisors (natural order, rounding half a
 /// step); `comp` (0 luma, 1 Cb, 2 Cr) picks the code lengths and lambda.
 ///
 /// The loop has no branch that depends on the data but its trip counts (choices are made by

@@ -54,6 +54,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/jpeg_math.hpp"
 #include "core/standard_huffman.hpp"
 #include "jpeg/bit_io.hpp"
 #include "jpeg/parallel_parts.hpp"

@@ -175,8 +175,10 @@ void search_blocks(const QuantConstants& q, const std::int16_t* raw, std::int16_
   for (int b = 0; b < n; ++b) {
     const std::int16_t* r = raw + 64 * b;
     std::int16_t* block = out + 64 * b;
+    const std::uint64_t candidates = math::nonzero_levels(block);
+    if (candidates == 0) continue;  // the DC alone: what the search would leave
     math::trellis_search([r](int k) { return r[k]; }, [block](int k) { return block[k]; },
-                         math::nonzero_levels(block), q.divisor, *q.trellis, q.comp, block);
+                         candidates, q.divisor, *q.trellis, q.comp, block);
   }
 }
 
