@@ -42,10 +42,11 @@ struct TrellisModel {
   std::uint8_t run_bits[2][11][64];
 };
 
-/// Squared error, in squared FDCT units, of coding magnitude `a` (|FDCT output|) as level v.
-MJPEG_HD std::int64_t level_distortion(std::int32_t a, std::int32_t v, std::int32_t step) {
-  const std::int64_t e = a - v * step;
-  return e * e;
+/// The change in squared error, in squared FDCT units, from coding magnitude `a` (|FDCT
+/// output|) as level v instead of 0: (a - v step)^2 - a^2 = v step (v step - 2a), one product.
+MJPEG_HD std::int64_t distortion_change(std::int32_t a, std::int32_t v, std::int32_t step) {
+  const std::int32_t vs = v * step;
+  return std::int64_t{vs} * (vs - 2 * a);
 }
 
 /// Bits of magnitude v >= 1 (its JPEG size category).
@@ -85,7 +86,7 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
   constexpr std::int64_t kNone = INT64_MAX;
   // The cost of a choice is counted from the block with every AC level 0 (whose distortion,
   // the sum of the squared FDCT outputs, is the same for every choice and left out): a non-zero
-  // level at k changes the distortion by level_distortion(a, v) - a^2 and adds its symbol's
+  // level at k changes the distortion by distortion_change(a, v) and adds its symbol's
   // bits. States: 0 = the start (position 0), then each position whose nearest level is not 0,
   // in order; cost[s] is the least cost of a choice for positions 1..pos[s] with a non-zero
   // level at pos[s]; from[s] is the state before it, chosen[s] its level (with its sign).
@@ -122,11 +123,11 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
     const std::int32_t v = l < 0 ? -l : l;
     // The nearest level v and the one below it, w (v itself when v is 1: then never chosen).
     const std::int32_t w = v > 1 ? v - 1 : v;
-    const std::int64_t zero = std::int64_t{a} * a;
     const std::int32_t step = div[m.natural_of_zigzag[k]].step;
     const int size = size_of_level(v), size_w = size_of_level(w);
-    const std::int64_t own = level_distortion(a, v, step);
-    const std::int64_t own_w = level_distortion(a, w, step);
+    // What each level changes in the distortion against zeroing it: (a - v step)^2 - a^2.
+    const std::int64_t own = distortion_change(a, v, step);
+    const std::int64_t own_w = distortion_change(a, w, step);
     // The least cost + lambda x bits over the live states for each (the first state of the
     // least, in order). Where w has v's size, both find the same state and only their own
     // distortions differ.
@@ -147,11 +148,11 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
     } while (++i < nlive);
     // w only when strictly better.
     const bool below = best_w + own_w < best_v + own;
-    const std::int64_t here = (below ? best_w + own_w : best_v + own) - zero;
+    const std::int64_t here = below ? best_w + own_w : best_v + own;
     const std::int64_t least_own = own_w < own ? own_w : own;
     // The bounds: a kept level leaves no state before it; otherwise the states whose cost is
     // more than the slack above this one's go.
-    const bool kept = zero - least_own > lambda * (32 + size);
+    const bool kept = -least_own > lambda * (32 + size);
     const std::int64_t bar = kept ? -kNone : here + slack;
     int n = 0;
     i = 0;
