@@ -302,6 +302,15 @@ inline constexpr std::uint8_t kZigzagToNatural[64] = {
     35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
     58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
 
+/// The index of the lowest set bit of x != 0.
+MJPEG_HD int lowest_bit(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+
 /// One bit per zigzag position 1..63 of a block of levels (zz[0..64)) whose level is not 0.
 MJPEG_HD std::uint64_t nonzero_levels(const std::int16_t* zz) {
 #if defined(__SSE2__) && !defined(__CUDA_ARCH__)

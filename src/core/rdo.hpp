@@ -58,15 +58,6 @@ MJPEG_HD int size_of_level(std::int32_t v) {
 #endif
 }
 
-/// The index of the lowest set bit of x != 0.
-MJPEG_HD int lowest_bit(std::uint64_t x) {
-#if defined(__CUDA_ARCH__)
-  return __ffsll(static_cast<long long>(x)) - 1;
-#else
-  return __builtin_ctzll(x);
-#endif
-}
-
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
 /// rounded as math::quantize does. raw(k) is the FDCT output at zigzag index k and nearest(k)
 /// its nearest level (math::quantize; out may be where raw or nearest read: each is read

@@ -14,10 +14,8 @@
 
 #include <algorithm>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
+#include "core/jpeg_math.hpp"
 #include "jpeg/huffman.hpp"
 #include "jpeg/jfif_writer.hpp"
 #include "mjpeg/error.hpp"
@@ -86,37 +84,10 @@ class BitWriter {
   int bits_ = 0;
 };
 
-/// Bit k set where coefficient k (zigzag) of the block is nonzero: each AC scan then walks only
-/// the nonzero positions of its band, and an empty band costs one test.
+/// Bit k set where coefficient k (zigzag) of the block is nonzero, the DC's included: each AC
+/// scan then walks only the nonzero positions of its band, and an empty band costs one test.
 std::uint64_t nonzero_mask(const std::int16_t* b) {
-#if defined(__SSE2__)
-  const __m128i zero = _mm_setzero_si128();
-  std::uint64_t m = 0;
-  for (int i = 0; i < 4; ++i) {
-    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i));
-    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i + 8));
-    const __m128i z = _mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero));
-    m |= static_cast<std::uint64_t>(static_cast<std::uint16_t>(~_mm_movemask_epi8(z))) << (16 * i);
-  }
-  return m;
-#else
-  std::uint64_t m = 0;
-  for (int k = 0; k < kBlockSize; ++k) m |= static_cast<std::uint64_t>(b[k] != 0) << k;
-  return m;
-#endif
-}
-
-int lowest_bit(std::uint64_t m) {
-#if defined(__GNUC__)
-  return __builtin_ctzll(m);
-#else
-  int n = 0;
-  while (!(m & 1)) {
-    m >>= 1;
-    ++n;
-  }
-  return n;
-#endif
+  return math::nonzero_levels(b) | static_cast<std::uint64_t>(b[0] != 0);
 }
 
 int bit_length(std::uint32_t v) {
@@ -231,7 +202,7 @@ class ScanCoder {
     int next = scan_.ss;  // the first position not coded yet
     if (m) emit_eobrun();
     while (m) {
-      const int k = lowest_bit(m);
+      const int k = math::lowest_bit(m);
       m &= m - 1;
       int run = k - next;
       for (; run > 15; run -= 16) code(c, 0xF0, 0, 0);
