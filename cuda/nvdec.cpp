@@ -5,11 +5,13 @@
 #include "nvdec.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 // The loader's own messages ("Cannot load libnvcuvid.so.1") stay quiet: nvdec_problem says
@@ -84,6 +86,10 @@ cudaVideoCodec cuvid_codec(NvdecCodec c) {
     case NvdecCodec::mpeg2: return cudaVideoCodec_MPEG2;
   }
   return cudaVideoCodec_H264;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 /// The device's primary context (the one the CUDA runtime uses), retained while alive.
@@ -396,10 +402,56 @@ struct NvdecDecoder::Impl {
   }
 
   void publish(std::unique_ptr<Chunk> c) {
+    if (!probed) {  // (only this thread sets it)
+      std::optional<CUVIDEOFORMAT> f = probe_format(*c);
+      std::lock_guard<std::mutex> lock(mutex);
+      probed_format = f;
+      probed = true;
+    }
     std::lock_guard<std::mutex> lock(mutex);
     chunks.push_back(std::move(c));
     queued.push_back(chunks.back().get());
     cv.notify_all();
+  }
+
+  // --- the stream's format, before any decoder ----------------------------------------------
+
+  static int CUDAAPI on_probe_sequence(void* user, CUVIDEOFORMAT* f) {
+    auto* out = static_cast<std::optional<CUVIDEOFORMAT>*>(user);
+    if (!*out) *out = *f;
+    return 0;  // nothing is decoded
+  }
+  static int CUDAAPI on_probe_decode(void*, CUVIDPICPARAMS*) { return 0; }
+  static int CUDAAPI on_probe_display(void*, CUVIDPARSERDISPINFO*) { return 1; }
+
+  /// The format NVDEC's parser finds at the start of chunk `c` (its sequence callback, from
+  /// the parameter sets and the first picture; nothing decoded), so that decoders can be made
+  /// before their first part with the coded size and surfaces their sequence callback will
+  /// ask for. Empty if the parser finds none in the first packets (each decoder is then made
+  /// at its first part's sequence callback).
+  std::optional<CUVIDEOFORMAT> probe_format(const Chunk& c) const {
+    std::optional<CUVIDEOFORMAT> f;
+    CUVIDPARSERPARAMS pp{};
+    pp.CodecType = cuvid_codec(video.codec);
+    pp.ulMaxNumDecodeSurfaces = 1;
+    pp.pUserData = &f;
+    pp.pfnSequenceCallback = on_probe_sequence;
+    pp.pfnDecodePicture = on_probe_decode;
+    pp.pfnDisplayPicture = on_probe_display;
+    CUvideoparser parser = nullptr;
+    if (driver().cuvid->cuvidCreateVideoParser(&parser, &pp) != CUDA_SUCCESS) return f;
+    auto feed = [&](const std::vector<std::uint8_t>& data) {
+      CUVIDSOURCEDATAPACKET sp{};
+      sp.payload = data.data();
+      sp.payload_size = static_cast<tcu_ulong>(data.size());
+      driver().cuvid->cuvidParseVideoData(parser, &sp);
+    };
+    if (video.codec == NvdecCodec::h264 || video.codec == NvdecCodec::hevc)
+      for (const auto& ps : c.params) feed(ps);
+    for (std::size_t i = 0; i < c.packets.size() && i < 8 && !f; ++i)
+      if (!c.packets[i].data.empty()) feed(c.packets[i].data);
+    driver().cuvid->cuvidDestroyVideoParser(parser);
+    return f;
   }
 
   // --- decoder threads ----------------------------------------------------------------------
@@ -413,6 +465,11 @@ struct NvdecDecoder::Impl {
     unsigned surfaces = 0;
     Chunk* chunk = nullptr;
     std::exception_ptr error;  // from a callback (they must not throw through the parser)
+    // What it did (NvdecActivity) since fold() last added it to the decoder's totals.
+    int remade = 0, made = 0;
+    bool early_failed = false;  // making it from the probed format failed
+    double create_s = 0, decode_s = 0, pool_wait_s = 0;
+    std::int64_t parts = 0;
   };
 
   static int CUDAAPI on_sequence(void* user, CUVIDEOFORMAT* f) {
@@ -456,22 +513,32 @@ struct NvdecDecoder::Impl {
     if (f.chroma_format != cudaVideoChromaFormat_420 ||
         f.bit_depth_luma_minus8 + 8 != video.bit_depth)
       throw Error("NVDEC: the stream changes its pixel format");
-    const unsigned wanted = std::max<unsigned>(f.min_num_decode_surfaces + 4, 8);
     if (w.decoder != nullptr && f.coded_width == w.format.coded_width &&
-        f.coded_height == w.format.coded_height && wanted <= w.surfaces) {
+        f.coded_height == w.format.coded_height && surfaces_for(f) <= w.surfaces) {
       w.format = f;
       return static_cast<int>(w.surfaces);
     }
     if (w.decoder != nullptr) {
       driver().cuvid->cuvidDestroyDecoder(w.decoder);
       w.decoder = nullptr;
+      ++w.remade;
     }
+    create_decoder(w, f, surfaces_for(f));
+    return static_cast<int>(w.surfaces);
+  }
+
+  static unsigned surfaces_for(const CUVIDEOFORMAT& f) {
+    return std::min<unsigned>(std::max<unsigned>(f.min_num_decode_surfaces + 4, 8), 32);
+  }
+
+  void create_decoder(Worker& w, const CUVIDEOFORMAT& f, unsigned surfaces) {
+    const auto t0 = std::chrono::steady_clock::now();
     CUVIDDECODECREATEINFO ci{};
     ci.ulWidth = f.coded_width;
     ci.ulHeight = f.coded_height;
     ci.ulMaxWidth = f.coded_width;
     ci.ulMaxHeight = f.coded_height;
-    ci.ulNumDecodeSurfaces = std::min<unsigned>(wanted, 32);
+    ci.ulNumDecodeSurfaces = surfaces;
     ci.CodecType = f.codec;
     ci.ChromaFormat = f.chroma_format;
     ci.ulCreationFlags = cudaVideoCreate_PreferCUVID;
@@ -494,7 +561,8 @@ struct NvdecDecoder::Impl {
     check(driver().cuvid->cuvidCreateDecoder(&w.decoder, &ci), "cuvidCreateDecoder");
     w.format = f;
     w.surfaces = static_cast<unsigned>(ci.ulNumDecodeSurfaces);
-    return static_cast<int>(w.surfaces);
+    w.create_s += seconds_since(t0);
+    ++w.made;
   }
 
   void display(Worker& w, const CUVIDPARSERDISPINFO& d) {
@@ -506,7 +574,9 @@ struct NvdecDecoder::Impl {
     const auto local = static_cast<std::size_t>(at);
     if (at < 0 || local >= c.packets.size() || !c.owned[local] || c.packets[local].discard)
       return;
+    const auto asked = std::chrono::steady_clock::now();
     const int buffer = take_buffer(c);
+    w.pool_wait_s += seconds_since(asked);
     if (buffer < 0) return;  // stopping
     CUVIDPROCPARAMS pp{};
     pp.progressive_frame = d.progressive_frame;
@@ -560,6 +630,7 @@ struct NvdecDecoder::Impl {
       std::rethrow_exception(failed);
     }
     std::lock_guard<std::mutex> lock(mutex);
+    if (activity.frames++ == 0) activity.first_frame_s = seconds_since(started);
     c.frames.push_back(buffer);
     cv.notify_all();
   }
@@ -619,6 +690,35 @@ struct NvdecDecoder::Impl {
     return head < chunks.size() && chunks[head].get() == &c;
   }
 
+  /// Waits for what worker `w` does next: false when there is nothing left (or the decoder
+  /// stops); else `c`, the next part to decode, or null where the worker is to make its
+  /// decoder first. Decoders are made one at a time (the driver serialises making them, at
+  /// tens of milliseconds each: made all at once, the first part's decoder might be the
+  /// last ready) and only while more parts wait than decoders are idle: a stream of three
+  /// parts makes three, and a decoder ready early decodes the parts that would otherwise wait
+  /// for the later ones to be made.
+  bool take_part(Worker& w, Chunk*& c) {
+    std::unique_lock<std::mutex> lock(mutex);
+    const bool ready = w.decoder != nullptr || w.early_failed;
+    if (ready) ++idle;
+    cv.wait(lock, [&] {
+      if (stopping || failed || (demuxed && queued.empty())) return true;
+      if (ready || (probed && !probed_format)) return !queued.empty();
+      return probed && !making && queued.size() > static_cast<std::size_t>(idle);
+    });
+    if (ready) --idle;
+    if (stopping || failed || (demuxed && queued.empty())) return false;
+    if (!ready && probed_format) {
+      making = true;
+      c = nullptr;
+      return true;
+    }
+    c = queued.front();
+    queued.pop_front();
+    cv.notify_all();  // the demuxer may read on
+    return true;
+  }
+
   void decode_loop(int id) {
     Worker w;
     w.impl = this;
@@ -628,16 +728,25 @@ struct NvdecDecoder::Impl {
       check(driver().cu->cuStreamCreate(&w.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
       for (;;) {
         Chunk* c = nullptr;
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          cv.wait(lock, [&] { return stopping || failed || !queued.empty() || demuxed; });
-          if (stopping || failed || queued.empty()) break;
-          c = queued.front();
-          queued.pop_front();
-          cv.notify_all();  // the demuxer may read on
+        if (!take_part(w, c)) break;
+        if (c == nullptr) {  // this worker's turn to make its decoder, from the probed format
+          try {
+            create_decoder(w, *probed_format, surfaces_for(*probed_format));
+          } catch (const std::exception&) {
+            w.decoder = nullptr;  // its first part's sequence callback says why
+            w.early_failed = true;
+          }
+          std::lock_guard<std::mutex> lock(mutex);
+          making = false;
+          cv.notify_all();
+          continue;
         }
+        const auto t0 = std::chrono::steady_clock::now();
         decode_chunk(w, *c);
+        w.decode_s += seconds_since(t0);
+        ++w.parts;
         std::lock_guard<std::mutex> lock(mutex);
+        fold(w);  // before the chunk counts as decoded: the reader sees it at the stream's end
         c->decoded = true;
         c->packets = {};
         c->owned = {};
@@ -647,9 +756,26 @@ struct NvdecDecoder::Impl {
       fail(std::current_exception());
     }
     (void)id;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      fold(w);
+    }
     if (w.decoder) driver().cuvid->cuvidDestroyDecoder(w.decoder);
     if (w.stream) driver().cu->cuStreamDestroy(w.stream);
     if (w.lock) driver().cuvid->cuvidCtxLockDestroy(w.lock);
+  }
+
+  /// Adds what worker `w` did since the last call to the decoder's activity. The caller holds
+  /// the lock.
+  void fold(Worker& w) {
+    activity.parts += w.parts;
+    activity.decoders_remade += w.remade;
+    activity.decoders_made += w.made;
+    activity.create_s += w.create_s;
+    activity.decode_s += w.decode_s;
+    activity.pool_wait_s += w.pool_wait_s;
+    w.parts = w.remade = w.made = 0;
+    w.create_s = w.decode_s = w.pool_wait_s = 0;
   }
 
   void decode_chunk(Worker& w, Chunk& c) {
@@ -730,6 +856,7 @@ struct NvdecDecoder::Impl {
     cv.notify_all();
   }
 
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   const NvdecVideo video;
   const int device_index;
   PrimaryContext ctx;
@@ -745,7 +872,13 @@ struct NvdecDecoder::Impl {
   std::deque<std::unique_ptr<Chunk>> chunks;  // in stream order; chunks[head] is delivered next
   std::size_t head = 0;
   std::deque<Chunk*> queued;                  // waiting for a decoder
+  // The stream's format as the parser found it at the start (probe_format), once probed.
+  std::optional<CUVIDEOFORMAT> probed_format;
+  bool probed = false;
+  int idle = 0;         // workers with a decoder waiting for a part
+  bool making = false;  // a worker is making its decoder
   std::int64_t delivered = 0;
+  NvdecActivity activity;  // frames and first_frame_s as they come; the rest after each part
 
   int pool_size = 0, reserve = 2, in_use = 0, allocated = 0;
   static constexpr int kSlab = 32;
@@ -836,6 +969,15 @@ bool NvdecDecoder::next_frame_host(std::uint8_t* dst, std::int64_t& index) {
 }
 
 int NvdecDecoder::decoders() const { return impl_->decoders; }
+
+NvdecActivity NvdecDecoder::activity() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  NvdecActivity a = impl_->activity;
+  a.decoders = impl_->decoders;
+  a.elapsed_s = seconds_since(impl_->started);
+  return a;
+}
+
 std::size_t NvdecDecoder::frame_bytes() const { return impl_->layout.bytes; }
 
 }  // namespace mjpeg::gpu

@@ -5,7 +5,10 @@
 // One file on several decoders at once: the caller's packets (demuxed on the host: H.264 and
 // HEVC as Annex B, VP9 frames, MPEG-2 elementary stream) are cut into chunks at keyframes, each
 // chunk goes to whichever of `decoders` decoder threads is free (each with its own cuvid parser
-// and decoder), and the frames come out in stream order. A chunk that starts at an open
+// and decoder), and the frames come out in stream order. Decoders are made one at a time, from
+// the format a parser finds at the stream's start, only while more chunks wait than decoders
+// are idle (the driver serialises making them, at tens of milliseconds each). A chunk that
+// starts at an open
 // keyframe (H.264 I without IDR, MPEG-2 open GOP) is decoded from the keyframe before it, whose
 // frames it drops; one that ends at an HEVC CRA decodes on through the CRA's RASL frames and
 // delivers them (the next starts at the CRA without them): the leading frames that refer
@@ -53,6 +56,22 @@ struct NvdecPacket {
   bool discard = false;  ///< decoded, but its frame is not delivered (an edit list's start)
 };
 
+/// What the decoders did, for --stats and benchmarks: complete for every part decoded so far
+/// (so at the stream's end, for all of it); a decoder made before its first part counts in
+/// create_s from its first part on.
+struct NvdecActivity {
+  int decoders = 0;        ///< the most that decode at once
+  int decoders_made = 0;   ///< made (on demand: no more than parts wait for), remade included
+  std::int64_t parts = 0;   ///< chunks decoded
+  std::int64_t frames = 0;  ///< frames decoded and delivered to the pool
+  int decoders_remade = 0;  ///< decoders made again: the stream's coded size was not the guess
+  double create_s = 0;      ///< making decoders, summed over the workers
+  double decode_s = 0;      ///< workers busy with their parts, summed (waits included)
+  double pool_wait_s = 0;   ///< of it, waiting for a free frame buffer (the reader behind)
+  double first_frame_s = 0; ///< from the start to the first frame decoded
+  double elapsed_s = 0;     ///< from the start to this call
+};
+
 class NvdecDecoder {
  public:
   /// Fills `packet` with the next packet and returns true, or false at the end of the stream.
@@ -84,6 +103,7 @@ class NvdecDecoder {
 
   int decoders() const;
   std::size_t frame_bytes() const;
+  NvdecActivity activity() const;
 
   struct Impl;
 

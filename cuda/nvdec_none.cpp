@@ -27,5 +27,6 @@ bool NvdecDecoder::next_frame(std::int64_t&, const std::function<StreamHandle(co
 bool NvdecDecoder::next_frame_host(std::uint8_t*, std::int64_t&) { return false; }
 int NvdecDecoder::decoders() const { return 0; }
 std::size_t NvdecDecoder::frame_bytes() const { return 0; }
+NvdecActivity NvdecDecoder::activity() const { return {}; }
 
 }  // namespace mjpeg::gpu

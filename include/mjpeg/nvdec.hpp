@@ -57,6 +57,20 @@ struct CompressedPacket {
   bool discard = false;  ///< decoded, but its frame is left out (an edit list's start)
 };
 
+/// What an NvdecSource's decoders did so far (see NvdecSource::activity).
+struct NvdecActivity {
+  int decoders = 0;             ///< the most that decode at once (the source's `decoders`)
+  int decoders_made = 0;        ///< made so far: one at a time, while parts wait for one
+  std::int64_t parts = 0;       ///< runs of GOPs decoded (each by one decoder)
+  std::int64_t frames = 0;      ///< frames decoded
+  int decoders_remade = 0;      ///< decoders made again (the stream's coded size was not the expected one)
+  double create_s = 0;          ///< seconds spent making decoders, summed over the decoders
+  double decode_s = 0;          ///< seconds the decoders were busy with parts, summed
+  double pool_wait_s = 0;       ///< of it, seconds waiting for the reader to take frames
+  double first_frame_s = 0;     ///< seconds from the source's construction to its first frame
+  double elapsed_s = 0;         ///< seconds from the source's construction to the call
+};
+
 /// Frames decoded by NVDEC, for encode_all (which reads them on the GPU) or read() (host).
 class NvdecSource final : public FrameSource {
  public:
@@ -88,6 +102,9 @@ class NvdecSource final : public FrameSource {
   /// false at the end.
   bool skip();
   int decoders() const;
+  /// What the decoders did so far (complete for the parts decoded: at the end of the stream,
+  /// for all of it). Thread-safe.
+  NvdecActivity activity() const;
 
  private:
   pipeline::FrameSource* library_reader(const VideoOptions& options) override;

@@ -43,7 +43,7 @@ if [[ $what == tests || $what == all ]]; then
   for f in h264_bframes.mp4 h264_opengop.mkv h264_raw.h264 hevc_8bit.mp4 hevc_10bit.mkv \
            vp9_odd.webm mpeg2.ts; do
     n=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
-          -of default=nw=1:nk=1 "$out/$f" | head -n1)
+          -of default=nw=1:nk=1 "$out/$f" | sed -n 1p)
     echo "$f $n" >>"$out/counts.txt"
   done
 fi

@@ -12,11 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -121,6 +123,32 @@ TEST_P(GpuNvdec, SameBytesThroughTheHostInSok) {
   NEED_CLIPS(env);
   const std::string clip = GetParam();
   EXPECT_EQ(same_as_cpu(env, clip, "--mode sok -q 75"), env.counts[clip]);
+}
+
+// --stats' NVDEC line: decoders are made one at a time, only while parts wait for one (never
+// more than the stream has parts), from the format probed at the start (none made again for
+// another coded size), and every frame of every part is decoded.
+TEST_P(GpuNvdec, DecodersAreMadeOnlyWhilePartsWaitForOne) {
+  NEED_CLIPS(env);
+  const std::string clip = GetParam();
+  std::string err;
+  ASSERT_EQ(encode(env, clip, env.work + "/" + clip + ".stats.avi",
+                   "--decoder gpu --decoders 7 --mode aok --stats", err),
+            0)
+      << err;
+  const auto at = err.find("mjpeg: NVDEC: ");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string line = err.substr(at, err.find('\n', at) - at);
+  std::smatch m;
+  const std::regex counts(R"(NVDEC: (\d+) decoders? of (\d+) made, (\d+) parts?, (\d+) frames?;)");
+  ASSERT_TRUE(std::regex_search(line, m, counts)) << line;
+  const long made = std::stol(m[1]), most = std::stol(m[2]), parts = std::stol(m[3]),
+             frames = std::stol(m[4]);
+  EXPECT_EQ(most, 7) << line;
+  EXPECT_GE(made, 1) << line;
+  EXPECT_LE(made, std::min<long>(parts, 7)) << line;
+  EXPECT_EQ(frames, env.counts[clip]) << line;
+  EXPECT_EQ(line.find("made again"), std::string::npos) << line;
 }
 
 INSTANTIATE_TEST_SUITE_P(Clips, GpuNvdec,

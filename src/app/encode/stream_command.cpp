@@ -479,6 +479,7 @@ int decode_only(const EncodeArgs& args, VideoInput& in) {
                            gpu ? fmt::format("NVDEC, {} decoders", gpu->decoders())
                                : std::string("CPU"))
                    .c_str());
+  if (in.decoder_activity) std::fprintf(stderr, "mjpeg: %s\n", in.decoder_activity().c_str());
   if (n == 0) throw Error(fmt::format("'{}' has no frames to decode", args.input));
   return interrupted() ? 130 : 0;
 }
@@ -911,6 +912,8 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     std::fprintf(stderr, "mjpeg: %s decoded for %s encoded\n",
                  count_of(decoded, "frame", "frames").c_str(),
                  count_of(stats.frames, "frame", "frames").c_str());
+  if (args.stats && in.decoder_activity)
+    std::fprintf(stderr, "mjpeg: %s\n", in.decoder_activity().c_str());
   if (written_quality) written_quality->print(stderr, args.output);
   if (!args.json.empty()) {
     nlohmann::json j;

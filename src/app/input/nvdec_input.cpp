@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <new>
@@ -171,6 +172,20 @@ class Demuxer {
   bool eof_ = false;
 };
 
+std::string nvdec_activity_text(const NvdecActivity& a) {
+  const double capacity = std::min(a.decoders, a.decoders_made) * a.elapsed_s;
+  return fmt::format(
+      "NVDEC: {} of {} made, {}, {}; first frame at {:.3f} s; making decoders {:.3f} s "
+      "(summed{}); decoders busy {:.0f}% of {:.3f} s, {:.0f}% of that waiting for the encoder "
+      "to take frames",
+      count_of(a.decoders_made, "decoder", "decoders"), a.decoders, count_of(a.parts, "part", "parts"),
+      count_of(a.frames, "frame", "frames"), a.first_frame_s, a.create_s,
+      a.decoders_remade > 0 ? fmt::format(", {} made again for another coded size", a.decoders_remade)
+                            : std::string(),
+      capacity > 0 ? 100.0 * a.decode_s / capacity : 0.0, a.elapsed_s,
+      a.decode_s > 0 ? 100.0 * a.pool_wait_s / a.decode_s : 0.0);
+}
+
 /// The NVDEC codec of an FFmpeg codec id, or false.
 bool nvdec_codec(AVCodecID id, VideoCodec& codec) {
   switch (id) {
@@ -318,6 +333,7 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
   const AVRational sar = av_guess_sample_aspect_ratio(demux->context(), demux->stream(), nullptr);
   if (sar.num > 0 && sar.den > 0)
     av_reduce(&in.aspect_num, &in.aspect_den, sar.num, sar.den, 1 << 30);
+  in.decoder_activity = [s = source.get()] { return nvdec_activity_text(s->activity()); };
   if (swscale_after)
     in.source = swscale_source(std::move(source), planes, table);
   else

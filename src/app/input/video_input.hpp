@@ -110,6 +110,9 @@ struct VideoInput {
   /// Frames the reader decoded (or read) so far, those before the range included; unset when
   /// it decodes nothing it does not hand on.
   std::function<std::int64_t()> frames_decoded;
+  /// Frames decoded on the GPU (NVDEC): a line for --stats and --decode-only on what its
+  /// decoders did (busy share, time to make them, first frame); unset otherwise.
+  std::function<std::string()> decoder_activity;
 
   VideoInput();
   ~VideoInput();
