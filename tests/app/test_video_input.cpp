@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -114,6 +116,40 @@ TEST(DecodedVideo, PlanesGiveLibswscalesRgbOnTheSharedClips) {
     }
     EXPECT_EQ(frames, 12) << clip;
   }
+#endif
+}
+
+// The header's count (what lets a long video skip the cpu mode's opening) is the count the full
+// opening takes: frames x pixels of every shared MP4 clip, with a range; Matroska / WebM
+// headers announce no count, and a file FFmpeg cannot open gives none.
+TEST(DecodedVideo, TheHeadersPixelsAreTheOpenedVideosFramesTimesPixels) {
+#if !MJPEG_TEST_LIBAV
+  GTEST_SKIP() << "built without FFmpeg's libraries";
+#else
+  MJPEG_REQUIRE_MEDIA();
+  const std::string dir = test::media_dir();
+  for (const char* clip : {"flower.mp4", "friday.mp4", "bottle-detection.mp4", "car-detection.mp4"}) {
+    const std::string path = dir + "/video/" + clip;
+    for (const auto& [start, frames] : {std::pair<std::int64_t, std::int64_t>{0, -1}, {5, 7}, {3, -1}}) {
+      InputOptions o;
+      o.start = start;
+      o.max_frames = frames;
+      const std::optional<double> header = video_header_pixels(path, o);
+      const VideoInput in = open_video_input(path, o);
+      ASSERT_GT(in.frame_count, 0) << clip;
+      ASSERT_TRUE(header.has_value()) << clip;
+      EXPECT_EQ(*header, static_cast<double>(in.frame_count) * in.format.width * in.format.height)
+          << clip << " from " << start;
+      if (frames > 0) {
+        EXPECT_EQ(in.frame_count, frames) << clip;
+      }
+    }
+  }
+  EXPECT_FALSE(video_header_pixels(dir + "/video/tears-of-steel-battle-clip-medium.webm", {}));
+  EXPECT_FALSE(video_header_pixels(dir + "/no-such-file.mp4", {}));
+  InputOptions second;
+  second.stream = 1;  // the clips have one video stream
+  EXPECT_FALSE(video_header_pixels(dir + "/video/flower.mp4", second));
 #endif
 }
 

@@ -287,17 +287,23 @@ bool may_start_on_cpu(const EncodeArgs& args, InputKind kind) {
          kind != InputKind::image && built_with_gpu() && nvidia_driver_loaded();
 }
 
+/// The pixels per core below which input of kind `kind` is little work.
+double little_work_per_core(InputKind kind) {
+  // MJPEG_LITTLE_WORK=M (Mpixel per core, frames that need no decoding): where a machine's
+  // break-even lies is measured with it (0: a cpu start for every length).
+  if (const char* env = std::getenv("MJPEG_LITTLE_WORK"); env && *env && kind != InputKind::video)
+    return std::max(0.0, std::atof(env)) * 1e6;
+  return kind == InputKind::video ? kLittleWorkPixelsPerCore : kLittleWorkPixelsPerCoreUncompressed;
+}
+
+int core_count() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
 /// Why `in` (of kind `kind`) is too little work for the GPU (its frames known and their pixels
 /// below the threshold per core above), or "" when it is not.
 std::string little_work_reason(const VideoInput& in, InputKind kind) {
   if (in.frame_count <= 0) return "";
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  double per_core = kind == InputKind::video ? kLittleWorkPixelsPerCore
-                                             : kLittleWorkPixelsPerCoreUncompressed;
-  // MJPEG_LITTLE_WORK=M (Mpixel per core, frames that need no decoding): where a machine's
-  // break-even lies is measured with it (0: a cpu start for every length).
-  if (const char* env = std::getenv("MJPEG_LITTLE_WORK"); env && *env && kind != InputKind::video)
-    per_core = std::max(0.0, std::atof(env)) * 1e6;
+  const int cores = core_count();
+  const double per_core = little_work_per_core(kind);
   const double pixels =
       static_cast<double>(in.frame_count) * in.format.width * in.format.height;
   if (pixels >= per_core * cores) return "";
@@ -305,6 +311,20 @@ std::string little_work_reason(const VideoInput& in, InputKind kind) {
                      "{} cores x {:.0f} Mpixel; --mode aok uses the GPU)",
                      count_of(in.frame_count, "frame", "frames"), in.format.width,
                      in.format.height, pixels / 1e6, cores, per_core / 1e6);
+}
+
+/// A video file whose container announces frames x pixels at or above the little-work
+/// threshold: it is not little work, so it need not be opened the cpu mode's way to be counted
+/// before it is opened for the GPU (each opening runs FFmpeg's probe, which decodes several
+/// frames of H.264 on one core: 0.3-0.4 s at 4K on the GPU host). The count is the one the full
+/// opening takes (the container's); a part (--part) plans its range there.
+bool announced_as_much_work(const EncodeArgs& args, InputKind kind) {
+  if (kind != InputKind::video || !args.part.empty()) return false;
+  InputOptions options = args.input_options;
+  options.start = args.start;
+  options.max_frames = args.frames;
+  const std::optional<double> pixels = video_header_pixels(args.input, options);
+  return pixels && *pixels >= little_work_per_core(kind) * core_count();
 }
 
 VideoInput open_stream(const EncodeArgs& args, Offload mode, const std::vector<int>& devices,
@@ -704,7 +724,7 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     video_options(args, m, devices, probe);
   };
   std::optional<VideoInput> opened;
-  if (may_be_little_work(args, input)) {
+  if (may_be_little_work(args, input) && !announced_as_much_work(args, in_kind)) {
     check_usage(Offload::cpu);
     const Clock::time_point t_open = Clock::now();
     opened.emplace(open_stream(args, Offload::cpu, devices, std::move(input)));

@@ -26,6 +26,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -1313,6 +1314,29 @@ std::string libav_colour_words(int colorspace, bool full_range, const InputOptio
                                           : matrix_name(static_cast<AVColorSpace>(colorspace)),
                      full ? "full" : "limited",
                      matrix_override >= 0 || !options.range.empty() ? " as stated" : "");
+}
+
+std::optional<double> libav_header_pixels(const std::string& path, const InputOptions& options) {
+  install_log_callback();  // FFmpeg's own messages about a file it cannot read stay quiet
+  AVFormatContext* raw = nullptr;
+  if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return std::nullopt;
+  const std::unique_ptr<AVFormatContext*, void (*)(AVFormatContext**)> owner(&raw, avformat_close_input);
+  std::vector<const AVStream*> videos;  // as open_libav counts them: attached pictures aside
+  for (unsigned i = 0; i < raw->nb_streams; ++i) {
+    const AVStream* s = raw->streams[i];
+    if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(s->disposition & AV_DISPOSITION_ATTACHED_PIC))
+      videos.push_back(s);
+  }
+  const AVStream* st = nullptr;
+  if (options.stream >= 0 && static_cast<std::size_t>(options.stream) < videos.size())
+    st = videos[static_cast<std::size_t>(options.stream)];
+  else if (options.stream < 0 && videos.size() == 1)
+    st = videos.front();
+  if (st == nullptr || st->nb_frames <= 0 || st->codecpar->width <= 0 || st->codecpar->height <= 0)
+    return std::nullopt;
+  std::int64_t frames = std::max<std::int64_t>(0, st->nb_frames - options.start);
+  if (options.max_frames >= 0) frames = std::min(frames, options.max_frames);
+  return static_cast<double>(frames) * st->codecpar->width * st->codecpar->height;
 }
 
 VideoInput open_libav(InputFile& file, const InputOptions& options) {

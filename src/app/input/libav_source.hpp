@@ -14,6 +14,9 @@ namespace mjpeg::app {
 /// must outlive it.
 VideoInput open_libav(InputFile& file, const InputOptions& options);
 
+/// video_header_pixels (video_input.hpp) with FFmpeg's libraries.
+std::optional<double> libav_header_pixels(const std::string& path, const InputOptions& options);
+
 /// How open_libav's reader gives frames of pixel format `pix_fmt` (an AVPixelFormat) in colour
 /// space `colorspace` (an AVColorSpace), full range or not, `width` x `height` as stored, to
 /// the encoder: planar (format yuv420p, ..., with the conversion's coefficients; --colorspace

@@ -411,6 +411,20 @@ VideoInput open_video_input(Input input, const InputOptions& options) {
   return open_video_input_cpu(std::move(input), options);
 }
 
+std::optional<double> video_header_pixels(const std::string& path, const InputOptions& options) {
+#if MJPEG_HAVE_LIBAV
+  try {
+    return libav_header_pixels(path, options);
+  } catch (const std::exception&) {  // (a library that cannot load: the full open says so)
+    return std::nullopt;
+  }
+#else
+  (void)path;
+  (void)options;
+  return std::nullopt;
+#endif
+}
+
 VideoInput open_video_input(const std::string& path, const InputOptions& options) {
   return open_video_input(open_input(path, options.raw.given()), options);
 }
