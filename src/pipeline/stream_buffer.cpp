@@ -105,25 +105,28 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
     header_bytes_ = tokenizers_.front()->header_bytes();
     blocks_ = geometry.total_blocks;
   }
-  const std::size_t result_bytes = header_bytes_ + coeff_bytes_;
+  // The host memory a slot's result comes back to. Coefficients: all of them. A token stream:
+  // a quarter of the coefficients' bytes at first (coded blocks of a q90 frame are an eighth
+  // of them), grown to the coefficients' bytes by the first frame whose stream is longer or
+  // overflows (copy_body): page-locking 6 MB per slot at 1080p, 25 MB at 4K, was most of the
+  // set-up's time and memory.
+  const std::size_t result_bytes =
+      header_bytes_ + (output_ == GpuOutput::tokens ? coeff_bytes_ / 4 : coeff_bytes_);
 
   slot_count_ = slots;
-  const bool pinned = traits_of(mode).pinned_host;
+  pinned_ = traits_of(mode).pinned_host;
   for (int i = 0; i < slots; ++i) {
     slots_.push_back(std::make_unique<Slot>(timing));
     Slot& s = *slots_.back();
-    if (pinned) {
+    if (pinned_) {
       if (host_pixels) s.pinned_pixels = gpu::PinnedBuffer(pixel_bytes_);
-      s.pinned_result = gpu::PinnedBuffer(result_bytes);
       s.host_pixels = s.pinned_pixels.as<std::uint8_t>();
-      s.host_result = s.pinned_result.as<std::uint8_t>();
     } else {
       // Pageable, as a plain program would have it (the SOK baseline).
       if (host_pixels) s.pageable_pixels.reset(new std::uint8_t[pixel_bytes_]);
-      s.pageable_result.reset(new std::uint8_t[result_bytes]);
       s.host_pixels = s.pageable_pixels.get();
-      s.host_result = s.pageable_result.get();
     }
+    allocate_result(s, result_bytes);
     s.device_pixels = gpu::DeviceBuffer(pixel_bytes_);
     s.device_coeffs = gpu::DeviceBuffer(coeff_bytes_);
     if (tokens()) s.device_tokens = gpu::DeviceBuffer(tokenizers_.front()->output_bytes());
@@ -236,12 +239,32 @@ void StreamBuffer::transform_async(int slot) {
   }
 }
 
+void StreamBuffer::allocate_result(Slot& s, std::size_t bytes) {
+  if (pinned_) {
+    gpu::PinnedBuffer b(bytes);
+    if (s.host_result != nullptr) std::memcpy(b.get(), s.host_result, header_bytes_);
+    // The smaller buffer is freed with the slot: cudaFreeHost would wait for the whole device.
+    s.retired_result = std::move(s.pinned_result);
+    s.pinned_result = std::move(b);
+    s.host_result = s.pinned_result.as<std::uint8_t>();
+  } else {
+    std::unique_ptr<std::uint8_t[]> b(new std::uint8_t[bytes]);
+    if (s.host_result != nullptr) std::memcpy(b.get(), s.host_result, header_bytes_);
+    s.pageable_result = std::move(b);
+    s.host_result = s.pageable_result.get();
+  }
+  s.result_capacity = bytes;
+}
+
 void StreamBuffer::copy_body(Slot& s, cudaStream_t stream, bool sync) {
   tokens::StreamHeader h;
   std::memcpy(&h, s.host_result, sizeof h);
   s.two_copies = true;
   s.got_tokens = h.overflow == 0;
   const std::size_t bytes = s.got_tokens ? std::size_t{h.body_bytes} : coeff_bytes_;
+  // A stream longer than the slot's first guess, or the coefficients of an overflow: the
+  // slot's host memory becomes the most any frame needs (once per slot).
+  if (header_bytes_ + bytes > s.result_capacity) allocate_result(s, header_bytes_ + coeff_bytes_);
   const void* src = s.got_tokens
                         ? static_cast<const void*>(s.device_tokens.as<std::uint8_t>() + header_bytes_)
                         : s.device_coeffs.get();

@@ -173,10 +173,12 @@ class StreamBuffer {
  private:
   struct Slot {
     gpu::PinnedBuffer pinned_pixels, pinned_result;
+    gpu::PinnedBuffer retired_result;  ///< the first, smaller result memory, once grown
     std::unique_ptr<std::uint8_t[]> pageable_pixels;
     std::unique_ptr<std::uint8_t[]> pageable_result;
     std::uint8_t* host_pixels = nullptr;
     std::uint8_t* host_result = nullptr;  ///< header (tokens), then slots or coefficients
+    std::size_t result_capacity = 0;      ///< bytes at host_result
     gpu::DeviceBuffer device_pixels, device_coeffs, device_tokens;
     gpu::Event data_ready, transform_done, header_ready, result_ready;
     // Timing only: recorded just before the copy in, the kernel, the (first) copy out and the
@@ -198,8 +200,13 @@ class StreamBuffer {
     return reinterpret_cast<const std::int16_t*>(s.host_result + header_bytes_);
   }
   /// After the header is in host memory: copies the body (slots or, on overflow, the
-  /// coefficients) on `stream`, synchronously when `sync`.
+  /// coefficients) on `stream`, synchronously when `sync`; grows the slot's host memory first
+  /// where the body does not fit.
   void copy_body(Slot& s, cudaStream_t stream, bool sync);
+  /// Gives slot `s` `bytes` of host result memory (page-locked in the modes that use it),
+  /// keeping the header area's bytes.
+  void allocate_result(Slot& s, std::size_t bytes);
+  bool pinned_ = false;
 
   // Declared first: selects the device before the streams below are created.
   struct DeviceSelect {

@@ -155,6 +155,44 @@ TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
   }
 }
 
+// Coded blocks (the default token format) come back to host memory a quarter of the
+// coefficients' size at first; noise at high qualities makes streams longer than that (and at
+// 100, longer than the coefficients: an overflow), so the slots' memory grows mid-stream.
+TEST(GpuPipeline, LongTokenStreamsGrowTheSlotsHostMemory) {
+  MJPEG_NEED_GPU();
+  std::vector<mjpeg::Image> frames;
+  std::uint32_t state = 7;
+  for (int i = 0; i < 8; ++i) {
+    mjpeg::Image f(64, 48, PixelFormat::rgb24);
+    for (auto& b : f.pixels) {
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      // Noise in the odd frames, flat grey in the even ones: short and long streams alternate.
+      b = i % 2 ? static_cast<std::uint8_t>(state) : std::uint8_t{128};
+    }
+    frames.push_back(std::move(f));
+  }
+  for (int quality : {100, 90, 60}) {
+    EncodeOptions o;
+    o.quality = quality;
+    o.subsampling = Subsampling::s444;
+    const auto ref = reference(frames, o);
+    for (Offload mode : {Offload::sok, Offload::aok}) {
+      SCOPED_TRACE(std::string(to_string(mode)) + " q" + std::to_string(quality));
+      pipeline::PipelineOptions p;
+      p.mode = mode;
+      p.producers = 2;
+      p.entropy_threads = 2;
+      p.slots = 3;
+      pipeline::MemoryFrameSource source(views(frames));
+      MemorySink sink;
+      within(30, [&] { pipeline::encode_stream(source, o, sink, p); });
+      expect_frames_equal(ref, sink.frames, frames.size());
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, GpuStream,
                          ::testing::Combine(::testing::ValuesIn(kStreamModes),
                                             ::testing::ValuesIn(stream_cases())),
