@@ -123,6 +123,41 @@ class Push {
   Push& operator=(const Push&) = delete;
 };
 
+/// A cuvid parser of `codec` that calls `user`'s callbacks (inside parse), destroyed with the
+/// object. ulMaxNumDecodeSurfaces is 1: the sequence callback says how many.
+class Parser {
+ public:
+  Parser(NvdecCodec codec, void* user, PFNVIDSEQUENCECALLBACK sequence, PFNVIDDECODECALLBACK decode,
+         PFNVIDDISPLAYCALLBACK display, unsigned display_delay) {
+    CUVIDPARSERPARAMS pp{};
+    pp.CodecType = cuvid_codec(codec);
+    pp.ulMaxNumDecodeSurfaces = 1;
+    pp.ulMaxDisplayDelay = display_delay;
+    pp.ulErrorThreshold = 0;
+    pp.pUserData = user;
+    pp.pfnSequenceCallback = sequence;
+    pp.pfnDecodePicture = decode;
+    pp.pfnDisplayPicture = display;
+    check(driver().cuvid->cuvidCreateVideoParser(&parser_, &pp), "cuvidCreateVideoParser");
+  }
+  ~Parser() { driver().cuvid->cuvidDestroyVideoParser(parser_); }
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+
+  CUresult parse(const std::uint8_t* data, std::size_t size, unsigned long flags = 0,
+                 std::int64_t timestamp = 0) {
+    CUVIDSOURCEDATAPACKET sp{};
+    sp.flags = flags;
+    sp.payload = data;
+    sp.payload_size = static_cast<tcu_ulong>(size);
+    sp.timestamp = timestamp;
+    return driver().cuvid->cuvidParseVideoData(parser_, &sp);
+  }
+
+ private:
+  CUvideoparser parser_ = nullptr;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Where a decoder can start: keyframes, closed (nothing after them refers to frames before) or
 // open (leading frames do)
@@ -431,26 +466,15 @@ struct NvdecDecoder::Impl {
   /// at its first part's sequence callback).
   std::optional<CUVIDEOFORMAT> probe_format(const Chunk& c) const {
     std::optional<CUVIDEOFORMAT> f;
-    CUVIDPARSERPARAMS pp{};
-    pp.CodecType = cuvid_codec(video.codec);
-    pp.ulMaxNumDecodeSurfaces = 1;
-    pp.pUserData = &f;
-    pp.pfnSequenceCallback = on_probe_sequence;
-    pp.pfnDecodePicture = on_probe_decode;
-    pp.pfnDisplayPicture = on_probe_display;
-    CUvideoparser parser = nullptr;
-    if (driver().cuvid->cuvidCreateVideoParser(&parser, &pp) != CUDA_SUCCESS) return f;
-    auto feed = [&](const std::vector<std::uint8_t>& data) {
-      CUVIDSOURCEDATAPACKET sp{};
-      sp.payload = data.data();
-      sp.payload_size = static_cast<tcu_ulong>(data.size());
-      driver().cuvid->cuvidParseVideoData(parser, &sp);
-    };
-    if (video.codec == NvdecCodec::h264 || video.codec == NvdecCodec::hevc)
-      for (const auto& ps : c.params) feed(ps);
-    for (std::size_t i = 0; i < c.packets.size() && i < 8 && !f; ++i)
-      if (!c.packets[i].data.empty()) feed(c.packets[i].data);
-    driver().cuvid->cuvidDestroyVideoParser(parser);
+    try {
+      Parser parser(video.codec, &f, on_probe_sequence, on_probe_decode, on_probe_display, 0);
+      if (video.codec == NvdecCodec::h264 || video.codec == NvdecCodec::hevc)
+        for (const auto& ps : c.params) parser.parse(ps.data(), ps.size());
+      for (std::size_t i = 0; i < c.packets.size() && i < 8 && !f; ++i)
+        if (!c.packets[i].data.empty()) parser.parse(c.packets[i].data.data(), c.packets[i].data.size());
+    } catch (const std::exception&) {
+      // No parser: the decoders are made at their first part, which says what is wrong.
+    }
     return f;
   }
 
@@ -780,29 +804,11 @@ struct NvdecDecoder::Impl {
 
   void decode_chunk(Worker& w, Chunk& c) {
     w.chunk = &c;
-    CUVIDPARSERPARAMS pp{};
-    pp.CodecType = cuvid_codec(video.codec);
-    pp.ulMaxNumDecodeSurfaces = 1;  // the sequence callback says how many
-    pp.ulMaxDisplayDelay = 4;       // lets decoding run ahead of the mapping
-    pp.ulErrorThreshold = 0;
-    pp.pUserData = &w;
-    pp.pfnSequenceCallback = on_sequence;
-    pp.pfnDecodePicture = on_decode;
-    pp.pfnDisplayPicture = on_display;
-    CUvideoparser parser = nullptr;
-    check(driver().cuvid->cuvidCreateVideoParser(&parser, &pp), "cuvidCreateVideoParser");
-    struct ParserOwner {
-      CUvideoparser p;
-      ~ParserOwner() { driver().cuvid->cuvidDestroyVideoParser(p); }
-    } owner{parser};
+    // A display delay of 4 lets decoding run ahead of the mapping.
+    Parser parser(video.codec, &w, on_sequence, on_decode, on_display, 4);
     auto feed = [&](const std::uint8_t* data, std::size_t size, unsigned long flags,
                     std::int64_t ts) {
-      CUVIDSOURCEDATAPACKET sp{};
-      sp.flags = flags;
-      sp.payload = data;
-      sp.payload_size = static_cast<tcu_ulong>(size);
-      sp.timestamp = ts;
-      const CUresult r = driver().cuvid->cuvidParseVideoData(parser, &sp);
+      const CUresult r = parser.parse(data, size, flags, ts);
       if (w.error) std::rethrow_exception(w.error);
       check(r, "cuvidParseVideoData");
     };

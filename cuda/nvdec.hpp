@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/planar_format.hpp"
+#include "mjpeg/nvdec.hpp"
 #include "stream_handle.hpp"
 
 namespace mjpeg::gpu {
@@ -54,22 +55,6 @@ struct NvdecPacket {
   std::vector<std::uint8_t> data;
   bool key = false;      ///< the container or parser says a decoder can start here
   bool discard = false;  ///< decoded, but its frame is not delivered (an edit list's start)
-};
-
-/// What the decoders did, for --stats and benchmarks: complete for every part decoded so far
-/// (so at the stream's end, for all of it); a decoder made before its first part counts in
-/// create_s from its first part on.
-struct NvdecActivity {
-  int decoders = 0;        ///< the most that decode at once
-  int decoders_made = 0;   ///< made (on demand: no more than parts wait for), remade included
-  std::int64_t parts = 0;   ///< chunks decoded
-  std::int64_t frames = 0;  ///< frames decoded and delivered to the pool
-  int decoders_remade = 0;  ///< decoders made again: the stream's coded size was not the guess
-  double create_s = 0;      ///< making decoders, summed over the workers
-  double decode_s = 0;      ///< workers busy with their parts, summed (waits included)
-  double pool_wait_s = 0;   ///< of it, waiting for a free frame buffer (the reader behind)
-  double first_frame_s = 0; ///< from the start to the first frame decoded
-  double elapsed_s = 0;     ///< from the start to this call
 };
 
 class NvdecDecoder {
@@ -103,6 +88,7 @@ class NvdecDecoder {
 
   int decoders() const;
   std::size_t frame_bytes() const;
+  /// What the decoders did so far (complete for every part decoded).
   NvdecActivity activity() const;
 
   struct Impl;

@@ -191,21 +191,7 @@ void NvdecSource::set_range(std::int64_t first, std::int64_t count) {
 
 int NvdecSource::decoders() const { return impl_->decoder.decoders(); }
 
-NvdecActivity NvdecSource::activity() const {
-  const gpu::NvdecActivity g = impl_->decoder.activity();
-  NvdecActivity a;
-  a.decoders = g.decoders;
-  a.decoders_made = g.decoders_made;
-  a.parts = g.parts;
-  a.frames = g.frames;
-  a.decoders_remade = g.decoders_remade;
-  a.create_s = g.create_s;
-  a.decode_s = g.decode_s;
-  a.pool_wait_s = g.pool_wait_s;
-  a.first_frame_s = g.first_frame_s;
-  a.elapsed_s = g.elapsed_s;
-  return a;
-}
+NvdecActivity NvdecSource::activity() const { return impl_->decoder.activity(); }
 
 // The pipeline's source of the decoded frames in device memory.
 pipeline::FrameSource* NvdecSource::library_reader(const VideoOptions& o) {

@@ -119,35 +119,46 @@ TEST(GpuPipeline, ProgressiveTakesCoefficientsUnlessTokensAreAsked) {
 // every frame overflows and comes back as coefficients: the same bytes, no token frame, and
 // the download is the header plus the coefficients. Symbol slots (MJPEG_TOKEN_FORMAT=slots),
 // whose overflow this noise is made for; coded blocks' overflow is GpuTokenize's.
-TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
-  MJPEG_NEED_GPU();
-  const mjpeg::test::ScopedEnv slots_format("MJPEG_TOKEN_FORMAT", "slots");
+/// `count` frames of RGB noise (xorshift from `seed`); with `flat_even`, the even ones flat grey.
+std::vector<mjpeg::Image> noise_frames(int count, int width, int height, std::uint32_t seed,
+                                       bool flat_even = false) {
   std::vector<mjpeg::Image> frames;
-  std::uint32_t state = 99;
-  for (int i = 0; i < 6; ++i) {
-    mjpeg::Image f(48, 32, PixelFormat::rgb24);
+  for (int i = 0; i < count; ++i) {
+    mjpeg::Image f(width, height, PixelFormat::rgb24);
     for (auto& b : f.pixels) {
-      state ^= state << 13;
-      state ^= state >> 17;
-      state ^= state << 5;
-      b = static_cast<std::uint8_t>(state);
+      seed ^= seed << 13;
+      seed ^= seed >> 17;
+      seed ^= seed << 5;
+      b = flat_even && i % 2 == 0 ? std::uint8_t{128} : static_cast<std::uint8_t>(seed);
     }
     frames.push_back(std::move(f));
   }
+  return frames;
+}
+
+/// Two producers, two entropy threads and `slots` slots in `mode`.
+pipeline::PipelineOptions two_by_two(Offload mode, int slots) {
+  pipeline::PipelineOptions p;
+  p.mode = mode;
+  p.producers = 2;
+  p.entropy_threads = 2;
+  p.slots = slots;
+  return p;
+}
+
+TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
+  MJPEG_NEED_GPU();
+  const mjpeg::test::ScopedEnv slots_format("MJPEG_TOKEN_FORMAT", "slots");
+  const std::vector<mjpeg::Image> frames = noise_frames(6, 48, 32, 99);
   EncodeOptions o;
   o.quality = 100;
   o.subsampling = Subsampling::s444;
   const auto ref = reference(frames, o);
   for (Offload mode : {Offload::sok, Offload::aok}) {
-    pipeline::PipelineOptions p;
-    p.mode = mode;
-    p.producers = 2;
-    p.entropy_threads = 2;
-    p.slots = 4;
     pipeline::MemoryFrameSource source(views(frames));
     MemorySink sink;
     pipeline::Stats st;
-    within(30, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+    within(30, [&] { st = pipeline::encode_stream(source, o, sink, two_by_two(mode, 4)); });
     expect_frames_equal(ref, sink.frames, frames.size());
     SCOPED_TRACE(to_string(mode));
     expect_gpu_work(st, {}, 6, 48 * 32 * 3, 0);
@@ -160,19 +171,8 @@ TEST(GpuPipeline, TokenOverflowFallsBackToCoefficients) {
 // 100, longer than the coefficients: an overflow), so the slots' memory grows mid-stream.
 TEST(GpuPipeline, LongTokenStreamsGrowTheSlotsHostMemory) {
   MJPEG_NEED_GPU();
-  std::vector<mjpeg::Image> frames;
-  std::uint32_t state = 7;
-  for (int i = 0; i < 8; ++i) {
-    mjpeg::Image f(64, 48, PixelFormat::rgb24);
-    for (auto& b : f.pixels) {
-      state ^= state << 13;
-      state ^= state >> 17;
-      state ^= state << 5;
-      // Noise in the odd frames, flat grey in the even ones: short and long streams alternate.
-      b = i % 2 ? static_cast<std::uint8_t>(state) : std::uint8_t{128};
-    }
-    frames.push_back(std::move(f));
-  }
+  // Noise in the odd frames, flat grey in the even ones: short and long streams alternate.
+  const std::vector<mjpeg::Image> frames = noise_frames(8, 64, 48, 7, true);
   for (int quality : {100, 90, 60}) {
     EncodeOptions o;
     o.quality = quality;
@@ -180,14 +180,9 @@ TEST(GpuPipeline, LongTokenStreamsGrowTheSlotsHostMemory) {
     const auto ref = reference(frames, o);
     for (Offload mode : {Offload::sok, Offload::aok}) {
       SCOPED_TRACE(std::string(to_string(mode)) + " q" + std::to_string(quality));
-      pipeline::PipelineOptions p;
-      p.mode = mode;
-      p.producers = 2;
-      p.entropy_threads = 2;
-      p.slots = 3;
       pipeline::MemoryFrameSource source(views(frames));
       MemorySink sink;
-      within(30, [&] { pipeline::encode_stream(source, o, sink, p); });
+      within(30, [&] { pipeline::encode_stream(source, o, sink, two_by_two(mode, 3)); });
       expect_frames_equal(ref, sink.frames, frames.size());
     }
   }
