@@ -798,13 +798,8 @@ class LibavSource final : public mjpeg::FrameSource {
   /// cover pictures (attached pictures) are not video. Notes the others.
   void choose_stream() {
     AVFormatContext* raw = fmtctx_.get();
-    std::vector<int> videos, covers;
-    for (unsigned i = 0; i < raw->nb_streams; ++i) {
-      const AVStream* s = raw->streams[i];
-      if (s->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) continue;
-      (s->disposition & AV_DISPOSITION_ATTACHED_PIC ? covers : videos)
-          .push_back(static_cast<int>(i));
-    }
+    std::vector<int> videos = libav_video_streams(raw, false);
+    const std::vector<int> covers = libav_video_streams(raw, true);
     // An audio file with a cover picture (MP3, M4A, FLAC): the picture is its one frame, as
     // ffmpeg encodes it.
     if (videos.empty() && !covers.empty()) {
@@ -1316,22 +1311,28 @@ std::string libav_colour_words(int colorspace, bool full_range, const InputOptio
                      matrix_override >= 0 || !options.range.empty() ? " as stated" : "");
 }
 
+std::vector<int> libav_video_streams(const AVFormatContext* f, bool attached) {
+  std::vector<int> found;
+  for (unsigned i = 0; i < f->nb_streams; ++i) {
+    const AVStream* s = f->streams[i];
+    if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+        ((s->disposition & AV_DISPOSITION_ATTACHED_PIC) != 0) == attached)
+      found.push_back(static_cast<int>(i));
+  }
+  return found;
+}
+
 std::optional<double> libav_header_pixels(const std::string& path, const InputOptions& options) {
   install_log_callback();  // FFmpeg's own messages about a file it cannot read stay quiet
   AVFormatContext* raw = nullptr;
   if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return std::nullopt;
   const std::unique_ptr<AVFormatContext*, void (*)(AVFormatContext**)> owner(&raw, avformat_close_input);
-  std::vector<const AVStream*> videos;  // as open_libav counts them: attached pictures aside
-  for (unsigned i = 0; i < raw->nb_streams; ++i) {
-    const AVStream* s = raw->streams[i];
-    if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(s->disposition & AV_DISPOSITION_ATTACHED_PIC))
-      videos.push_back(s);
-  }
+  const std::vector<int> videos = libav_video_streams(raw, false);
   const AVStream* st = nullptr;
   if (options.stream >= 0 && static_cast<std::size_t>(options.stream) < videos.size())
-    st = videos[static_cast<std::size_t>(options.stream)];
+    st = raw->streams[videos[static_cast<std::size_t>(options.stream)]];
   else if (options.stream < 0 && videos.size() == 1)
-    st = videos.front();
+    st = raw->streams[videos.front()];
   if (st == nullptr || st->nb_frames <= 0 || st->codecpar->width <= 0 || st->codecpar->height <= 0)
     return std::nullopt;
   std::int64_t frames = std::max<std::int64_t>(0, st->nb_frames - options.start);

@@ -4,10 +4,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "video_input.hpp"
 
+struct AVFormatContext;
+
 namespace mjpeg::app {
+
+/// The indices of the video streams of `f` that are moving pictures (`attached` false) or the
+/// attached cover pictures (`attached` true), in the file's order: what --stream N counts.
+std::vector<int> libav_video_streams(const AVFormatContext* f, bool attached);
 
 /// Opens `file`, which FFmpeg's own probe recognises (a regular file is read with seeks, a
 /// stream once, front to back). Throws Error naming the input. The source reads `file`, which

@@ -63,13 +63,7 @@ class Demuxer {
   /// --stream N (the N-th video stream), else FFmpeg's best one (as open_libav picks it);
   /// false when there is no video stream (open_libav then says so).
   bool choose(int wanted) {
-    std::vector<int> videos;
-    for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
-      const AVStream* s = fmt_->streams[i];
-      if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
-          !(s->disposition & AV_DISPOSITION_ATTACHED_PIC))
-        videos.push_back(static_cast<int>(i));
-    }
+    const std::vector<int> videos = libav_video_streams(fmt_, false);
     if (videos.empty()) return false;
     if (wanted >= 0) {
       if (wanted >= static_cast<int>(videos.size())) return false;
