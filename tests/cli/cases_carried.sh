@@ -364,6 +364,15 @@ case_metadata_copied() {
   expect_ok encode tagged.mp4 -o out.avi --quiet
   tags out.avi >got.txt
   diff want.txt got.txt >/dev/null || die "tags differ from ffmpeg's AVI: $(diff want.txt got.txt)"
+  # Matroska keeps its tags in an element of their own, named in upper case ("ARTIST").
+  ffmpeg -nostdin -v error -i tagged.mp4 -c copy tagged.mkv || die "remux failed"
+  ffmpeg -nostdin -v error -i tagged.mkv -c:v mjpeg ref_mkv.avi || die "ffmpeg -c:v mjpeg failed"
+  tags ref_mkv.avi >want_mkv.txt
+  grep -q '^TAG:artist=Some Artist$' want_mkv.txt || die "ffmpeg's AVI lacks the artist: $(cat want_mkv.txt)"
+  expect_ok encode tagged.mkv -o out_mkv.avi --quiet
+  tags out_mkv.avi >got.txt
+  diff want_mkv.txt got.txt >/dev/null ||
+    die "tags of the .mkv's AVI differ from ffmpeg's: $(diff want_mkv.txt got.txt)"
   if have_muxers; then
     local o
     for o in out.mkv out.mov; do

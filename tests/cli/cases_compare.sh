@@ -91,6 +91,15 @@ case_compare_video_input() {
     || die "report does not describe the input: $(cat report.json)"
 }
 
+# The split and the slots asked for are the ones the runs use (and the report says).
+case_compare_keeps_the_requested_counts() {
+  command -v python3 >/dev/null || skip "python3 not found"
+  expect_ok compare "$SAMPLE" --modes cpu --frames 8 --repeat 1 --size 96x64 --producers 1 \
+    --entropy-threads 2 --slots 11 --json report.json --quiet
+  python3 -c 'import json; m=json.load(open("report.json"))["modes"][0]; assert (m["slots"], m["producers"], m["entropy_threads"]) == (11, 1, 2), m' \
+    || die "the report's counts are not the ones asked for: $(cat report.json)"
+}
+
 case_compare_usage_errors_exit_2() {
   expect_fail 2 compare "$SAMPLE" --modes cpu,gpu
   expect_fail 2 compare "$SAMPLE" --modes cpu,cpu

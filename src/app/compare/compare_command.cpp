@@ -276,6 +276,7 @@ int run_compare(CompareArgs& args) {
   base.offload = any_gpu_mode ? Offload::aok : Offload::cpu;
   base.producers = args.producers;
   base.entropy_threads = args.entropy_threads;
+  base.slots = args.slots;  // 0: the default (slot_count below)
   if (any_gpu_mode && args.producers == 0 && args.entropy_threads == 0)
     base.threads = std::max(2, cores - 1);
   base.device = args.device;

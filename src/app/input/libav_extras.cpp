@@ -2,6 +2,7 @@
 #include "libav_extras.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -166,12 +167,25 @@ SourceExtras read_source_extras(const std::string& path, int video_stream, doubl
   int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
   if (err < 0) throw Error(fmt::format("cannot read '{}' again: {}", path, extras_detail::av_text(err)));
   std::unique_ptr<AVFormatContext, extras_detail::FormatCloser> fmtctx(raw);
-  err = avformat_find_stream_info(raw, nullptr);
-  if (err < 0) throw Error(fmt::format("cannot read '{}' again: {}", path, extras_detail::av_text(err)));
+  // The tags of a container with a header (MP4, MOV, Matroska, AVI, ...) are read with it;
+  // FFmpeg's probe of the streams (which decodes frames of every stream: a third of a second
+  // of one core for 4K H.264) is only needed for the audio's parameters, or where the streams
+  // are found in the packets (MPEG-TS, raw streams).
+  if (want_audio || (raw->ctx_flags & AVFMTCTX_NOHEADER) != 0) {
+    err = avformat_find_stream_info(raw, nullptr);
+    if (err < 0)
+      throw Error(fmt::format("cannot read '{}' again: {}", path, extras_detail::av_text(err)));
+  }
   const AVDictionaryEntry* tag = nullptr;
   while ((tag = av_dict_get(raw->metadata, "", tag, AV_DICT_IGNORE_SUFFIX)) != nullptr)
-    if (!extras_detail::file_tag(tag->key) && tag->value[0] != '\0')
-      out.metadata.emplace_back(tag->key, tag->value);
+  {
+    // Keys as FFmpeg's muxers match them, without regard to case: Matroska's tags are upper
+    // case ("ARTIST"), the names the outputs know lower case.
+    std::string key = tag->key;
+    for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!extras_detail::file_tag(key) && tag->value[0] != '\0')
+      out.metadata.emplace_back(std::move(key), tag->value);
+  }
   if (!want_audio) return out;
 
   int audio_streams = 0;
