@@ -3,8 +3,8 @@
 // for it (src/jpeg/tokens.cpp) and the CPU coder (src/jpeg/token_coder.cpp). A stream comes in
 // one of two formats (Format):
 //
-// Format::blocks, "coded blocks" (the GPU modes with MJPEG_TOKEN_FORMAT=coded, tables fixed for
-// the run; experimental until the GPU kernels that make it have run on a GPU): each block's AC
+// Format::blocks, "coded blocks" (the GPU modes' default where the tables are fixed for the run:
+// not with --optimize or --progressive; MJPEG_TOKEN_FORMAT=slots asks for slots): each block's AC
 // coefficients already Huffman-coded with the frame's AC tables, and its DC as it is:
 //
 //     block words   one 32-bit word per block, in scan order (MCU by MCU; inside an MCU the
@@ -29,7 +29,7 @@
 // not depend on the restart interval; it needs the AC tables before the frame is tokenized,
 // which --optimize (tables from the frame's own counts) does not have.
 //
-// Format::slots, "symbol slots" (the GPU modes' default; always with --optimize, and for the
+// Format::slots, "symbol slots" (MJPEG_TOKEN_FORMAT=slots; always with --optimize, and for the
 // expansion back to coefficients of --progressive): a sequence of 16-bit slots, in scan order,
 // one per symbol. Each slot is
 //

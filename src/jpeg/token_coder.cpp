@@ -1,7 +1,7 @@
 // The CPU token coder: a token stream (core/token_format.hpp) -> the entropy-coded segment of a
 // baseline JPEG scan, byte-identical to encode_scan() on the coefficients the tokens came from.
 //
-// Coded blocks (the GPU modes with MJPEG_TOKEN_FORMAT=coded). The AC parts are Huffman-coded
+// Coded blocks (the GPU modes' default, tokens::Format::blocks). The AC parts are Huffman-coded
 // already; per block the coder makes the DC difference from the block words (the predictor is the
 // DC of the previous block of the same component, which the words hold, or 0 at the start of the
 // scan and of a restart interval), codes it with one lookup, and appends it and the block's AC
@@ -13,7 +13,7 @@
 // is coded its blocks' AC lengths are added up and checked against the stream, so a malformed
 // stream is an error, never a read past it.
 //
-// Symbol slots (the GPU modes' default, and always with --optimize; one slot per symbol): all the
+// Symbol slots (MJPEG_TOKEN_FORMAT=slots, and always with --optimize; one slot per symbol): all the
 // per-coefficient work (zero runs, sizes, value bits, DC differences) was done by the tokenizer;
 // what is left here is one table lookup per slot, joining bits and stuffing bytes. The symbol
 // table has 2 x 256 entries indexed by the slot's low 9 bits ([component class][symbol]):

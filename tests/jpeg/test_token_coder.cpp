@@ -5,7 +5,7 @@
 // this CPU cannot run is reported skipped by name) and on several threads; whole files from pixels against libjpeg_encode (qualities down to 16-bit
 // tables, every sampling, restart intervals). Hand-made blocks check the format bit by bit;
 // malformed streams are errors that leave the output as it was. The GPU modes' choice of format
-// (symbol slots unless MJPEG_TOKEN_FORMAT=coded) is checked too.
+// (coded blocks unless MJPEG_TOKEN_FORMAT=slots) is checked too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
