@@ -13,8 +13,15 @@
 #include "common/test_media.hpp"
 #include "jpeg/planar.hpp"
 #include "app/input/video_input.hpp"
+#include "mjpeg/error.hpp"
 
 #if MJPEG_TEST_LIBAV
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "app/input/nvdec_input.hpp"
+
 extern "C" {
 #include <libavutil/pixdesc.h>
 #include <libavutil/pixfmt.h>
@@ -150,6 +157,49 @@ TEST(DecodedVideo, TheHeadersPixelsAreTheOpenedVideosFramesTimesPixels) {
   InputOptions second;
   second.stream = 1;  // the clips have one video stream
   EXPECT_FALSE(video_header_pixels(dir + "/video/flower.mp4", second));
+#endif
+}
+
+// A file's opening for NVDEC begun ahead (while the devices are asked for) is the one
+// open_nvdec takes when it opens that file, error included, and only once; an opening begun for
+// another file is left alone.
+TEST(DecodedVideo, AnOpeningBegunAheadIsTakenForItsFileOnly) {
+#if !MJPEG_TEST_LIBAV
+  GTEST_SKIP() << "built without FFmpeg's libraries";
+#else
+  auto text_file = [](const char* pattern) {
+    std::string name = pattern;
+    const int fd = ::mkstemp(name.data());
+    EXPECT_GE(fd, 0);
+    const char text[] = "not a video\n";
+    EXPECT_EQ(::write(fd, text, sizeof text - 1), static_cast<ssize_t>(sizeof text - 1));
+    ::close(fd);
+    return name;
+  };
+  const std::string first = text_file("/tmp/mjpeg_not_a_video_XXXXXX");
+  const std::string second = text_file("/tmp/mjpeg_not_a_video_XXXXXX");
+  InputOptions o;
+  o.decoder = "gpu";  // where the GPU cannot decode: an error, not the CPU
+  o.gpu_device = 0;
+  auto error_of = [&](const std::string& path) -> std::string {
+    std::string notice;
+    try {
+      open_nvdec(path, o, notice);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string direct = error_of(first);
+  EXPECT_NE(direct.find("cannot read '" + first + "' as a video"), std::string::npos) << direct;
+  o.nvdec_opening = begin_nvdec_opening(first);
+  EXPECT_EQ(error_of(first), direct);
+  EXPECT_EQ(error_of(first), direct);  // taken once; then opened anew
+  o.nvdec_opening = begin_nvdec_opening(first);
+  const std::string other = error_of(second);
+  EXPECT_NE(other.find("cannot read '" + second + "' as a video"), std::string::npos) << other;
+  ::unlink(first.c_str());
+  ::unlink(second.c_str());
 #endif
 }
 

@@ -33,6 +33,7 @@
 #include "app/common/wording.hpp"
 #if MJPEG_HAVE_LIBAV
 #include "app/input/libav_extras.hpp"
+#include "app/input/nvdec_input.hpp"
 #endif
 
 namespace mjpeg::app {
@@ -740,6 +741,14 @@ int encode_stream_stoppable(const EncodeArgs& args_in, Input input,
     devices = {args.device};
   }
   if (times.little_work.empty()) {
+#if MJPEG_HAVE_LIBAV
+    // A video file that NVDEC may decode: its opening for the decoders (FFmpeg's probe of the
+    // streams) runs while the devices are asked for, instead of after.
+    if (!opened && in_kind == InputKind::video && args.mode != "cpu" &&
+        args.input_options.decoder != "cpu" && args.part.empty() && is_regular_file(args.input) &&
+        built_with_gpu() && nvidia_driver_loaded())
+      args.input_options.nvdec_opening = begin_nvdec_opening(args.input);
+#endif
     const Clock::time_point t_check = Clock::now();
     if (!cpu_start) mode = choose_mode(args, devices, mode_notice);
     times.device_check_s = seconds_between(t_check, Clock::now());

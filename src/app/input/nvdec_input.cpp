@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <memory>
 #include <new>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -33,11 +35,13 @@ std::string nvdec_av_text(int err) {
   return buf;
 }
 
+}  // namespace
+
 /// The container, the chosen stream and the bitstream filter that turns its packets into what
 /// NVDEC's parser reads; packets are pulled by the decoder's own thread (next()).
-class Demuxer {
+class NvdecDemuxer {
  public:
-  Demuxer(const std::string& path) : name_(path) {
+  NvdecDemuxer(const std::string& path) : name_(path) {
     AVFormatContext* raw = nullptr;
     int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
     if (err < 0)
@@ -49,13 +53,13 @@ class Demuxer {
     packet_ = av_packet_alloc();
     if (packet_ == nullptr) throw std::bad_alloc();
   }
-  ~Demuxer() {
+  ~NvdecDemuxer() {
     av_packet_free(&packet_);
     av_bsf_free(&bsf_);
     avformat_close_input(&fmt_);
   }
-  Demuxer(const Demuxer&) = delete;
-  Demuxer& operator=(const Demuxer&) = delete;
+  NvdecDemuxer(const NvdecDemuxer&) = delete;
+  NvdecDemuxer& operator=(const NvdecDemuxer&) = delete;
 
   AVFormatContext* context() const { return fmt_; }
   AVStream* stream() const { return fmt_->streams[stream_]; }
@@ -166,6 +170,8 @@ class Demuxer {
   bool eof_ = false;
 };
 
+namespace {
+
 std::string nvdec_activity_text(const NvdecActivity& a) {
   const double capacity = std::min(a.decoders, a.decoders_made) * a.elapsed_s;
   return fmt::format(
@@ -225,6 +231,27 @@ std::string why_not(const AVStream& st, const InputOptions& options, VideoCodec&
 
 }  // namespace
 
+class NvdecOpening {
+ public:
+  explicit NvdecOpening(std::string path)
+      : path_(std::move(path)),
+        opened_(std::async(std::launch::async,
+                           [p = path_] { return std::make_shared<NvdecDemuxer>(p); })) {}
+  const std::string& path() const { return path_; }
+  /// The opened file (waits for it), or the opening's error; asked again, a new opening.
+  std::shared_ptr<NvdecDemuxer> take() {
+    return opened_.valid() ? opened_.get() : std::make_shared<NvdecDemuxer>(path_);
+  }
+
+ private:
+  std::string path_;
+  std::future<std::shared_ptr<NvdecDemuxer>> opened_;  // (its destructor waits for the thread)
+};
+
+std::shared_ptr<NvdecOpening> begin_nvdec_opening(const std::string& path) {
+  return std::make_shared<NvdecOpening>(path);
+}
+
 std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions& options,
                                      std::string& cpu_notice) {
   if (options.decoder == "cpu") return std::nullopt;
@@ -244,7 +271,11 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
     if (forced) throw Error(fmt::format("--decoder gpu: cannot read '{}' as a video file", path));
     return std::nullopt;  // open_libav says what is wrong
   }
-  auto demux = std::make_shared<Demuxer>(path);
+  std::shared_ptr<NvdecDemuxer> demux;
+  if (options.nvdec_opening && options.nvdec_opening->path() == path)
+    demux = options.nvdec_opening->take();
+  else
+    demux = std::make_shared<NvdecDemuxer>(path);
   if (!demux->choose(options.stream)) return std::nullopt;  // open_libav says what is wrong
   const AVStream& st = *demux->stream();
   const AVCodecParameters& c = *st.codecpar;

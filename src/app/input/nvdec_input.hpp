@@ -20,4 +20,11 @@ namespace mjpeg::app {
 std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions& options,
                                      std::string& cpu_notice);
 
+/// Begins libavformat's opening of the video file `path` for NVDEC (the container's header and
+/// FFmpeg's probe of the streams, which decodes a few frames on one core: 0.1 s for 1080p H.264,
+/// 0.3 s for 4K) on a thread of its own, so that it runs while the CUDA devices are asked for
+/// (0.2-0.3 s). open_nvdec takes it (options.nvdec_opening) when it opens that file, with the
+/// error the opening met if any; one not taken is waited for and dropped with the last owner.
+std::shared_ptr<NvdecOpening> begin_nvdec_opening(const std::string& path);
+
 }  // namespace mjpeg::app

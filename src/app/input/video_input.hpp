@@ -21,6 +21,8 @@ namespace mjpeg::app {
 
 /// Headerless frames, one after another (`ffmpeg ... -f rawvideo -pix_fmt F -`), described on
 /// the command line in ffmpeg's words.
+class NvdecOpening;  // nvdec_input.hpp
+
 struct RawFormat {
   std::string pix_fmt;  ///< yuv420p, yuv422p, yuv444p, nv12, gray, rgb24 or bgr24; "": not raw
   int width = 0, height = 0;
@@ -66,6 +68,9 @@ struct InputOptions {
   /// The CUDA device the encode runs on (its NVDEC decodes); -1: the encode runs on the CPU.
   int gpu_device = -1;
   int decoders = 0;  ///< --decoders: NVDEC decoders at once on one file (0: 7)
+  /// The file's opening for NVDEC, begun ahead on a thread of its own (begin_nvdec_opening):
+  /// what open_nvdec would do first, taken by it when it opens this file.
+  std::shared_ptr<NvdecOpening> nvdec_opening;
   /// A regular Y4M file: true maps it and lends its frames where they lie (the cpu mode
   /// transforms them there, no copy); false reads each frame into its slot (pread), which the
   /// GPU modes use: page-locking a mapping for the GPU's copies (cudaHostRegister) holds the
