@@ -175,6 +175,22 @@ case_truncated_video_exit_1_no_output() {
   expect_ok encode clip.mkv -o whole.avi --quiet
   expect_ok encode cut.mp4 -o part.avi --frames 10 --quiet
 }
+# A file that is no video, read for the GPU's decoders (--decoder gpu, where the file is opened
+# before any GPU is asked for): one line, FFmpeg's own messages ("moov atom not found") kept
+# off stderr.
+case_damaged_video_for_the_gpu_decoder_one_line() {
+  need_ffmpeg
+  make_h264 clip.mp4 20 160x90
+  need_libav clip.mp4
+  head -c 2000 clip.mp4 >head.mp4
+  tail -c 3000 clip.mp4 >tail.mp4
+  local f
+  for f in head.mp4 tail.mp4; do
+    expect_fail 1 encode "$f" -o out.avi --decoder gpu --quiet
+    grep -q "cannot read '$f' as a video" err.txt || die "unclear error: $(cat err.txt)"
+  done
+}
+
 case_truncated_video_keep_going_encodes_what_decodes() {
   need_ffmpeg
   make_h264 clip.mp4 100 160x90 -movflags +faststart

@@ -1322,6 +1322,8 @@ std::vector<int> libav_video_streams(const AVFormatContext* f, bool attached) {
   return found;
 }
 
+void quiet_libav_messages() { install_log_callback(); }
+
 std::optional<double> libav_header_pixels(const std::string& path, const InputOptions& options) {
   install_log_callback();  // FFmpeg's own messages about a file it cannot read stay quiet
   AVFormatContext* raw = nullptr;

@@ -12,6 +12,10 @@ struct AVFormatContext;
 
 namespace mjpeg::app {
 
+/// Keeps FFmpeg's own log messages off stderr (once per process): the readers say what went
+/// wrong in their one-line errors, from the messages they collect about their own files.
+void quiet_libav_messages();
+
 /// The indices of the video streams of `f` that are moving pictures (`attached` false) or the
 /// attached cover pictures (`attached` true), in the file's order: what --stream N counts.
 std::vector<int> libav_video_streams(const AVFormatContext* f, bool attached);

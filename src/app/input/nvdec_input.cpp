@@ -42,6 +42,7 @@ std::string nvdec_av_text(int err) {
 class NvdecDemuxer {
  public:
   NvdecDemuxer(const std::string& path) : name_(path) {
+    quiet_libav_messages();  // (its errors are said in one line below)
     AVFormatContext* raw = nullptr;
     int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
     if (err < 0)
