@@ -8,6 +8,7 @@
 #include <future>
 #include <memory>
 #include <new>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -250,7 +251,11 @@ class NvdecOpening {
 };
 
 std::shared_ptr<NvdecOpening> begin_nvdec_opening(const std::string& path) {
-  return std::make_shared<NvdecOpening>(path);
+  try {
+    return std::make_shared<NvdecOpening>(path);
+  } catch (const std::system_error&) {
+    return nullptr;  // no thread to be had: open_nvdec opens the file itself, as before
+  }
 }
 
 std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions& options,

@@ -25,6 +25,7 @@ std::optional<VideoInput> open_nvdec(const std::string& path, const InputOptions
 /// 0.3 s for 4K) on a thread of its own, so that it runs while the CUDA devices are asked for
 /// (0.2-0.3 s). open_nvdec takes it (options.nvdec_opening) when it opens that file, with the
 /// error the opening met if any; one not taken is waited for and dropped with the last owner.
+/// Null where no thread can be started (open_nvdec then opens the file itself).
 std::shared_ptr<NvdecOpening> begin_nvdec_opening(const std::string& path);
 
 }  // namespace mjpeg::app
