@@ -177,8 +177,7 @@ SourceExtras read_source_extras(const std::string& path, int video_stream, doubl
       throw Error(fmt::format("cannot read '{}' again: {}", path, extras_detail::av_text(err)));
   }
   const AVDictionaryEntry* tag = nullptr;
-  while ((tag = av_dict_get(raw->metadata, "", tag, AV_DICT_IGNORE_SUFFIX)) != nullptr)
-  {
+  while ((tag = av_dict_get(raw->metadata, "", tag, AV_DICT_IGNORE_SUFFIX)) != nullptr) {
     // Keys as FFmpeg's muxers match them, without regard to case: Matroska's tags are upper
     // case ("ARTIST"), the names the outputs know lower case.
     std::string key = tag->key;

@@ -19,10 +19,10 @@
 
 namespace mjpeg::app {
 
-/// Headerless frames, one after another (`ffmpeg ... -f rawvideo -pix_fmt F -`), described on
-/// the command line in ffmpeg's words.
 class NvdecOpening;  // nvdec_input.hpp
 
+/// Headerless frames, one after another (`ffmpeg ... -f rawvideo -pix_fmt F -`), described on
+/// the command line in ffmpeg's words.
 struct RawFormat {
   std::string pix_fmt;  ///< yuv420p, yuv422p, yuv444p, nv12, gray, rgb24 or bgr24; "": not raw
   int width = 0, height = 0;
