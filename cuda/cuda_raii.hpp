@@ -1,4 +1,5 @@
-// Small move-only owners of CUDA handles: stream, event, device buffer, pinned host buffer.
+// Small move-only owners of CUDA handles: stream, event, device buffer, pinned host buffer,
+// executable graph.
 // Constructors throw mjpeg::Error on failure; destructors never throw (failures go to stderr).
 #pragma once
 
@@ -132,6 +133,54 @@ class PinnedBuffer {
   }
   void* p_ = nullptr;
   std::size_t size_ = 0;
+};
+
+/// An instantiated CUDA graph: work captured once from a stream (capture()) and launched
+/// again and again with one call (launch()), instead of one call per copy, kernel and event.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  ~GraphExec() { reset(); }
+  GraphExec(GraphExec&& o) noexcept : g_(std::exchange(o.g_, nullptr)) {}
+  GraphExec& operator=(GraphExec&& o) noexcept {
+    if (this != &o) { reset(); g_ = std::exchange(o.g_, nullptr); }
+    return *this;
+  }
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  explicit operator bool() const noexcept { return g_ != nullptr; }
+
+  /// Captures what `issue()` enqueues on `stream` (which must end where it began: work forked
+  /// to other streams joins back) and instantiates it. The capture is the calling thread's
+  /// only (other threads go on using CUDA meanwhile). Events recorded or waited on with the
+  /// External flags become record and wait nodes that act on every launch. Throws
+  /// mjpeg::Error, or what `issue` throws (the capture is ended first).
+  template <class Issue>
+  static GraphExec capture(cudaStream_t stream, Issue&& issue) {
+    MJPEG_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      issue();
+    } catch (...) {
+      if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      throw;
+    }
+    MJPEG_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    GraphExec exec;
+    const cudaError_t e = cudaGraphInstantiate(&exec.g_, graph, 0);
+    MJPEG_CUDA_WARN(cudaGraphDestroy(graph));
+    MJPEG_CUDA_CHECK(e);
+    return exec;
+  }
+  void launch(cudaStream_t stream) const { MJPEG_CUDA_CHECK(cudaGraphLaunch(g_, stream)); }
+
+ private:
+  void reset() noexcept {
+    if (g_) MJPEG_CUDA_WARN(cudaGraphExecDestroy(g_));
+    g_ = nullptr;
+  }
+  cudaGraphExec_t g_ = nullptr;
 };
 
 /// Makes `device` the calling thread's current device for the scope and restores the one

@@ -45,6 +45,14 @@ int kernel_streams_for(Offload mode, Rdo rdo) {
   return rdo == Rdo::trellis ? kTrellisKernelStreams : 1;
 }
 
+bool cuda_graphs_for(Offload mode, GpuOutput output) {
+  if (!traits_of(mode).asynchronous || output != GpuOutput::tokens) return false;
+  const char* v = std::getenv("MJPEG_CUDA_GRAPHS");
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0) return false;
+  if (std::strcmp(v, "1") == 0) return true;
+  throw UsageError(std::string("MJPEG_CUDA_GRAPHS: '") + v + "' is not 0 or 1");
+}
+
 StreamBuffer::DeviceSelect::DeviceSelect(int device) { MJPEG_CUDA_CHECK(cudaSetDevice(device)); }
 
 namespace {
@@ -131,6 +139,8 @@ StreamBuffer::StreamBuffer(const FrameGeometry& geometry, const QuantTables& tab
     s.device_coeffs = gpu::DeviceBuffer(coeff_bytes_);
     if (tokens()) s.device_tokens = gpu::DeviceBuffer(tokenizers_.front()->output_bytes());
   }
+  if (cuda_graphs_for(mode, output_))
+    graphs_.resize(static_cast<std::size_t>(slots) * static_cast<std::size_t>(kernel_count));
 }
 
 StreamBuffer::~StreamBuffer() { drain(); }
@@ -212,15 +222,16 @@ void StreamBuffer::transform_async(int slot) {
   s.kernel_stream = next_kernel_;
   next_kernel_ = (next_kernel_ + 1) % kernel_streams();
   const cudaStream_t kernel = kernels_[static_cast<std::size_t>(s.kernel_stream)].get();
-  // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
-  // thread goes on issuing.
-  MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel, s.data_ready.get(), 0));
-  if (timing_) s.kernel_start.record(kernel);
-  launch(s.device_pixels, s.device_coeffs, kernel);
-  if (tokens())
-    gpu::launch_tokenize(*tokenizers_[static_cast<std::size_t>(s.kernel_stream)],
-                         s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(), kernel);
-  s.transform_done.record(kernel);
+  if (graphs_.empty()) {
+    issue_kernels(s, kernel, false);
+  } else {
+    // One launch of the graph this slot and kernel stream captured at its first frame.
+    gpu::GraphExec& g = graphs_[static_cast<std::size_t>(slot * kernel_streams() + s.kernel_stream)];
+    if (!g) g = gpu::GraphExec::capture(kernel, [&] { issue_kernels(s, kernel, true); });
+    g.launch(kernel);
+  }
+  // The download stream waits for transform_done and copies the header (tokens) or the
+  // coefficients back.
   MJPEG_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), s.transform_done.get(), 0));
   if (timing_) s.download_start.record(download_.get());
   if (tokens()) {
@@ -237,6 +248,28 @@ void StreamBuffer::transform_async(int slot) {
     s.result_ready.record(download_.get());
     s.result_ready_recorded.fetch_add(1, std::memory_order_release);
   }
+}
+
+void StreamBuffer::issue_kernels(Slot& s, cudaStream_t kernel, bool graph) {
+  // In a graph the events are external: its record nodes record them at every launch, and its
+  // wait node waits for data_ready's latest record when the graph is launched.
+  const auto record = [graph, kernel](const gpu::Event& e) {
+    if (graph) {
+      MJPEG_CUDA_CHECK(cudaEventRecordWithFlags(e.get(), kernel, cudaEventRecordExternal));
+    } else {
+      e.record(kernel);
+    }
+  };
+  // The consumer completes PICC on the GPU: the kernel stream waits for DATARDY, the host
+  // thread goes on issuing.
+  MJPEG_CUDA_CHECK(cudaStreamWaitEvent(kernel, s.data_ready.get(),
+                                       graph ? cudaEventWaitExternal : cudaEventWaitDefault));
+  if (timing_) record(s.kernel_start);
+  launch(s.device_pixels, s.device_coeffs, kernel);
+  if (tokens())
+    gpu::launch_tokenize(*tokenizers_[static_cast<std::size_t>(s.kernel_stream)],
+                         s.device_coeffs.as<std::int16_t>(), s.device_tokens.get(), kernel);
+  record(s.transform_done);
 }
 
 void StreamBuffer::allocate_result(Slot& s, std::size_t bytes) {

@@ -32,6 +32,8 @@
 //               the transform (and the tokenizer), records transform_done; the download stream
 //               waits on it and copies the header (tokens; records header_ready) or the
 //               coefficients (records result_ready); bumps the count of what it recorded.
+//               With MJPEG_CUDA_GRAPHS=1 (cuda_graphs_for) the kernel stream's part is one
+//               graph launch per frame, captured once per slot and kernel stream.
 //   downloader: wait_header(slot), download_async(slot) (tokens only): checks the count, waits
 //               for header_ready, reads the stream's length and copies exactly that much (or
 //               the coefficients on overflow), records result_ready and bumps its count.
@@ -77,6 +79,14 @@ inline constexpr int kTrellisKernelStreams = 3;
 /// docs/BENCHMARKS.md), kTrellisKernelStreams under Rdo::trellis in aok, and in aok
 /// MJPEG_KERNEL_STREAMS (1..4) when set (read once).
 int kernel_streams_for(Offload mode, Rdo rdo);
+
+/// Whether a stream buffer in `mode` with `output` launches each frame's kernel-stream work
+/// (the wait for data_ready, the transform, the tokenizer, the events) as one CUDA graph,
+/// captured once per slot and kernel stream: in aok with token output when MJPEG_CUDA_GRAPHS=1
+/// (read at each stream buffer's construction; 0 or unset: call by call, the default). The
+/// bytes are the same either way; graphs take a third off the dispatcher's time per frame but
+/// measured no faster (docs/BENCHMARKS.md, "CUDA graphs").
+bool cuda_graphs_for(Offload mode, GpuOutput output);
 
 class StreamBuffer {
  public:
@@ -203,6 +213,10 @@ class StreamBuffer {
   /// coefficients) on `stream`, synchronously when `sync`; grows the slot's host memory first
   /// where the body does not fit.
   void copy_body(Slot& s, cudaStream_t stream, bool sync);
+  /// The dispatcher's kernel-stream work for slot `s`'s frame: the wait for data_ready, the
+  /// transform and the tokenizer, the kernel_start (timing) and transform_done records.
+  /// `graph`: being captured (the events become external record and wait nodes).
+  void issue_kernels(Slot& s, cudaStream_t kernel, bool graph);
   /// Gives slot `s` `bytes` of host result memory (page-locked in the modes that use it),
   /// keeping the header area's bytes.
   void allocate_result(Slot& s, std::size_t bytes);
@@ -234,6 +248,9 @@ class StreamBuffer {
   gpu::Stream upload_, download_;
   std::vector<gpu::Stream> kernels_;  // AOK: the kernel streams; SOK: one, unused
   int next_kernel_ = 0;               // the dispatcher's turn among kernels_
+  // cuda_graphs_for: one graph per slot and kernel stream (slot * kernel_streams() + stream),
+  // captured at its first frame; empty: each frame's work is issued call by call.
+  std::vector<gpu::GraphExec> graphs_;
   gpu::Stream body_;  // tokens: the bodies (downloader only; no waits on GPU events)
   std::mutex upload_mutex_;    // producers enqueue on the upload stream one at a time
   /// Copies `bytes` from host `src` to `dst` as cudaMemcpyAsync calls on `stream` (or

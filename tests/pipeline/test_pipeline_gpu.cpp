@@ -188,6 +188,54 @@ TEST(GpuPipeline, LongTokenStreamsGrowTheSlotsHostMemory) {
   }
 }
 
+// With MJPEG_CUDA_GRAPHS=1, aok with token output launches a frame's kernel-stream work as one
+// graph captured per slot and kernel stream; unset or 0, call by call (the default).
+TEST(CudaGraphs, OnlyAokWithTokensLaunchesGraphsWhenAskedTo) {
+  {
+    const mjpeg::test::ScopedEnv unset("MJPEG_CUDA_GRAPHS", nullptr);
+    EXPECT_FALSE(pipeline::cuda_graphs_for(Offload::aok, GpuOutput::tokens));
+  }
+  {
+    const mjpeg::test::ScopedEnv off("MJPEG_CUDA_GRAPHS", "0");
+    EXPECT_FALSE(pipeline::cuda_graphs_for(Offload::aok, GpuOutput::tokens));
+  }
+  {
+    const mjpeg::test::ScopedEnv on("MJPEG_CUDA_GRAPHS", "1");
+    EXPECT_TRUE(pipeline::cuda_graphs_for(Offload::aok, GpuOutput::tokens));
+    EXPECT_FALSE(pipeline::cuda_graphs_for(Offload::aok, GpuOutput::coefficients));
+    EXPECT_FALSE(pipeline::cuda_graphs_for(Offload::sok, GpuOutput::tokens));
+    EXPECT_FALSE(pipeline::cuda_graphs_for(Offload::sok_pinned, GpuOutput::tokens));
+  }
+  const mjpeg::test::ScopedEnv bad("MJPEG_CUDA_GRAPHS", "yes");
+  EXPECT_THROW(pipeline::cuda_graphs_for(Offload::aok, GpuOutput::tokens), UsageError);
+}
+
+// The same bytes from graphs as from calls: long and short streams alternating (a slot's host
+// memory grows mid-run, an overflow at q100), one kernel stream and, under the trellis search,
+// three (a graph per slot and stream), more frames than slots.
+TEST(CudaGraphs, AGraphLaunchAFrameWritesWhatCallByCallWrites) {
+  MJPEG_NEED_GPU();
+  const std::vector<mjpeg::Image> frames = noise_frames(14, 64, 48, 11, true);
+  for (Rdo rdo : {Rdo::off, Rdo::trellis}) {
+    for (int quality : {100, 85}) {
+      EncodeOptions o;
+      o.quality = quality;
+      o.subsampling = Subsampling::s420;
+      o.rdo = rdo;
+      const auto ref = reference(frames, o);
+      for (const char* graphs : {"0", "1"}) {
+        SCOPED_TRACE(std::string("graphs ") + graphs + " q" + std::to_string(quality) +
+                     (rdo == Rdo::trellis ? " trellis" : ""));
+        const mjpeg::test::ScopedEnv env("MJPEG_CUDA_GRAPHS", graphs);
+        pipeline::MemoryFrameSource source(views(frames));
+        MemorySink sink;
+        within(30, [&] { pipeline::encode_stream(source, o, sink, two_by_two(Offload::aok, 4)); });
+        expect_frames_equal(ref, sink.frames, frames.size());
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, GpuStream,
                          ::testing::Combine(::testing::ValuesIn(kStreamModes),
                                             ::testing::ValuesIn(stream_cases())),
