@@ -177,7 +177,9 @@ struct VideoOptions {
   /// the offload modes) use one total so that they differ only in how they offload.
   int threads = 0;
   /// Frames in flight (stream-buffer slots, allocated once). 0: a default from the thread
-  /// counts (GPU modes: lowered where the device's or host's memory would not hold them).
+  /// counts, 8 more in aok where the frames are uploaded from where they lie (in memory
+  /// page-locked, a Y4M file) or decoded on the device (GPU modes: lowered where the device's
+  /// or host's memory would not hold them).
   int slots = 0;
   GpuTuning gpu;  ///< ignored by the cpu mode
   /// Optional: called after each frame was delivered (on the thread that delivers frames, in

@@ -24,6 +24,21 @@ namespace mjpeg::pipeline {
 
 namespace {
 
+/// The default slot count of aok where the frames are uploaded from where they lie (lent) or
+/// are already on the device: one frame per thread and two more (apply_default_counts), and
+/// kGpuStageSlots for the frames in the GPU's stages (the upload, the kernel stream's queue,
+/// the downloads) and those waiting for a worker. A slot then holds no page-locked pixels, so
+/// the extra ones cost little set-up; with one per thread the kernel stream waited for frames
+/// whose slots sat in those stages (planar 1080p compare on an H100 host: 17 slots 10953-11547
+/// fps, 24 slots 12165-12260, docs/BENCHMARKS.md). No more slots than a known frame count.
+int with_gpu_stage_slots(int k, std::int64_t frames) {
+  constexpr int kGpuStageSlots = 8;
+  const std::int64_t more = frames > k ? std::min<std::int64_t>(kGpuStageSlots, frames - k)
+                          : frames < 0 ? kGpuStageSlots
+                                       : 0;
+  return k + static_cast<int>(more);
+}
+
 class GpuOffloader : public Offloader {
  public:
   GpuOffloader(const OffloadSetup& s, Offload mode)
@@ -39,6 +54,8 @@ class GpuOffloader : public Offloader {
     const std::vector<int> devices = device_list(options_);
     const GpuOutput output = gpu_output_for(options_, s.encode);
     int k = options_.slots;
+    if (options_.slots_auto && traits.asynchronous && (lend_ || device_))
+      k = with_gpu_stage_slots(k, source_.frame_count());
     if (options_.slots_auto) k = fitting_slots(k, devices, output);
     timing_ = options_.gpu_timing || options_.trace != nullptr;
     downloader_ = traits.asynchronous && output == GpuOutput::tokens;
@@ -181,6 +198,7 @@ class GpuOffloader : public Offloader {
  private:
   int fitting_slots(int k, const std::vector<int>& devices, GpuOutput output) const;
 };
+
 
 /// The default slot count for a GPU mode, lowered (to no fewer than the entropy workers + 2)
 /// where that many slots would take more than half the device's free memory or 8 GB of pinned

@@ -683,6 +683,7 @@ Stats Run::execute() {
   st.producers = gate_.producers();
   st.entropy_threads = gate_.workers();
   st.rebalances = rebalances_;
+  st.slots = offload_->slot_count() / std::max(1, buffers);
   st.split_frames = split_frames_.load();
   st.upload_bytes = static_cast<std::uint64_t>(frames_) * offload_->upload_bytes();
   st.wall_s = seconds_since(start_);

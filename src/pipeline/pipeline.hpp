@@ -194,6 +194,8 @@ struct Stats {
   double upload_gpu_s = 0;        ///< sum of the host-to-device copies
   double kernel_gpu_s = 0;        ///< sum of the transform kernels
   int kernel_streams = 1;         ///< aok: kernel streams per stream buffer (the kernels' lanes)
+  int slots = 0;                  ///< slots as made, per stream buffer (the GPU modes' defaults
+                                  ///< may differ from PipelineOptions::slots)
   double download_gpu_s = 0;      ///< sum of the device-to-host copies
   double gpu_union_s = 0;         ///< time in which at least one of them ran
   std::uint64_t upload_bytes = 0;    ///< host to device, all frames (sok/aok)

@@ -279,6 +279,42 @@ INSTANTIATE_TEST_SUITE_P(
       return name_of_mode(std::get<0>(info.param)) + "_" + name_of(std::get<1>(info.param));
     });
 
+// The default slot count: aok gets 8 slots more for the frames in its GPU stages where it
+// uploads the frames from where they lie (page-locked in memory), no more than the frames; not
+// where it copies them into pinned slots, nor in sok, nor where --slots is given.
+TEST(GpuPipeline, AokDefaultSlotsCoverTheGpuStagesWhereFramesAreLent) {
+  MJPEG_NEED_GPU();
+  const int w = 64, h = 48;
+  const auto frames = make_planar_frames(40, w, h, PlanarChroma::c420);
+  std::vector<const std::uint8_t*> ptrs;
+  for (const auto& f : frames) ptrs.push_back(f.data());
+  std::vector<gpu::HostPin> pins;
+  for (const auto& f : frames) pins.emplace_back(f.data(), f.size());
+  PlanarFormat pf;
+  pf.chroma = PlanarChroma::c420;
+  pf.ycc = math::make_rounded_ycc(0.2126, 0.0722, true);
+  const pipeline::SourceFormat format{w, h, PixelFormat::rgb24, pf};
+  EncodeOptions o;
+  o.subsampling = Subsampling::s420;
+  const auto slots_of = [&](Offload mode, bool pinned, std::size_t count, int slots) {
+    std::vector<const std::uint8_t*> some(ptrs.begin(), ptrs.begin() + count);
+    pipeline::MemoryFrameSource source(some, format, pinned);
+    pipeline::PipelineOptions p;
+    p.mode = mode;
+    pipeline::apply_default_counts(p, 4, 1, 2, slots);  // 1 + 2 threads: 8 slots by default
+    MemorySink sink;
+    pipeline::Stats st;
+    within(60, [&] { st = pipeline::encode_stream(source, o, sink, p); });
+    EXPECT_EQ(st.frames, static_cast<std::int64_t>(count));
+    return st.slots;
+  };
+  EXPECT_EQ(slots_of(Offload::aok, true, 40, 0), 16);
+  EXPECT_EQ(slots_of(Offload::aok, true, 11, 0), 11);  // no more slots than frames
+  EXPECT_EQ(slots_of(Offload::aok, false, 40, 0), 8);  // copied into pinned slots
+  EXPECT_EQ(slots_of(Offload::sok_pinned, true, 40, 0), 8);
+  EXPECT_EQ(slots_of(Offload::aok, true, 40, 5), 5);  // asked for
+}
+
 // Y4M files through sok/aok: the frames read straight into pinned slots (positionally by several
 // producers, sequentially after header parameters), converted by the kernels: every frame equal
 // to yuv_to_rgb24 + encode_jpeg of the sequential read.

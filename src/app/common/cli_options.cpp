@@ -175,7 +175,9 @@ void add_pipeline_options(CLI::App* cmd, const char* group, int& producers, int&
       ->check(CLI::Range(1, 64).description(""))
       ->type_name("N")
       ->group(group);
-  cmd->add_option("--slots", slots, "Stream-buffer slots (default: threads + 2, at least 8; fewer where memory is short)")
+  cmd->add_option("--slots", slots, "Stream-buffer slots (default: threads + 2, at least 8, and 8 more in "
+                  "aok where frames are uploaded from where they lie or decoded on the GPU; "
+                  "fewer where memory is short)")
       ->transform(decimal_integer())
       ->check(CLI::Range(1, 256).description(""))
       ->type_name("K")

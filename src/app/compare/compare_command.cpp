@@ -276,7 +276,8 @@ int run_compare(CompareArgs& args) {
   base.offload = any_gpu_mode ? Offload::aok : Offload::cpu;
   base.producers = args.producers;
   base.entropy_threads = args.entropy_threads;
-  base.slots = args.slots;  // 0: the default (slot_count below)
+  // 0: each mode's default (aok has more where it uploads the frames from where they lie).
+  base.slots = args.slots;
   if (any_gpu_mode && args.producers == 0 && args.entropy_threads == 0)
     base.threads = std::max(2, cores - 1);
   base.device = args.device;
@@ -284,7 +285,6 @@ int run_compare(CompareArgs& args) {
   base.gpu.kernel = parse_kernel_variant(args.variant);
   base.gpu.stages = args.stages;
   base.gpu.output = parse_gpu_output(args.gpu_output);
-  base.slots = slot_count(base, false, static_cast<std::int64_t>(store.count()));
   validate(base);
 
   std::vector<std::vector<std::uint8_t>> reference;
@@ -328,6 +328,15 @@ int run_compare(CompareArgs& args) {
     if (r.spec.name == "sok") sok_fps = r.profile.fps;
 
   const int first_width = store.width(), first_height = store.height();
+  std::string slots = count_of(first.slots, "slot", "slots");
+  for (const ModeResult& r : results)
+    if (r.stats.slots != first.slots) {  // each mode's own default
+      slots = "slots";
+      for (const ModeResult& m : results)
+        slots += fmt::format("{} {} {}", &m == &results.front() ? ":" : ",", m.spec.name,
+                             m.stats.slots);
+      break;
+    }
   const std::string split =
       first.self_balancing
           ? fmt::format("a self-balancing split of {} producer + entropy threads", turbo_threads)
@@ -346,7 +355,7 @@ int run_compare(CompareArgs& args) {
                                     ? " rdo " + to_string(args.options.rdo)
                                     : std::string(),
                                 count_of(static_cast<std::int64_t>(store.count()), "frame", "frames"),
-                                split, count_of(base.slots, "slot", "slots"),
+                                split, slots,
                                 count_of(cores, "core", "cores"),
                                 count_of(args.repeat, "run", "runs"))
                         .c_str());
