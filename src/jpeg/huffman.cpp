@@ -27,7 +27,9 @@
 //    per variant under `#pragma GCC target`):
 //      generic  SSE2 nonzero mask and stuffing, bsr/bsf for bit lengths;
 //      avx2     the same source with lzcnt/tzcnt/bzhi/shlx and 32-byte stuffing compares
-//               (x86-64 with AVX2, BMI2 and LZCNT);
+//               (x86-64 with AVX2, BMI2 and LZCNT); its AC walk finds ZRLs once per block
+//               from the mask and indexes the table without computing runs or branching on
+//               an odd count (blocks with ZRLs take the generic walk);
 //      avx512   (AVX-512 F/BW/CD/DQ/VL/VBMI2) the AC coefficients are coded in vectors:
 //               nonzero values and positions are compressed into order, runs come from
 //               neighbouring positions, categories from vplzcntd, codes from a gather, and two
