@@ -210,10 +210,8 @@ struct VideoOptions {
   /// the GPU's start (0.2-0.4 s) costs no time in which nothing is encoded. A stream that ends
   /// before the GPU is ready is encoded on the CPU alone (encode_all still waits for the
   /// set-up to end), and so is the whole stream when the GPU cannot be used: no error then,
-  /// Stats::gpu_problem says why, or when the input bound the CPU's frames (a pipe or a file
-  /// read in order that one producer waited on while the workers had time to spare: the GPU
-  /// would wait on it too; Stats::input_bound). The same bytes either way. Ignored by
-  /// VideoEncoder and by the cpu mode.
+  /// Stats::gpu_problem says why. The same bytes either way. Ignored by VideoEncoder and by
+  /// the cpu mode.
   bool cpu_start = false;
 };
 
@@ -540,8 +538,6 @@ struct Stats {
   double gpu_ready_s = 0;
   double handover_s = 0;
   std::string gpu_problem;
-  /// The GPU was ready but the CPU kept the stream: its input bound the CPU's frames.
-  bool input_bound = false;
 };
 
 // ---------------------------------------------------------------------------------------------

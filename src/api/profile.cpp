@@ -83,7 +83,6 @@ Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p,
   r.gpu_ready_s = s.gpu_ready_s;
   r.handover_s = s.handover_s;
   r.gpu_problem = s.gpu_problem;
-  r.input_bound = s.input_bound;
   return r;
 }
 

@@ -711,22 +711,8 @@ Stats joined(const Stats& cpu, const Stats& gpu) {
   return st;
 }
 
-/// After a cpu start: true where its input bound the CPU's frames, so that the GPU would not
-/// encode faster: a source that one producer reads in order (a pipe, a sequentially read file),
-/// whose producer was busy reading (or waiting for the pipe) nearly all the time, while the
-/// workers had time to spare. (A pipe from ffmpeg at 1080p: the producer 0.9-1.0 busy, the
-/// workers a quarter; aok was no faster there and paid the hand-over.)
-bool input_bound(const Stats& cpu, int max_useful_producers) {
-  if (max_useful_producers != 1 || cpu.frames < 16 || !(cpu.wall_s > 0)) return false;
-  const double reading = cpu.read_s / (cpu.wall_s * std::max(1, cpu.producers));
-  const double coding =
-      (cpu.transform_cpu_s + cpu.entropy_s) / (cpu.wall_s * std::max(1, cpu.entropy_threads));
-  return reading >= 0.85 && coding <= 0.7;
-}
-
 /// PipelineOptions::cpu_start: the cpu mode encodes while the GPU run is made on another
-/// thread, and the GPU run goes on from the first frame the CPU did not read (or another cpu
-/// run, where the input bound the first: input_bound).
+/// thread, and the GPU run goes on from the first frame the CPU did not read.
 Stats encode_with_cpu_start(FrameSource& source, const EncodeOptions& encode,
                             io::FrameSink& sink, const PipelineOptions& options,
                             const ProgressFn& progress, const std::atomic<bool>* stop) {
@@ -774,15 +760,6 @@ Stats encode_with_cpu_start(FrameSource& source, const EncodeOptions& encode,
   if (!ready.load() || cpu.reached_end() || (stop && stop->load())) {
     first.wall_s = seconds_since(start);
     return first;
-  }
-  if (input_bound(first, source.max_useful_producers())) {
-    Run rest(source, encode, sink, cpu_options, progress, stop);
-    rest.continue_after(first.frames, first.jpeg_bytes, start);
-    Stats st = joined(first, rest.execute());
-    st.input_bound = true;
-    st.cpu_start_frames = st.frames;  // every frame on the CPU
-    st.wall_s = seconds_since(start);
-    return st;
   }
   const double handover_s = seconds_since(start);
   gpu.continue_after(first.frames, first.jpeg_bytes, start);

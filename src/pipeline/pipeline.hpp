@@ -213,7 +213,6 @@ struct Stats {
   double gpu_ready_s = 0;     ///< from the start until the GPU's set-up was made (0: never)
   double handover_s = 0;      ///< from the start until the GPU took over (0: it never did)
   std::string gpu_problem;    ///< why the GPU never took over when its set-up failed
-  bool input_bound = false;   ///< the GPU was ready, the CPU kept going: its input bound it
 };
 
 /// What the progress callback sees (the writer thread calls it after each frame): the public

@@ -433,16 +433,14 @@ class VectorSource final : public FrameSource {
 /// encode_all in aok with VideoOptions::cpu_start over `n` frames of 64x48 RGB, read one at a
 /// time with `read_ms` ms each (a stream that outlasts the GPU's start): the same frames as
 /// encode_jpeg, in order; returns the Stats, whose hand-over fields the caller checks.
-inline Stats check_cpu_start(int n, int read_ms, bool concurrent = false) {
+inline Stats check_cpu_start(int n, int read_ms) {
   class SlowSource final : public FrameSource {
    public:
-    SlowSource(const std::vector<TestFrame>& frames, int ms, bool concurrent)
-        : inner_(frames, concurrent), ms_(ms) {}
+    SlowSource(const std::vector<TestFrame>& frames, int ms) : inner_(frames, false), ms_(ms) {}
     bool read(std::int64_t index, std::uint8_t* dst) override {
       if (ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
       return inner_.read(index, dst);
     }
-    bool concurrent_reads() const override { return inner_.concurrent_reads(); }
 
    private:
     VectorSource inner_;
@@ -451,12 +449,10 @@ inline Stats check_cpu_start(int n, int read_ms, bool concurrent = false) {
   ApiCase c{64, 48, FrameFormat::rgb24, Subsampling::s420};
   VideoOptions o = options_of(c, Offload::aok);
   o.producers = o.entropy_threads = o.slots = 0;  // the defaults of each run
-  // Concurrent reads: one producer (a slow one that more producers would outrun).
-  if (concurrent) o.producers = 1;
   o.cpu_start = true;
   const auto frames = make_frames(o, n);
   const auto ref = reference(frames, o.jpeg);
-  SlowSource source(frames, read_ms, concurrent);
+  SlowSource source(frames, read_ms);
   MemorySink sink;
   Stats st;
   within(120, [&] { st = encode_all(o, source, sink); });

@@ -706,59 +706,6 @@ TEST(CpuStart, TheSecondRunGoesOnFromTheFirstFrameTheCpuDidNotRead) {
   progress.expect_every_frame(ref);
 }
 
-/// Frames in memory read one at a time as from a pipe: `wait_ms` per frame inside read_into
-/// (the producer waits for the writer of the pipe), one useful producer.
-class PipeLikeSource final : public pipeline::FrameSource {
- public:
-  PipeLikeSource(std::vector<ImageView> frames, int wait_ms)
-      : inner_(std::move(frames)), wait_ms_(wait_ms) {}
-  pipeline::SourceFormat format() const override { return inner_.format(); }
-  int max_useful_producers() const override { return 1; }
-  bool read_into(int producer, std::uint8_t* dst, std::size_t stride,
-                 std::int64_t& index) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms_));
-    return inner_.read_into(producer, dst, stride, index);
-  }
-
- private:
-  pipeline::MemoryFrameSource inner_;
-  int wait_ms_;
-};
-
-// A pipe that binds the CPU's frames (its producer waits on it, the workers idle) would bind
-// the GPU's too: the CPU keeps the stream after the set-up, and says why; where the same
-// frames come as fast as they are read, the second run takes over.
-TEST(CpuStart, TheCpuKeepsAStreamItsInputBinds) {
-  const auto frames = make_frames(60, 64, 48, PixelFormat::rgb24);
-  EncodeOptions o;
-  const auto ref = reference(frames, o);
-  for (const int wait_ms : {4, 0}) {
-    SCOPED_TRACE(wait_ms ? "a slow pipe" : "a fast pipe");
-    HandoverHooks hooks;
-    ProgressLog progress;
-    hooks.wait = [&] { return progress.frames.load() >= 20; };
-    PipeLikeSource source(views(frames), wait_ms);
-    MemorySink sink;
-    const pipeline::Stats st = encode_cpu_start(source, o, hooks, sink, progress);
-    EXPECT_EQ(st.frames, 60);
-    EXPECT_GT(st.gpu_ready_s, 0);
-    expect_frames_equal(ref, sink.frames, 60);
-    progress.expect_every_frame(ref);
-    if (wait_ms > 0) {
-      EXPECT_TRUE(st.input_bound);
-      EXPECT_EQ(st.handover_s, 0);
-      EXPECT_EQ(st.cpu_start_frames, 60);
-      EXPECT_EQ(st.producers, 1);  // the cpu start's split
-      EXPECT_EQ(st.entropy_threads, 2);
-    } else {
-      EXPECT_FALSE(st.input_bound);
-      EXPECT_GT(st.handover_s, 0);
-      EXPECT_LT(st.cpu_start_frames, 60);
-      EXPECT_EQ(st.producers, 2);  // the second run's
-    }
-  }
-}
-
 // A set-up that fails leaves the whole stream to the CPU, with the reason; one that ends only
 // after the stream did changes nothing either (the CPU encoded everything).
 TEST(CpuStart, TheCpuKeepsTheStreamWhenTheSetUpFailsOrComesLate) {

@@ -409,10 +409,6 @@ std::string cpu_start_text(const Stats& s) {
   std::string why = "stopped before the GPU was ready";
   if (!s.gpu_problem.empty())
     why = "the GPU could not be used";
-  else if (s.input_bound)
-    why = fmt::format("the GPU was ready at {:.3f} s, but the input bound the CPU's frames and "
-                      "would bind the GPU's too",
-                      s.gpu_ready_s);
   else if (s.gpu_ready_s > 0)
     why = fmt::format("the GPU was ready at {:.3f} s", s.gpu_ready_s);
   return "the cpu mode after a cpu start: the CPU encoded every frame (" + why + ")";
