@@ -1,7 +1,7 @@
 # --rdo deadzone|trellis: rate-distortion quantization (sourced by cli_test.sh). Not cjpeg's
-# bytes, so judged by what they are for: libjpeg-turbo's djpeg and ffmpeg decode them, they are
-# smaller than cjpeg's rounding at the same PSNR (measured by ffmpeg), and every thread count
-# writes the same bytes.
+# bytes, so judged by what they are for: libjpeg-turbo's djpeg, ffmpeg and GStreamer decode
+# them, they are smaller than cjpeg's rounding at the same PSNR (measured by ffmpeg), and every
+# thread count writes the same bytes.
 
 # psnr REFERENCE JPEG: ffmpeg's PSNR of JPEG's decoded RGB against REFERENCE's (average, dB).
 psnr() {
@@ -60,6 +60,15 @@ case_rdo_writes_the_same_bytes_with_any_threads() {
       same_bytes $r$t.avi $r.avi
     done
     cmp -s off.avi $r.avi && die "--rdo $r wrote cjpeg's bytes"
+    # GStreamer (avidemux, then libjpeg's jpegdec) decodes every frame.
+    if have_gstreamer; then
+      local decoded
+      decoded=$(gst-launch-1.0 -v filesrc location=$r.avi ! avidemux ! jpegdec ! \
+        fakesink silent=false 2>gst.txt | grep 'last-message' | grep -c 'chain')
+      [[ $decoded -eq 12 ]] || die "GStreamer decoded $decoded of 12 frames of $r.avi: $(head -3 gst.txt)"
+    else
+      echo "(GStreamer not found: $r.avi not decoded by it)"
+    fi
     [[ $(stat -c %s $r.avi) -lt $(stat -c %s off.avi) ]] || die "--rdo $r is not smaller"
     echo "ok: --rdo $r: the same bytes with 1 and 3 entropy threads, smaller than off"
   done
