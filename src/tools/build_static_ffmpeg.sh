@@ -6,6 +6,10 @@
 #   sudo src/tools/build_static_ffmpeg.sh [PREFIX]          (default PREFIX: /opt/mjpeg-ffmpeg)
 #   cmake -S . -B build-static -DMJPEG_STATIC=ON -DMJPEG_FFMPEG_PREFIX=PREFIX ...
 #
+# With MJPEG_FFMPEG_PROGRAM=1 it also builds a static `ffmpeg` program into PREFIX/bin, a peer
+# for measurements on the GPU machine (which has no FFmpeg): README's pipe `ffmpeg -i CLIP -f
+# yuv4mpegpipe - | mjpeg encode - ...` from MP4/MKV/raw H.264 and HEVC. It is never linked.
+#
 # Configured minimally: the demuxers, parsers and decoders of the containers and codecs users
 # have (MP4/MOV, MKV/WebM, AVI, MPEG-TS/PS, raw H.264/HEVC/MPEG streams, IVF; H.264, HEVC, VP9,
 # AV1, MPEG-1/2, MPEG-4, MJPEG, ProRes, FFV1, raw video, and the common audio codecs), the
@@ -89,3 +93,25 @@ make install >/dev/null
 
 # Debian's zlib ships libz.a; the .pc files name -lz, which a static link then finds.
 say "done in $(( $(date +%s) - started )) s: $PREFIX/lib/pkgconfig (libavformat.pc ...)"
+
+if [[ ${MJPEG_FFMPEG_PROGRAM:-0} == 1 ]]; then
+  # The program needs libavfilter and the filters its graph always inserts; a build of its own,
+  # so that the libraries above stay as minimal as they are.
+  say "the ffmpeg program"
+  rm -rf "$WORK/ffmpeg-program"
+  mkdir -p "$WORK/ffmpeg-program" "$PREFIX/bin"
+  cd "$WORK/ffmpeg-program"
+  "$FFMPEG_SRC/configure" --enable-static --disable-shared --disable-doc --disable-network \
+    --disable-autodetect --disable-debug --disable-everything --disable-ffplay --disable-ffprobe \
+    --enable-ffmpeg --disable-avdevice --disable-postproc --enable-avfilter --enable-swscale \
+    --enable-swresample --enable-pthreads --enable-x86asm \
+    --enable-protocol=file,pipe --enable-demuxer=mov,matroska,h264,hevc,yuv4mpegpipe \
+    --enable-parser=h264,hevc --enable-decoder=h264,hevc,rawvideo \
+    --enable-encoder=wrapped_avframe,rawvideo --enable-muxer=yuv4mpegpipe,null,rawvideo \
+    --enable-filter=buffer,buffersink,format,null,scale,abuffer,abuffersink,anull,aformat,aresample \
+    --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,null \
+    --extra-ldflags=-static --pkg-config-flags=--static >"$WORK/ffmpeg-program-configure.log"
+  make -j"$JOBS" ffmpeg >/dev/null
+  strip -o "$PREFIX/bin/ffmpeg" ffmpeg
+  say "done in $(( $(date +%s) - started )) s: $PREFIX/bin/ffmpeg"
+fi
