@@ -64,7 +64,7 @@ Stats public_stats(const pipeline::Stats& s, const pipeline::PipelineOptions& p,
   r.offload = cpu_alone ? Offload::cpu : mode;
   r.producers = s.producers;
   r.entropy_threads = s.entropy_threads;
-  r.slots = s.slots > 0 ? s.slots : ran.slots;
+  r.slots = s.slots;
   r.setup_s = s.setup_s;
   r.first_frame_s = s.first_frame_s;
   r.upload_issue_s = s.upload_issue_s;

@@ -29,7 +29,7 @@
 //      avx2     the same source with lzcnt/tzcnt/bzhi/shlx and 32-byte stuffing compares
 //               (x86-64 with AVX2, BMI2 and LZCNT); its AC walk finds ZRLs once per block
 //               from the mask and indexes the table without computing runs or branching on
-//               an odd count (blocks with ZRLs take the generic walk);
+//               an odd count (blocks with ZRLs take the scalar walk, encode_ac_scalar);
 //      avx512   (AVX-512 F/BW/CD/DQ/VL/VBMI2) the AC coefficients are coded in vectors:
 //               nonzero values and positions are compressed into order, runs come from
 //               neighbouring positions, categories from vplzcntd, codes from a gather, and two

@@ -33,9 +33,8 @@ namespace {
 /// fps, 24 slots 12165-12260, docs/BENCHMARKS.md). No more slots than a known frame count.
 int with_gpu_stage_slots(int k, std::int64_t frames) {
   constexpr int kGpuStageSlots = 8;
-  const std::int64_t more = frames > k ? std::min<std::int64_t>(kGpuStageSlots, frames - k)
-                          : frames < 0 ? kGpuStageSlots
-                                       : 0;
+  const std::int64_t more =
+      frames < 0 ? kGpuStageSlots : std::clamp<std::int64_t>(frames - k, 0, kGpuStageSlots);
   return k + static_cast<int>(more);
 }
 
@@ -198,7 +197,6 @@ class GpuOffloader : public Offloader {
  private:
   int fitting_slots(int k, const std::vector<int>& devices, GpuOutput output) const;
 };
-
 
 /// The default slot count for a GPU mode, lowered (to no fewer than the entropy workers + 2)
 /// where that many slots would take more than half the device's free memory or 8 GB of pinned

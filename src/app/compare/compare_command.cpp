@@ -328,15 +328,15 @@ int run_compare(CompareArgs& args) {
     if (r.spec.name == "sok") sok_fps = r.profile.fps;
 
   const int first_width = store.width(), first_height = store.height();
+  // One count, or each mode's own where their defaults differ.
   std::string slots = count_of(first.slots, "slot", "slots");
-  for (const ModeResult& r : results)
-    if (r.stats.slots != first.slots) {  // each mode's own default
-      slots = "slots";
-      for (const ModeResult& m : results)
-        slots += fmt::format("{} {} {}", &m == &results.front() ? ":" : ",", m.spec.name,
-                             m.stats.slots);
-      break;
-    }
+  if (!std::all_of(results.begin(), results.end(),
+                   [&](const ModeResult& r) { return r.stats.slots == first.slots; })) {
+    slots = "slots";
+    for (const ModeResult& m : results)
+      slots += fmt::format("{} {} {}", &m == &results.front() ? ":" : ",", m.spec.name,
+                           m.stats.slots);
+  }
   const std::string split =
       first.self_balancing
           ? fmt::format("a self-balancing split of {} producer + entropy threads", turbo_threads)
