@@ -439,7 +439,8 @@ struct FileSinkOptions {
 /// Writes the frames to a file, chosen by the name: "*.avi" a RIFF AVI with the MJPG codec
 /// (OpenDML, so beyond 4 GiB; with audio, metadata and the pixel aspect ratio of
 /// FileSinkOptions), "*.mjpeg" / "*.mjpg" / "-" the JPEGs back to back (what `ffmpeg -f mjpeg`
-/// reads; "-" is standard output), or a printf pattern with one integer conversion such as
+/// reads; "-" is standard output; so is an existing character device or FIFO of another name,
+/// such as /dev/null or a named pipe, written in place), or a printf pattern with one integer conversion such as
 /// "out/%05d.jpg": one JPEG file per frame, numbered from 1, or "*.jpg" / "*.jpeg" without a
 /// conversion: one picture (a second frame is an error).
 /// Every frame must be a JPEG of the size the sink was made for, all of one layout (the

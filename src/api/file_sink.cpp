@@ -139,9 +139,11 @@ std::string FileSink::audio_problem(const std::string& path, const AudioFormat& 
       std::string why;
       return io::avi_audio(format, why) ? std::string() : why;
     }
-    case io::OutputKind::mjpeg_stream:
-      return path == "-" ? "an M-JPEG stream holds only the video"
-                         : "." + file_extension(path) + " holds only the video";
+    case io::OutputKind::mjpeg_stream: {
+      const std::string ext = file_extension(path);  // "-", a device or a FIFO: any other
+      return ext == "mjpeg" || ext == "mjpg" ? "." + ext + " holds only the video"
+                                             : "an M-JPEG stream holds only the video";
+    }
     case io::OutputKind::image_sequence: return "numbered JPEG files hold only the video";
   }
   return "this output holds only the video";

@@ -34,6 +34,9 @@ OutputKind output_kind(const std::string& path) {
   const std::string ext = file_extension(path);
   if (ext == "avi") return OutputKind::avi;
   if (ext == "mjpeg" || ext == "mjpg") return OutputKind::mjpeg_stream;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+    return OutputKind::mjpeg_stream;  // written in place (AtomicFile), as "-" is
   throw UsageError(path + ": unsupported output type (use .avi, .mjpeg/.mjpg, or a pattern "
                           "like out/%05d.jpg)");
 }

@@ -35,11 +35,14 @@ inline constexpr std::size_t kNoteSignatureBytes = sizeof(kNoteSignature) - 1;
 
 enum class OutputKind {
   avi,             ///< "*.avi": RIFF AVI, MJPG, idx1 + OpenDML (see avi_writer.hpp)
-  mjpeg_stream,    ///< "*.mjpeg" / "*.mjpg" / "-" (stdout): the JPEGs back to back
+  mjpeg_stream,    ///< "*.mjpeg" / "*.mjpg" / "-" (stdout) / a device or FIFO of another
+                   ///< name (/dev/null, a named pipe, /dev/fd/N): the JPEGs back to back
   image_sequence,  ///< a pattern with one %d / %0Nd conversion, e.g. "out/%05d.jpg"
 };
 
 /// Classifies an output path; throws UsageError for anything else (e.g. "out.mp4").
+/// An existing character device or FIFO whose name has no output extension (/dev/null, a named
+/// pipe, a shell's >(command)) is written in place like "-".
 OutputKind output_kind(const std::string& path);
 
 /// Opens the sink that `output_kind(path)` names. fps is the stream's frame rate as a

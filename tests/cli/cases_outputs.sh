@@ -124,6 +124,28 @@ case_stdout_output_refused_on_a_terminal() {
   grep -q 'mjpeg: error: -o - writes an M-JPEG stream to standard output, which is a terminal' tty.txt &&
     grep -q 'rc=2' tty.txt || die "not refused on a terminal: $(cat -v tty.txt | head -5)"
 }
+case_device_and_fifo_outputs_take_the_stream() {
+  make_y4m in.y4m 4 64x48
+  expect_ok encode in.y4m -o ref.mjpeg --quiet
+  # /dev/null: the stream is written there (a benchmark's output), nothing created, no -y asked.
+  expect_ok encode in.y4m -o /dev/null
+  grep -q '^mjpeg: wrote /dev/null: 4 frames' err.txt || die "summary: $(cat err.txt)"
+  expect_ok encode "$SAMPLE" -o /dev/null --quiet  # a still image too
+  # A named pipe of any name: the JPEGs back to back, as -o - writes them.
+  mkfifo stream
+  cat stream >from_fifo.bin &
+  local reader=$!
+  expect_ok encode in.y4m -o stream --quiet
+  wait "$reader" || die "the FIFO's reader failed"
+  same_bytes from_fifo.bin ref.mjpeg
+  [[ -p stream ]] || die "the FIFO was replaced"
+  # A regular file without an output extension is still not an output, and stays as it was.
+  printf 'keep' >plain
+  expect_fail 2 encode in.y4m -o plain -y
+  grep -q "unsupported output type (no extension) of 'plain'" err.txt || die "unclear: $(cat err.txt)"
+  [[ $(cat plain) == keep ]] || die "plain was written"
+  no_temp_files .
+}
 case_one_frame_of_a_stream_to_jpg() {
   need_ffmpeg
   need_cjpeg

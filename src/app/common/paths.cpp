@@ -17,7 +17,8 @@ std::string lower_extension(const std::string& path) {
 
 const char* supported_output_extensions() {
   return ".jpg, .jpeg (one picture); .avi, .mkv, .mov, .mjpeg, .mjpg or a pattern like "
-         "out/%05d.jpg (streams)";
+         "out/%05d.jpg (streams); - (standard output), a device or a FIFO (/dev/null, a named "
+         "pipe) for the JPEGs back to back";
 }
 
 OutputKind output_kind_for(const std::string& path) {

@@ -660,10 +660,18 @@ void check_output_name(const std::string& output) {
   }
   const std::string ext = lower_extension(output);
   if (output != "-" && output.find('%') == std::string::npos && ext != ".avi" &&
-      ext != ".mjpeg" && ext != ".mjpg")
-    throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
-                                 ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
-                                 output, supported_output_extensions()));
+      ext != ".mjpeg" && ext != ".mjpg") {
+    // A device or FIFO (/dev/null, a named pipe, >(ffplay -f mjpeg -)) takes the JPEGs back to
+    // back, as "-" does; any other name is not an output.
+    try {
+      FileSink::check_name(output);
+      return;
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
+                                   ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
+                                   output, supported_output_extensions()));
+    }
+  }
   FileSink::check_name(output);  // a pattern's own errors
 }
 
