@@ -312,6 +312,30 @@ void BM_ours_encode_variant(benchmark::State& state, const std::string& variant)
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
 }
 
+/// The CPU mode's work per frame (transform and coding) with levels chosen by the trellis
+/// search (--rdo trellis), beside BM_ours_encode_variant's nearest levels: what the search costs
+/// a CPU encode. The bytes are checked against the scalar reference transform's.
+void BM_ours_encode_trellis(benchmark::State& state, const std::string& variant) {
+  Frame& f = *g_frame;
+  mjpeg::QuantTables tables = f.tables;
+  tables.rdo = mjpeg::Rdo::trellis;
+  tables.trellis = mjpeg::make_trellis_model(tables, f.options.subsampling);
+  std::vector<std::int16_t> coeffs(f.geometry.coefficient_count());
+  std::vector<std::uint8_t> out, reference;
+  mjpeg::transform_cpu("scalar", f.image.view(), f.geometry, tables, coeffs.data());
+  mjpeg::encode_coefficients(f.geometry, tables, coeffs.data(), f.options, reference);
+  out.reserve(reference.size() * 2);
+  for (auto _ : state) {
+    mjpeg::transform_cpu(variant, f.image.view(), f.geometry, tables, coeffs.data());
+    mjpeg::encode_coefficients(f.geometry, tables, coeffs.data(), f.options, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  if (out != reference) state.SkipWithError("differs from the scalar reference's trellis");
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
 void BM_ours_encode_jpeg(benchmark::State& state) {
   Frame& f = *g_frame;
   std::size_t bytes = 0;
@@ -813,6 +837,9 @@ int main(int argc, char** argv) {
   for (const std::string& v : mjpeg::transform_variants())
     benchmark::RegisterBenchmark(("ours/encode/" + v).c_str(), BM_ours_encode_variant, v)
         ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("ours/encode_trellis/" + std::string(mjpeg::transform_variant())).c_str(),
+                               BM_ours_encode_trellis, std::string(mjpeg::transform_variant()))
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/tjCompress2", BM_libjpeg_tjCompress2)->Unit(benchmark::kMillisecond);
 
   RecordingReporter reporter;
@@ -888,6 +915,14 @@ int main(int argc, char** argv) {
     std::printf("  transform alone, %-7s %8.2f ms (%.1fx the scalar reference)\n", v.c_str(),
                 s[t] * 1e3, s["ours/transform/scalar"] / s[t]);
     line(("whole encode, " + v + " transform:").c_str(), e.c_str(), "libjpeg/tjCompress2");
+  }
+  {
+    const std::string v = mjpeg::transform_variant();
+    const std::string off = "ours/encode/" + v, trellis = "ours/encode_trellis/" + v;
+    if (s.count(off) && s.count(trellis) && s[off] > 0 && s[trellis] > 0)
+      std::printf("  --rdo trellis, %s transform and coding: %8.2f ms against %.2f ms with the "
+                  "nearest levels: %.2fx their speed\n",
+                  v.c_str(), s[trellis] * 1e3, s[off] * 1e3, s[off] / s[trellis]);
   }
   if (s.count("libjpeg/entropy") && s.count("libjpeg/tjCompress2"))
     std::printf("  libjpeg-turbo's Huffman share of its whole compression: %.0f%%\n",
