@@ -10,7 +10,9 @@
 #   MJPEG          the mjpeg binary
 #   OUT_DIR        work folder; OUT_DIR/points.csv (every ladder point) and OUT_DIR/table.md
 #   MOZJPEG_CJPEG  mozjpeg's cjpeg (src/tools/peers/build_mozjpeg.sh), or "" to leave it out
-# Environment: RDO_FRAMES (frames per clip, spread over its first RDO_SPAN frames; 8 of 160).
+# Environment: RDO_FRAMES (frames per clip, spread over its first RDO_SPAN frames; 8 of 160);
+# RDO_SETTINGS (mjpeg's settings, separated by ';', "-" for its default; the five below unless
+# set); RDO_LADDER (mjpeg's and mozjpeg's qualities).
 set -euo pipefail
 mjpeg=$(realpath "${1:?mjpeg binary}")
 out=${2:?output folder}
@@ -41,7 +43,8 @@ point() {
   echo "$1,$2,$3,$bytes,${m% *},${m#* }" >>"$points"
 }
 
-ladder="15 25 35 45 55 65 75 82 88 92 95 97"
+ladder=${RDO_LADDER:-15 25 35 45 55 65 75 82 88 92 95 97 98 99 100}
+IFS=';' read -r -a settings <<<"${RDO_SETTINGS:--;--tune psnr --optimize;--rdo deadzone --tune psnr --optimize;--rdo trellis --optimize;--rdo trellis --tune psnr --optimize}"
 for clip in "$@"; do
   name=$(basename "${clip%.*}")
   work=$out/$name
@@ -55,8 +58,8 @@ for clip in "$@"; do
     ffmpeg -nostdin -v error -i "$work/src/%03d.ppm" -c:v mjpeg -q:v "$q" "$work/jpg/%03d.jpg"
     point "$name" ffmpeg "$q"
   done
-  for setting in "" "--tune psnr --optimize" "--rdo deadzone --tune psnr --optimize" \
-                 "--rdo trellis --optimize" "--rdo trellis --tune psnr --optimize"; do
+  for setting in "${settings[@]}"; do
+    [[ $setting == - ]] && setting=
     for q in $ladder; do
       rm -f "$work"/jpg/*
       # shellcheck disable=SC2086
