@@ -60,6 +60,9 @@
 #   register  tests/gpu/register_probe.cu (built with nvcc): page-locking a page-cached 4 GB
 #             file with cudaHostRegister from 1..8 threads, against pread into pinned buffers,
 #             idle and beside 12 copying threads (why the GPU modes read Y4M files with pread)
+#   upload    tests/gpu/upload_probe.cu (built with nvcc): page-locked frames copied to the GPU
+#             one stream as AOK does, round-robin on 2 or 3 streams, halves on 2 streams, and
+#             beside downloads, at 1920x1080 and 3840x2160 RGB (the ceiling of compare's RGB rows)
 #   big       pictures over 16384 pixels wide or high (20000x3000, 65500x64, 64x65500; random
 #             pixels, 4:2:0 and 4:4:4) as one-frame AVIs in sok and aok: byte-identical to cpu
 #             mode; a frame too big for device memory refused with one clear line with --mode
@@ -86,7 +89,7 @@ if [[ -z "$bin" ]]; then
 fi
 tests=$bin/mjpeg_gpu_tests
 bench=$bin/mjpeg_bench_kernels
-all_parts=tests,slots,nvdec,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,big
+all_parts=tests,slots,nvdec,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,upload,big
 parts=",${MJPEG_CHECK_PARTS:-$all_parts},"
 want() { [[ $parts == *",$1,"* ]]; }
 for p in ${parts//,/ }; do
@@ -531,6 +534,17 @@ if want register; then
     rm -f "$probe_file"
   else
     result "register probe" "nvcc failed" "see $logs/register_build.log"
+  fi
+fi
+if want upload; then
+  nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  if "$nvcc_bin" -O2 -std=c++17 -o "$logs/upload_probe" "$here/tests/gpu/upload_probe.cu" \
+      >"$logs/upload_build.log" 2>&1; then
+    { timeout 120 "$logs/upload_probe" 6220800 64 && timeout 120 "$logs/upload_probe" 24883200 24; } \
+      >"$logs/upload.txt" 2>&1
+    result "upload probe (1080p and 4K RGB frames)" $? "$logs/upload.txt"
+  else
+    result "upload probe" "nvcc failed" "see $logs/upload_build.log"
   fi
 fi
 if want big && need "$bin/mjpeg" "big pictures"; then

@@ -159,7 +159,7 @@ run_check() {
 }
 
 # Every check fails: exit 1, no "ok" line, and the verdict names as many checks as failed.
-run_check fail tests,slots,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register
+run_check fail tests,slots,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,register,upload
 [[ $RC == 1 ]] || die "check.sh exited $RC with every stand-in failing"
 summary=$(sed -n '/^==== summary/,/^==== check.sh/p' "$work/fail.out")
 grep -q '^ok ' <<<"$summary" && die "a check passed although everything failed: $(grep '^ok ' <<<"$summary")"
@@ -171,7 +171,7 @@ grep -q "^==== check.sh: $fails of $fails checks FAILED:" "$work/fail.out" ||
 for what in "gpu tests" "pipeline gpu tests" "library (VideoEncoder) gpu tests" "GPU modes (tests/cli" \
     "multi-device pipeline tests" "mjpeg compare 1920x1080 --devices" "compute-sanitizer memcheck" \
     "compute-sanitizer synccheck (direct)" "kernel benchmark" "mjpeg compare 1920x1080, cpu sok" \
-    "mjpeg compare --modes cpu" "CPU variants" "mjpeg bench sweeps" "end to end" "register probe" \
+    "mjpeg compare --modes cpu" "CPU variants" "mjpeg bench sweeps" "end to end" "register probe" "upload probe" \
     "symbol slots: pipeline" "symbol slots: mjpeg encode" "symbol slots: mjpeg compare 1920x1080" \
     "token formats: bytes down" "symbol slots: end to end"; do
   grep -q "^FAIL  .*$what" <<<"$summary" || die "no FAIL line for '$what'"
@@ -179,7 +179,7 @@ done
 
 # Everything works: exit 0, every check ok. (Part "tests" runs the CLI's GPU cases, which no
 # stand-in can pass; "register" would write a 4 GB file.)
-run_check ok slots,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e
+run_check ok slots,devices,sanitize,pipeline-memcheck,kernels,entropy,compare,cpu,bench,e2e,upload
 [[ $RC == 0 ]] || die "check.sh exited $RC with every stand-in working: $(grep '^FAIL' "$work/ok.out")"
 grep -q '^FAIL ' "$work/ok.out" && die "a FAIL line although everything worked"
 grep -q '^==== check.sh: all [0-9]* checks passed$' "$work/ok.out" || die "no verdict: $(tail -3 "$work/ok.out")"
