@@ -133,7 +133,7 @@ case_device_and_fifo_outputs_take_the_stream() {
   expect_ok encode "$SAMPLE" -o /dev/null --quiet  # a still image too
   # A named pipe of any name: the JPEGs back to back, as -o - writes them.
   mkfifo stream
-  cat stream >from_fifo.bin &
+  timeout 60 cat stream >from_fifo.bin 2>/dev/null &  # (bounded: no writer would block it)
   local reader=$!
   expect_ok encode in.y4m -o stream --quiet
   wait "$reader" || die "the FIFO's reader failed"
