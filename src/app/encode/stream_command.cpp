@@ -658,21 +658,19 @@ void check_output_name(const std::string& output) {
     if (!problem.empty()) throw UsageError(problem);
     return;
   }
-  const std::string ext = lower_extension(output);
-  if (output != "-" && output.find('%') == std::string::npos && ext != ".avi" &&
-      ext != ".mjpeg" && ext != ".mjpg") {
-    // A device or FIFO (/dev/null, a named pipe, >(ffplay -f mjpeg -)) takes the JPEGs back to
-    // back, as "-" does; any other name is not an output.
-    try {
-      FileSink::check_name(output);
-      return;
-    } catch (const UsageError&) {
-      throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
-                                   ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
-                                   output, supported_output_extensions()));
-    }
+  // FileSink decides what is an output: besides the extensions, "-" and patterns, an existing
+  // device or FIFO (/dev/null, a named pipe, >(ffplay -f mjpeg -)) takes the JPEGs back to back.
+  try {
+    FileSink::check_name(output);
+  } catch (const UsageError&) {
+    const std::string ext = lower_extension(output);
+    if (output == "-" || output.find('%') != std::string::npos || ext == ".avi" ||
+        ext == ".mjpeg" || ext == ".mjpg")
+      throw;  // a pattern's own errors
+    throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
+                                 ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
+                                 output, supported_output_extensions()));
   }
-  FileSink::check_name(output);  // a pattern's own errors
 }
 
 void check_stream_options(const EncodeArgs& args) {
