@@ -296,34 +296,14 @@ void BM_ours_transform_variant(benchmark::State& state, const std::string& varia
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * f.image.pixels.size()));
 }
 
-void BM_ours_encode_variant(benchmark::State& state, const std::string& variant) {
+/// The CPU mode's work per frame (transform by `variant`, then coding) with `tables`; the
+/// last output must equal `reference` (else the row is an error naming `reference_name`).
+void time_cpu_encode(benchmark::State& state, const std::string& variant,
+                     const mjpeg::QuantTables& tables, const std::vector<std::uint8_t>& reference,
+                     const char* reference_name) {
   Frame& f = *g_frame;
   std::vector<std::int16_t> coeffs(f.geometry.coefficient_count());
   std::vector<std::uint8_t> out;
-  out.reserve(f.reference.size() * 2);
-  for (auto _ : state) {
-    mjpeg::transform_cpu(variant, f.image.view(), f.geometry, f.tables, coeffs.data());
-    mjpeg::encode_coefficients(f.geometry, f.tables, coeffs.data(), f.options, out);
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  if (out != f.reference) state.SkipWithError("differs from tjCompress2");
-  state.SetItemsProcessed(state.iterations());
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
-}
-
-/// The CPU mode's work per frame (transform and coding) with levels chosen by the trellis
-/// search (--rdo trellis), beside BM_ours_encode_variant's nearest levels: what the search costs
-/// a CPU encode. The bytes are checked against the scalar reference transform's.
-void BM_ours_encode_trellis(benchmark::State& state, const std::string& variant) {
-  Frame& f = *g_frame;
-  mjpeg::QuantTables tables = f.tables;
-  tables.rdo = mjpeg::Rdo::trellis;
-  tables.trellis = mjpeg::make_trellis_model(tables, f.options.subsampling);
-  std::vector<std::int16_t> coeffs(f.geometry.coefficient_count());
-  std::vector<std::uint8_t> out, reference;
-  mjpeg::transform_cpu("scalar", f.image.view(), f.geometry, tables, coeffs.data());
-  mjpeg::encode_coefficients(f.geometry, tables, coeffs.data(), f.options, reference);
   out.reserve(reference.size() * 2);
   for (auto _ : state) {
     mjpeg::transform_cpu(variant, f.image.view(), f.geometry, tables, coeffs.data());
@@ -331,9 +311,27 @@ void BM_ours_encode_trellis(benchmark::State& state, const std::string& variant)
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  if (out != reference) state.SkipWithError("differs from the scalar reference's trellis");
+  if (out != reference) state.SkipWithError((std::string("differs from ") + reference_name).c_str());
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
+void BM_ours_encode_variant(benchmark::State& state, const std::string& variant) {
+  time_cpu_encode(state, variant, g_frame->tables, g_frame->reference, "tjCompress2");
+}
+
+/// The same with levels chosen by the trellis search (--rdo trellis): what the search costs a
+/// CPU encode. The bytes are checked against the scalar reference transform's.
+void BM_ours_encode_trellis(benchmark::State& state, const std::string& variant) {
+  Frame& f = *g_frame;
+  mjpeg::QuantTables tables = f.tables;
+  tables.rdo = mjpeg::Rdo::trellis;
+  tables.trellis = mjpeg::make_trellis_model(tables, f.options.subsampling);
+  std::vector<std::int16_t> coeffs(f.geometry.coefficient_count());
+  std::vector<std::uint8_t> reference;
+  mjpeg::transform_cpu("scalar", f.image.view(), f.geometry, tables, coeffs.data());
+  mjpeg::encode_coefficients(f.geometry, tables, coeffs.data(), f.options, reference);
+  time_cpu_encode(state, variant, tables, reference, "the scalar reference's trellis");
 }
 
 void BM_ours_encode_jpeg(benchmark::State& state) {
@@ -837,8 +835,9 @@ int main(int argc, char** argv) {
   for (const std::string& v : mjpeg::transform_variants())
     benchmark::RegisterBenchmark(("ours/encode/" + v).c_str(), BM_ours_encode_variant, v)
         ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(("ours/encode_trellis/" + std::string(mjpeg::transform_variant())).c_str(),
-                               BM_ours_encode_trellis, std::string(mjpeg::transform_variant()))
+  const std::string default_variant = mjpeg::transform_variant();
+  benchmark::RegisterBenchmark(("ours/encode_trellis/" + default_variant).c_str(),
+                               BM_ours_encode_trellis, default_variant)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("libjpeg/tjCompress2", BM_libjpeg_tjCompress2)->Unit(benchmark::kMillisecond);
 
@@ -917,7 +916,7 @@ int main(int argc, char** argv) {
     line(("whole encode, " + v + " transform:").c_str(), e.c_str(), "libjpeg/tjCompress2");
   }
   {
-    const std::string v = mjpeg::transform_variant();
+    const std::string& v = default_variant;
     const std::string off = "ours/encode/" + v, trellis = "ours/encode_trellis/" + v;
     if (s.count(off) && s.count(trellis) && s[off] > 0 && s[trellis] > 0)
       std::printf("  --rdo trellis, %s transform and coding: %8.2f ms against %.2f ms with the "
