@@ -60,6 +60,7 @@
 #include "core/standard_huffman.hpp"
 #include "jpeg/bit_io.hpp"
 #include "jpeg/parallel_parts.hpp"
+#include "jpeg/variant_table.hpp"
 #include "mjpeg/error.hpp"
 
 #if defined(__GNUC__)
@@ -282,18 +283,12 @@ const Variant kVariants[] = {
 };
 
 const Variant& best_variant() {
-  static const Variant* best = [] {
-    for (const Variant& v : kVariants)
-      if (v.supported()) return &v;
-    return &kVariants[std::size(kVariants) - 1];
-  }();
-  return *best;
+  static const Variant& best = variant_table::best(kVariants);
+  return best;
 }
 
 const Variant& find_variant(const std::string& name) {
-  for (const Variant& v : kVariants)
-    if (name == v.name && v.supported()) return v;
-  throw Error("Huffman coder variant '" + name + "' is not available on this CPU");
+  return variant_table::named(kVariants, name, "Huffman coder");
 }
 
 /// The block coders of a frame's tables (single-component scans use table 0 only; tables[1]
@@ -470,20 +465,11 @@ void encode_scan(const std::string& variant, const FrameGeometry& g, const std::
   encode_scan_with(find_variant(variant), g, coeffs, restart_interval, tables, out);
 }
 
-std::vector<std::string> huffman_variants() {
-  std::vector<std::string> names;
-  for (const Variant& v : kVariants)
-    if (v.supported()) names.emplace_back(v.name);
-  return names;
-}
+std::vector<std::string> huffman_variants() { return variant_table::names(kVariants, true); }
 
 const char* huffman_variant() { return best_variant().name; }
 
-std::vector<std::string> built_huffman_variants() {
-  std::vector<std::string> names;
-  for (const Variant& v : kVariants) names.emplace_back(v.name);
-  return names;
-}
+std::vector<std::string> built_huffman_variants() { return variant_table::names(kVariants, false); }
 
 HuffmanSpec optimal_spec(std::uint32_t freq_in[257]) {
   // libjpeg's jpeg_gen_optimal_table (ITU-T T.81 K.2 with libjpeg's tie rules): repeatedly

@@ -46,6 +46,7 @@
 #include "jpeg/bit_io.hpp"
 #include "jpeg/jfif_writer.hpp"
 #include "jpeg/tokens.hpp"
+#include "jpeg/variant_table.hpp"
 #include "mjpeg/error.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -345,19 +346,12 @@ const Variant kVariants[] = {
 };
 
 const Variant& best_variant() {
-  static const Variant* best = [] {
-    for (const Variant& v : kVariants)
-      if (v.supported()) return &v;
-    return &kVariants[std::size(kVariants) - 1];
-  }();
-  return *best;
+  static const Variant& best = variant_table::best(kVariants);
+  return best;
 }
 
 const Variant& find_variant(const std::string& name) {
-  if (name.empty()) return best_variant();
-  for (const Variant& v : kVariants)
-    if (name == v.name && v.supported()) return v;
-  throw Error("token coder variant '" + name + "' is not available on this CPU");
+  return name.empty() ? best_variant() : variant_table::named(kVariants, name, "token coder");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -694,19 +688,12 @@ void encode_token_frame(const FrameGeometry& g, const QuantTables& q, const Huff
   write_trailer(out);
 }
 
-std::vector<std::string> token_coder_variants() {
-  std::vector<std::string> names;
-  for (const Variant& v : kVariants)
-    if (v.supported()) names.emplace_back(v.name);
-  return names;
-}
+std::vector<std::string> token_coder_variants() { return variant_table::names(kVariants, true); }
 
 const char* token_coder_variant() { return best_variant().name; }
 
 std::vector<std::string> built_token_coder_variants() {
-  std::vector<std::string> names;
-  for (const Variant& v : kVariants) names.emplace_back(v.name);
-  return names;
+  return variant_table::names(kVariants, false);
 }
 
 }  // namespace mjpeg

@@ -8,6 +8,7 @@
 
 #include "jpeg/parallel_parts.hpp"
 #include "jpeg/transform_simd.hpp"
+#include "jpeg/variant_table.hpp"
 #include "core/jpeg_math.hpp"
 #include "mjpeg/error.hpp"
 
@@ -172,27 +173,23 @@ std::vector<const simd::TransformVariant*> all_variants() {
 }
 
 const simd::TransformVariant& find_variant(const std::string& name) {
-  for (const simd::TransformVariant* v : all_variants())
-    if (name == v->name && v->supported()) return *v;
-  throw Error("CPU transform variant '" + name + "' is not available on this CPU");
+  return variant_table::named(all_variants(), name, "CPU transform");
 }
 
 /// The best variant, or the one MJPEG_CPU_TRANSFORM names; chosen once.
 const simd::TransformVariant& default_variant() {
-  static const simd::TransformVariant* chosen = [] {
+  static const simd::TransformVariant& chosen = []() -> const simd::TransformVariant& {
     const char* forced = std::getenv("MJPEG_CPU_TRANSFORM");
     if (forced && *forced) {
       try {
-        return &find_variant(forced);
+        return find_variant(forced);
       } catch (const Error& e) {
         throw Error(std::string("MJPEG_CPU_TRANSFORM: ") + e.what());
       }
     }
-    for (const simd::TransformVariant* v : all_variants())
-      if (v->supported()) return v;
-    return &kScalar;
+    return variant_table::best(all_variants());
   }();
-  return *chosen;
+  return chosen;
 }
 
 void check(const RowSource& rows, const FrameGeometry& g, const QuantTables& tables) {
@@ -281,18 +278,13 @@ void transform_cpu_parallel(const ImageView& image, const FrameGeometry& g,
 }
 
 std::vector<std::string> transform_variants() {
-  std::vector<std::string> names;
-  for (const simd::TransformVariant* v : all_variants())
-    if (v->supported()) names.emplace_back(v->name);
-  return names;
+  return variant_table::names(all_variants(), true);
 }
 
 const char* transform_variant() { return default_variant().name; }
 
 std::vector<std::string> built_transform_variants() {
-  std::vector<std::string> names;
-  for (const simd::TransformVariant* v : all_variants()) names.emplace_back(v->name);
-  return names;
+  return variant_table::names(all_variants(), false);
 }
 
 void quantize_values(const std::string& variant, const std::int16_t* in, std::int16_t* out,
