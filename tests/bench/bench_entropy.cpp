@@ -181,12 +181,15 @@ void BM_ours_tokens(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
 }
 
-void BM_ours_token_scan(benchmark::State& state, const std::string& variant) {
+// One scan coded from the frame's symbol slots (`&Frame::tokens`) or its coded blocks
+// (`&Frame::blocks`) with one coder variant.
+void BM_ours_scan(benchmark::State& state, mjpeg::TokenBuffer Frame::*buffer,
+                  const std::string& variant) {
   Frame& f = *g_frame;
   const mjpeg::HuffmanTables tables = standard_tables();
   std::vector<std::uint8_t> out;
   out.reserve(f.reference.size() * 2);
-  const mjpeg::TokenView view = f.tokens.view();
+  const mjpeg::TokenView view = (f.*buffer).view();
   for (auto _ : state) {
     out.clear();
     mjpeg::encode_token_scan(f.geometry, 0, view, tables, out, variant);
@@ -239,22 +242,6 @@ void BM_ours_packer_threads(benchmark::State& state, const Frame* f, int threads
   }
   state.SetItemsProcessed(state.iterations() * threads);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * threads * bytes));
-}
-
-void BM_ours_block_scan(benchmark::State& state, const std::string& variant) {
-  Frame& f = *g_frame;
-  const mjpeg::HuffmanTables tables = standard_tables();
-  std::vector<std::uint8_t> out;
-  out.reserve(f.reference.size() * 2);
-  const mjpeg::TokenView view = f.blocks.view();
-  for (auto _ : state) {
-    out.clear();
-    mjpeg::encode_token_scan(f.geometry, 0, view, tables, out, variant);
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations());
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
 }
 
 // One frame's coded blocks packed on T threads (MCU-row ranges joined bit-exactly): the latency
@@ -781,11 +768,11 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/tokens", BM_ours_tokens)->Unit(benchmark::kMillisecond);
   for (const std::string& v : mjpeg::token_coder_variants())
-    benchmark::RegisterBenchmark(("ours/token_scan/" + v).c_str(), BM_ours_token_scan, v)
+    benchmark::RegisterBenchmark(("ours/token_scan/" + v).c_str(), BM_ours_scan, &Frame::tokens, v)
         ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("ours/packer", BM_ours_packer, &frame)->Unit(benchmark::kMillisecond);
   for (const std::string& v : mjpeg::token_coder_variants())
-    benchmark::RegisterBenchmark(("ours/block_scan/" + v).c_str(), BM_ours_block_scan, v)
+    benchmark::RegisterBenchmark(("ours/block_scan/" + v).c_str(), BM_ours_scan, &Frame::blocks, v)
         ->Unit(benchmark::kMillisecond);
   if (frame_4k) {
     benchmark::RegisterBenchmark("ours/packer/4k", BM_ours_packer, frame_4k.get())
