@@ -22,6 +22,13 @@
 
 #include "core/jpeg_math.hpp"
 
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#define MJPEG_RDO_SSE2 1
+#else
+#define MJPEG_RDO_SSE2 0
+#endif
+
 namespace mjpeg::math {
 
 /// A bit count for a symbol the table has no code for (never chosen while another is).
@@ -58,6 +65,21 @@ MJPEG_HD int size_of_level(std::int32_t v) {
 #endif
 }
 
+/// out[0..64) = 0. On x86-64 hosts as eight 16-byte stores: g++ turns a loop (or memset) of
+/// 128 bytes at an unknown alignment into `rep stos`, whose start-up cost was a twentieth of
+/// the search's time on video frames.
+MJPEG_HD void clear_block(std::int16_t* out) {
+#if MJPEG_RDO_SSE2
+  __m128i* o = reinterpret_cast<__m128i*>(out);
+  const __m128i z = _mm_setzero_si128();
+  _mm_storeu_si128(o + 0, z), _mm_storeu_si128(o + 1, z), _mm_storeu_si128(o + 2, z);
+  _mm_storeu_si128(o + 3, z), _mm_storeu_si128(o + 4, z), _mm_storeu_si128(o + 5, z);
+  _mm_storeu_si128(o + 6, z), _mm_storeu_si128(o + 7, z);
+#else
+  for (int k = 0; k < 64; ++k) out[k] = 0;
+#endif
+}
+
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
 /// rounded as math::quantize does. raw(k) is the FDCT output at zigzag index k and nearest(k)
 /// its nearest level (math::quantize; out may be where raw or nearest read: each is read
@@ -78,18 +100,16 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
   // The cost of a choice is counted from the block with every AC level 0 (whose distortion,
   // the sum of the squared FDCT outputs, is the same for every choice and left out): a non-zero
   // level at k changes the distortion by distortion_change(a, v) and adds its symbol's
-  // bits. States: 0 = the start (position 0), then each position whose nearest level is not 0,
-  // in order; cost[s] is the least cost of a choice for positions 1..pos[s] with a non-zero
-  // level at pos[s]; from[s] is the state before it, chosen[s] its level (with its sign).
-  std::int64_t cost[64];
-  std::uint8_t pos[64], from[64];
+  // bits. A state is a position: 0 = the start, then each position whose nearest level is not
+  // 0, in order; its cost is the least cost of a choice for positions 1..p with a non-zero
+  // level at p; from[p] is the state before it, chosen[p] its level (with its sign).
+  std::uint8_t from[64];
   std::int16_t chosen[64];
-  cost[0] = 0;
-  pos[0] = 0;
-  int states = 1;
-  // The states a later level may follow, in order (`live[0..nlive)`). Two exact bounds leave
-  // out states that cannot be the least, so the search finds what a search over every state
-  // finds (the same state on ties too: the first least).
+  // The states a later level may follow, in order: live[0..nlive) with their costs beside
+  // them (a scan reads each directly: the load it saves lies on the search's critical path).
+  // Two exact bounds leave out
+  // states that cannot be the least, so the search finds what a search over every state finds
+  // (the same state on ties too: the first least).
   // - A level whose zeroing would add more distortion than lambda x (32 + its size) bits is
   //   never zeroed in a least-cost choice: zeroing it saves at most its symbol (a code of at
   //   most 16 bits and its value bits) and the difference between the next symbol's codes (at
@@ -99,12 +119,21 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
   //   never the least: from the later state every next symbol has a shorter run, so it takes
   //   at most that many bits more (the model's maximum over sizes and runs), and both end
   //   with the same EOB (or none at position 63).
+  std::int64_t live_cost[64];
   std::uint8_t live[64];
   int nlive = 1;
   live[0] = 0;
+  live_cost[0] = 0;
   const std::int64_t slack = lambda * m.shorter_run_bits[comp == 0 ? 0 : 1];
   const std::uint8_t(*run_bits)[64] = m.run_bits[comp == 0 ? 0 : 1];
   const std::int16_t dc = nearest(0);
+  // The least cost of a whole choice so far and its last state: the choice ends there with an
+  // EOB, unless at position 63 (every state counts here: ending before a kept level saves the
+  // ZRLs before it too, which the first bound leaves out). States are made in order, so on a
+  // tie the first stays.
+  const std::int64_t eob = lambda * ac_bits[0x00];
+  std::int64_t best = eob;  // the start alone: no AC level
+  int last = 0;
   while (candidates != 0) {
     const int k = lowest_bit(candidates);
     candidates &= candidates - 1;
@@ -119,27 +148,27 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
     // What each level changes in the distortion against zeroing it: (a - v step)^2 - a^2.
     const std::int64_t own = distortion_change(a, v, step);
     const std::int64_t own_w = distortion_change(a, w, step);
-    // The least cost + lambda x bits over the live states for each (the first state of the
-    // least, in order). Where w has v's size, both find the same state and only their own
-    // distortions differ.
-    const std::uint8_t* bits_v = run_bits[size];
-    const std::uint8_t* bits_w = run_bits[size_w];
+    // The least cost + lambda x bits over the live states for each (the first of the least, in
+    // order). Where w has v's size, both find the same state and only their own distortions
+    // differ. The bits after a run from position p: bits_v[-p] (the run being k - p - 1).
+    const std::uint8_t* bits_v = run_bits[size] + (k - 1);
+    const std::uint8_t* bits_w = run_bits[size_w] + (k - 1);
     std::int64_t best_v = kNone, best_w = kNone;
-    int state_v = 0, state_w = 0;
+    int at_v = 0, at_w = 0;
     int i = 0;
     do {  // (nlive >= 1)
-      const int s = live[i];
-      const int run = k - pos[s] - 1;
-      const std::int64_t cv = cost[s] + lambda * bits_v[run];
-      const std::int64_t cw = cost[s] + lambda * bits_w[run];
-      state_v = cv < best_v ? s : state_v;
+      const int p = live[i];
+      const std::int64_t cv = live_cost[i] + lambda * bits_v[-p];
+      const std::int64_t cw = live_cost[i] + lambda * bits_w[-p];
+      at_v = cv < best_v ? i : at_v;
       best_v = cv < best_v ? cv : best_v;
-      state_w = cw < best_w ? s : state_w;
+      at_w = cw < best_w ? i : at_w;
       best_w = cw < best_w ? cw : best_w;
     } while (++i < nlive);
     // w only when strictly better.
     const bool below = best_w + own_w < best_v + own;
     const std::int64_t here = below ? best_w + own_w : best_v + own;
+    from[k] = live[below ? at_w : at_v];
     const std::int64_t least_own = own_w < own ? own_w : own;
     // The bounds: a kept level leaves no state before it; otherwise the states whose cost is
     // more than the slack above this one's go.
@@ -148,31 +177,23 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
     int n = 0;
     i = 0;
     do {
+      const std::int64_t cost = live_cost[i];
       live[n] = live[i];
-      n += cost[live[i]] <= bar ? 1 : 0;
+      live_cost[n] = cost;
+      n += cost <= bar ? 1 : 0;
     } while (++i < nlive);
-    live[n] = static_cast<std::uint8_t>(states);
+    live[n] = static_cast<std::uint8_t>(k);
+    live_cost[n] = here;
     nlive = n + 1;
-    cost[states] = here;
-    pos[states] = static_cast<std::uint8_t>(k);
-    from[states] = static_cast<std::uint8_t>(below ? state_w : state_v);
     const std::int32_t level = below ? w : v;
-    chosen[states] = static_cast<std::int16_t>(c < 0 ? -level : level);
-    ++states;
+    chosen[k] = static_cast<std::int16_t>(c < 0 ? -level : level);
+    const std::int64_t end = here + (k < 63 ? eob : 0);
+    last = end < best ? k : last;
+    best = end < best ? end : best;
   }
-  // The end: an EOB unless the last non-zero level is at position 63. (Every state: ending
-  // before a kept level saves the ZRLs before it too, which the first bound leaves out.)
-  const std::int64_t eob = lambda * ac_bits[0x00];
-  std::int64_t best = kNone;
-  int last = 0;
-  for (int s = 0; s < states; ++s) {
-    const std::int64_t c = cost[s] + (pos[s] < 63 ? eob : 0);
-    last = c < best ? s : last;
-    best = c < best ? c : best;
-  }
+  clear_block(out);
   out[0] = dc;
-  for (int k = 1; k < 64; ++k) out[k] = 0;
-  for (int s = last; s != 0; s = from[s]) out[pos[s]] = chosen[s];
+  for (int p = last; p != 0; p = from[p]) out[p] = chosen[p];
 }
 
 /// trellis_search with the nearest levels computed here (math::quantize of each raw value).
