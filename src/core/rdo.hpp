@@ -22,13 +22,6 @@
 
 #include "core/jpeg_math.hpp"
 
-#if defined(__SSE2__) && !defined(__CUDACC__)
-#include <emmintrin.h>
-#define MJPEG_RDO_SSE2 1
-#else
-#define MJPEG_RDO_SSE2 0
-#endif
-
 namespace mjpeg::math {
 
 /// A bit count for a symbol the table has no code for (never chosen while another is).
@@ -69,7 +62,7 @@ MJPEG_HD int size_of_level(std::int32_t v) {
 /// 128 bytes at an unknown alignment into `rep stos`, whose start-up cost was a twentieth of
 /// the search's time on video frames.
 MJPEG_HD void clear_block(std::int16_t* out) {
-#if MJPEG_RDO_SSE2
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)  // (jpeg_math.hpp includes emmintrin.h)
   __m128i* o = reinterpret_cast<__m128i*>(out);
   const __m128i z = _mm_setzero_si128();
   _mm_storeu_si128(o + 0, z), _mm_storeu_si128(o + 1, z), _mm_storeu_si128(o + 2, z);
