@@ -100,9 +100,8 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
   std::int16_t chosen[64];
   // The states a later level may follow, in order: live[0..nlive) with their costs beside
   // them (a scan reads each directly: the load it saves lies on the search's critical path).
-  // Two exact bounds leave out
-  // states that cannot be the least, so the search finds what a search over every state finds
-  // (the same state on ties too: the first least).
+  // Two exact bounds leave out states that cannot be the least, so the search finds what a
+  // search over every state finds (the same state on ties too: the first least).
   // - A level whose zeroing would add more distortion than lambda x (32 + its size) bits is
   //   never zeroed in a least-cost choice: zeroing it saves at most its symbol (a code of at
   //   most 16 bits and its value bits) and the difference between the next symbol's codes (at
