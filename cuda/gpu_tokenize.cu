@@ -427,14 +427,19 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
   int lane_bits[kBlocksPerWarp];
   int comp[kBlocksPerWarp];
   int block_bits[kBlocksPerWarp];
+  // The MCU row a block starts (its MCU's first block in the row's first MCU), else -1: step 4
+  // writes the row starts from it (locate, with its divisions, runs once a block).
+  int row_started[kBlocksPerWarp];
 #pragma unroll
   for (int i = 0; i < kBlocksPerWarp; ++i) {
     const int local = warp * kBlocksPerWarp + i, s = first + local;
     lane_bits[i] = 0;
     comp[i] = 0;
+    row_started[i] = -1;
     if (s < p.n) {
       const ScanBlock b = locate(p, s);
       comp[i] = b.comp;
+      row_started[i] = b.mx == 0 && b.j == 0 ? b.my : -1;
       w[i] = analyse(p, b, lane);
       lane_bits[i] = lane_ac_bits(sc.code[b.comp == 0 ? 0 : 1], w[i], lane, [](unsigned, int) {});
     }
@@ -502,8 +507,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
       const int local = warp * kBlocksPerWarp + i, s = first + local;
       if (s >= p.n) break;
       block_words[s] = block_word(w[i].va, static_cast<std::uint32_t>(block_bits[i]));
-      const ScanBlock b = locate(p, s);
-      if (b.mx == 0 && b.j == 0) row_start[b.my] = base + block_base[local];
+      if (row_started[i] >= 0) row_start[row_started[i]] = base + block_base[local];
     }
   }
   const bool last_tile = tile == tiles - 1;
