@@ -144,6 +144,14 @@ case_device_and_fifo_outputs_take_the_stream() {
   expect_fail 2 encode in.y4m -o plain -y
   grep -q "unsupported output type (no extension) of 'plain'" err.txt || die "unclear: $(cat err.txt)"
   [[ $(cat plain) == keep ]] || die "plain was written"
+  # A folder is named as one, with what to write instead.
+  mkdir -p frames
+  expect_fail 2 encode in.y4m -o frames/
+  grep -q "^mjpeg: error: 'frames/' is a folder; name a file in it (such as frames/out.avi) or a pattern (frames/%05d.jpg)$" err.txt ||
+    die "folder: $(cat err.txt)"
+  expect_fail 2 encode in.y4m -o frames
+  grep -q "'frames' is a folder; name a file in it (such as frames/out.avi)" err.txt || die "folder: $(cat err.txt)"
+  [[ -z $(ls -A frames) ]] || die "something was written into the folder"
   no_temp_files .
 }
 case_one_frame_of_a_stream_to_jpg() {

@@ -667,6 +667,13 @@ void check_output_name(const std::string& output) {
     if (output == "-" || output.find('%') != std::string::npos || ext == ".avi" ||
         ext == ".mjpeg" || ext == ".mjpg")
       throw;  // a pattern's own errors
+    struct stat st;
+    if (::stat(output.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      const std::string folder = output.back() == '/' ? output : output + "/";
+      throw UsageError(fmt::format("'{}' is a folder; name a file in it (such as {}out.avi) or a "
+                                   "pattern ({}%05d.jpg)",
+                                   output, folder, folder));
+    }
     throw UsageError(fmt::format("unsupported output type {} of '{}'; supported: {}",
                                  ext.empty() ? std::string("(no extension)") : "'" + ext + "'",
                                  output, supported_output_extensions()));
