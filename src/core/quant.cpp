@@ -73,7 +73,11 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
     throw UsageError("make_quant_tables: frames have 1 or 3 components");
   if (options.qtables.size() > static_cast<std::size_t>(kMaxQuantTables))
     throw UsageError("at most 4 quantization tables");
-  PresetTables p = preset_tables(options.tune, options.quality);
+  // The SSIM preset with the trellis: the PSNR preset's tables, the SSIM weighting moved
+  // into the search (make_trellis_model's activity); measured smaller at equal SSIM than the
+  // SSIM tables with or without it (docs/rdo.md).
+  const bool ssim_search = options.rdo == Rdo::trellis && options.tune == Tune::ssim;
+  PresetTables p = preset_tables(ssim_search ? Tune::psnr : options.tune, options.quality);
   std::vector<int> scales(p.tables.size(), p.scale);
   for (std::size_t i = 0; i < options.qtables.size(); ++i) {
     if (i >= p.tables.size()) {
@@ -115,12 +119,13 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
                          " (libjpeg-turbo's 16-bit divisor q*8 overflows beyond it)");
   }
   t.rdo = options.rdo;
-  if (t.rdo == Rdo::trellis) t.trellis = make_trellis_model(t, options.subsampling);
+  if (t.rdo == Rdo::trellis)
+    t.trellis = make_trellis_model(t, options.subsampling, options.tune == Tune::ssim);
   return t;
 }
 
 math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sampling,
-                                      double k) {
+                                      bool activity, double k) {
   math::TrellisModel m = {};
   for (int t = 0; t < 2; ++t) {
     std::uint8_t* bits = m.ac_bits[t];
@@ -165,6 +170,7 @@ math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sam
   m.lambda[0] = std::llround(luma);
   m.lambda[1] = std::llround(luma * 3 / (pixels * cb));
   m.lambda[2] = std::llround(luma * 3 / (pixels * cr));
+  m.activity = activity ? kTrellisActivity : 0;
   return m;
 }
 

@@ -52,10 +52,15 @@ QuantTables make_quant_tables(int quality, int count);
 /// standard AC tables' code lengths, and lambda per component: for luma k x step^kTrellisPower
 /// (scaled to k squared steps per bit at a step of 400, about -q 50; the step is the luma
 /// table's root mean square), for chroma less by its share of the RGB error (docs/rdo.md).
+/// With `activity` (`--tune ssim`) each block's lambda is also scaled by (E + A) / 2A
+/// (math::block_lambda), A = kTrellisActivity: a block whose pixels deviate by about 16 from
+/// their mean keeps the component's lambda, flatter blocks get less (down to half), busier ones
+/// more (docs/rdo.md, the SSIM preset).
 inline constexpr double kTrellisK = 0.035;
 inline constexpr double kTrellisPower = 1.6;
+inline constexpr std::int64_t kTrellisActivity = 1000000;
 math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sampling,
-                                      double k = kTrellisK);
+                                      bool activity = false, double k = kTrellisK);
 
 /// The tables `options` ask for (the preset of options.tune at options.quality; options.qtables
 /// replace its first slots and are scaled by options.quality like cjpeg -quality Q -qtables;

@@ -9,7 +9,8 @@
 // where c is the FDCT output (8 times the orthonormal DCT, so the first sum is 64 times the
 // block's squared error in samples) and 8q the step; the bits are the code lengths of the
 // standard AC table of the component (luma or chroma), the value bits, the ZRL codes of runs
-// of 16 zeros and the EOB code. The search is exact over those choices: a dynamic program over
+// of 16 zeros and the EOB code. (With `--tune ssim` lambda also grows with the block's own
+// contrast: block_lambda.) The search is exact over those choices: a dynamic program over
 // the positions that may be non-zero, whose state is the position of the last non-zero level
 // (the next symbol's bits depend only on the run since it and on its own size). Lambda is the
 // model's, per component (make_trellis_model: it follows the tables, so -q keeps its meaning,
@@ -40,6 +41,10 @@ struct TrellisModel {
   /// [0] luma, [1] chroma: the bits of a level of size 1..10 after a run of 0..62 zeros (its
   /// ZRLs, its symbol's code and its value bits).
   std::uint8_t run_bits[2][11][64];
+  /// 0: every block's error counts the same (PSNR). Otherwise A > 0, and a block's lambda is
+  /// scaled by (E + A) / 2A, E the sum of its squared AC FDCT outputs (4096 times its pixels'
+  /// variance): as SSIM, an error counts less against a block's own contrast (`--tune ssim`).
+  std::int64_t activity;
 };
 
 /// The change in squared error, in squared FDCT units, from coding magnitude `a` (|FDCT
@@ -73,6 +78,23 @@ MJPEG_HD void clear_block(std::int16_t* out) {
 #endif
 }
 
+/// The lambda of one block: the component's, scaled by the block's activity where the model
+/// asks for it: floor(lambda x (E + A) / 2A), raw(k) being the FDCT output at zigzag index k.
+/// Computed as q x (E + A) + floor(r x (E + A) / 2A) with lambda = q x 2A + r, so that no
+/// product passes 2^58 (E < 2^36, A < 2^21, lambda < 2^28 even for 16-bit tables).
+template <class Raw>
+MJPEG_HD std::int64_t block_lambda(const Raw& raw, const TrellisModel& m, int comp) {
+  const std::int64_t lambda = m.lambda[comp];
+  if (m.activity == 0) return lambda;
+  std::int64_t e = 0;
+  for (int k = 1; k < 64; ++k) {
+    const std::int64_t r = raw(k);
+    e += r * r;
+  }
+  const std::int64_t d = 2 * m.activity, x = e + m.activity;
+  return lambda / d * x + lambda % d * x / d;
+}
+
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
 /// rounded as math::quantize does. raw(k) is the FDCT output at zigzag index k and nearest(k)
 /// its nearest level (math::quantize; out may be where raw or nearest read: each is read
@@ -88,7 +110,7 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
                              const QuantDivisor* div, const TrellisModel& m, int comp,
                              std::int16_t* out) {
   const std::uint8_t* ac_bits = m.ac_bits[comp == 0 ? 0 : 1];
-  const std::int64_t lambda = m.lambda[comp];
+  const std::int64_t lambda = block_lambda(raw, m, comp);
   constexpr std::int64_t kNone = INT64_MAX;
   // The cost of a choice is counted from the block with every AC level 0 (whose distortion,
   // the sum of the squared FDCT outputs, is the same for every choice and left out): a non-zero

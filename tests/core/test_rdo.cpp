@@ -305,6 +305,72 @@ TEST(Trellis, TheModelFollowsTheTablesAndTheSampling) {
   EXPECT_EQ(off.divisor[0][5].half, 4 * off.natural[0][5]);
 }
 
+// --tune ssim with the trellis: the PSNR preset's tables, and each block's lambda scaled by its
+// own contrast, floor(lambda x (E + A) / 2A), E the sum of its squared AC FDCT outputs.
+std::int64_t expected_block_lambda(const Block& b, std::int64_t lambda, std::int64_t a) {
+  __int128 e = 0;
+  for (int k = 1; k < 64; ++k) e += static_cast<__int128>(b.raw[k]) * b.raw[k];
+  return static_cast<std::int64_t>(lambda * (e + a) / (2 * a));
+}
+
+TEST(Trellis, TheSsimPresetPricesBitsByEachBlocksContrast) {
+  EncodeOptions o;
+  o.rdo = Rdo::trellis;
+  o.quality = 80;
+  o.tune = Tune::ssim;
+  const QuantTables ssim = make_quant_tables(o, 3);
+  o.tune = Tune::psnr;
+  const QuantTables psnr = make_quant_tables(o, 3);
+  for (int c = 0; c < 3; ++c)
+    for (int i = 0; i < 64; ++i)
+      ASSERT_EQ(ssim.component_divisor(c)[i].step, psnr.component_divisor(c)[i].step)
+          << "the PSNR preset's tables";
+  EXPECT_EQ(psnr.trellis.activity, 0) << "PSNR: every block's error counts the same";
+  ASSERT_EQ(ssim.trellis.activity, kTrellisActivity);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(ssim.trellis.lambda[c], psnr.trellis.lambda[c]);
+  // Without the trellis --tune ssim keeps its own tables.
+  o.rdo = Rdo::off;
+  o.tune = Tune::ssim;
+  EXPECT_NE(make_quant_tables(o, 3).natural[0][10], psnr.natural[0][10]);
+
+  // A flat block gets half the component's lambda; one with E = 3A twice it.
+  Block flat{};
+  EXPECT_EQ(math::block_lambda([&flat](int k) { return flat.raw[k]; }, ssim.trellis, 0),
+            ssim.trellis.lambda[0] / 2);
+  Block busy{};
+  busy.raw[1] = 1000, busy.raw[2] = 1000, busy.raw[3] = 1000;  // E = 3 x 10^6 = 3A
+  EXPECT_EQ(math::block_lambda([&busy](int k) { return busy.raw[k]; }, ssim.trellis, 0),
+            2 * ssim.trellis.lambda[0]);
+
+  // The search finds the least cost at the block's own lambda (the exhaustive search as the
+  // oracle), which differs from the component's on most blocks.
+  std::mt19937 rng(99);
+  int differs = 0;
+  for (int comp = 0; comp < 3; ++comp) {
+    const math::QuantDivisor* div = ssim.component_divisor(comp);
+    const HuffmanSpec& spec = standard_ac_spec(comp == 0 ? 0 : 1);
+    for (int trial = 0; trial < 200; ++trial) {
+      const Block b = random_block(rng, div, 1 + trial % 8, trial % 3 == 0 ? 40 : 3);
+      const std::int64_t lambda =
+          expected_block_lambda(b, ssim.trellis.lambda[comp], kTrellisActivity);
+      ASSERT_EQ(math::block_lambda([&b](int k) { return b.raw[k]; }, ssim.trellis, comp), lambda);
+      differs += lambda != ssim.trellis.lambda[comp];
+      const std::vector<std::int16_t> got = search(b, div, ssim.trellis, comp);
+      ASSERT_EQ(cost(b.raw, got.data(), div, lambda, spec), least_cost(b, div, lambda, spec))
+          << "component " << comp << " trial " << trial;
+    }
+  }
+  EXPECT_GT(differs, 500);
+
+  // No overflow at the extremes: the largest lambda (16-bit tables) and FDCT outputs.
+  math::TrellisModel m = ssim.trellis;
+  m.lambda[0] = (std::int64_t{1} << 28) - 1;
+  Block loud{};
+  for (int k = 1; k < 64; ++k) loud.raw[k] = (k % 2 ? 1 : -1) * 32767;
+  EXPECT_EQ(math::block_lambda([&loud](int k) { return loud.raw[k]; }, m, 0),
+            expected_block_lambda(loud, m.lambda[0], kTrellisActivity));
+}
+
 // The dead zone: AC coefficients round up from 5/8 of a step, the DC from half of one.
 TEST(DeadZone, AcRoundsUpFromFiveEighthsOfAStep) {
   EncodeOptions o;
