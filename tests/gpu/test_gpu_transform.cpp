@@ -362,12 +362,16 @@ INSTANTIATE_TEST_SUITE_P(Planar, GpuPlanarExact,
                          planar_param_name);
 
 // --rdo deadzone and trellis (core/rdo.hpp): the kernels choose the CPU transform's levels,
-// packed and planar, every variant, sampling and placement, from 16-bit tables (q 5) to q 100.
+// packed and planar, every variant, sampling and placement, from 16-bit tables (q 5) to q 100;
+// the trellis also with --tune ssim (each block's lambda from its own contrast).
 TEST_F(GpuTest, RateDistortionQuantizationMatchesCpu) {
-  for (Rdo rdo : {Rdo::deadzone, Rdo::trellis}) {
+  for (const auto& [rdo, tune] : {std::pair{Rdo::deadzone, Tune::none}, {Rdo::trellis, Tune::none},
+                                  {Rdo::trellis, Tune::ssim}}) {
     for (int q : {5, 30, 75, 95, 100}) {
+      SCOPED_TRACE(to_string(rdo) + " tune " + to_string(tune) + " q" + std::to_string(q));
       EncodeOptions o;
       o.rdo = rdo;
+      o.tune = tune;
       o.quality = q;
       for (const Size size : {Size{40, 24}, Size{300, 48}, Size{259, 131}, Size{1921, 1081}}) {
         if (small_mode() && (size.w > 300 || q == 30 || q == 95)) continue;
