@@ -78,21 +78,50 @@ MJPEG_HD void clear_block(std::int16_t* out) {
 #endif
 }
 
-/// The lambda of one block: the component's, scaled by the block's activity where the model
-/// asks for it: floor(lambda x (E + A) / 2A), raw(k) being the FDCT output at zigzag index k.
+/// The lambda of a block whose squared AC FDCT outputs add up to `energy`: the component's,
+/// scaled by the block's activity where the model asks for it, floor(lambda x (E + A) / 2A).
 /// Computed as q x (E + A) + floor(r x (E + A) / 2A) with lambda = q x 2A + r, so that no
 /// product passes 2^58 (E < 2^36, A < 2^21, lambda < 2^28 even for 16-bit tables).
-template <class Raw>
-MJPEG_HD std::int64_t block_lambda(const Raw& raw, const TrellisModel& m, int comp) {
+MJPEG_HD std::int64_t lambda_for_energy(const TrellisModel& m, int comp, std::int64_t energy) {
   const std::int64_t lambda = m.lambda[comp];
   if (m.activity == 0) return lambda;
+  const std::int64_t d = 2 * m.activity, x = energy + m.activity;
+  return lambda / d * x + lambda % d * x / d;
+}
+
+/// The lambda of one block, raw(k) being its FDCT output at zigzag index k.
+template <class Raw>
+MJPEG_HD std::int64_t block_lambda(const Raw& raw, const TrellisModel& m, int comp) {
+  if (m.activity == 0) return m.lambda[comp];
   std::int64_t e = 0;
   for (int k = 1; k < 64; ++k) {
     const std::int64_t r = raw(k);
     e += r * r;
   }
-  const std::int64_t d = 2 * m.activity, x = e + m.activity;
-  return lambda / d * x + lambda % d * x / d;
+  return lambda_for_energy(m, comp, e);
+}
+
+/// block_lambda of a block stored in zigzag order (the CPU transform's rows): on x86-64 hosts the
+/// squares are added by pmaddwd in pairs, each pair's sum below 2^32 (unsigned: two squares of
+/// -32768 make 2^31) and widened before the pairs are added.
+MJPEG_HD std::int64_t zigzag_block_lambda(const std::int16_t* zigzag, const TrellisModel& m,
+                                          int comp) {
+  if (m.activity == 0) return m.lambda[comp];
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+  const __m128i zero = _mm_setzero_si128();
+  __m128i sum = zero;
+  for (int i = 0; i < 8; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zigzag) + i);
+    const __m128i pairs = _mm_madd_epi16(v, v);
+    sum = _mm_add_epi64(sum, _mm_unpacklo_epi32(pairs, zero));
+    sum = _mm_add_epi64(sum, _mm_unpackhi_epi32(pairs, zero));
+  }
+  const std::int64_t all = _mm_cvtsi128_si64(sum) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(sum, sum));
+  const std::int64_t dc = zigzag[0];
+  return lambda_for_energy(m, comp, all - dc * dc);
+#else
+  return block_lambda([zigzag](int k) { return zigzag[k]; }, m, comp);
+#endif
 }
 
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
@@ -100,7 +129,8 @@ MJPEG_HD std::int64_t block_lambda(const Raw& raw, const TrellisModel& m, int co
 /// its nearest level (math::quantize; out may be where raw or nearest read: each is read
 /// before out is written); `candidates` has bit k set where nearest(k) != 0 (k = 1..63, as
 /// math::nonzero_levels makes it); div the component's divisors (natural order, rounding half a
-/// step); `comp` (0 luma, 1 Cb, 2 Cr) picks the code lengths and lambda.
+/// step); `comp` (0 luma, 1 Cb, 2 Cr) picks the code lengths; `lambda` is the block's
+/// (block_lambda).
 ///
 /// The loop has no branch that depends on the data but its trip counts (choices are made by
 /// selects): on a CPU mispredicted branches cost more than the arithmetic, and on a GPU the
@@ -108,9 +138,8 @@ MJPEG_HD std::int64_t block_lambda(const Raw& raw, const TrellisModel& m, int co
 template <class Raw, class Nearest>
 MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64_t candidates,
                              const QuantDivisor* div, const TrellisModel& m, int comp,
-                             std::int16_t* out) {
+                             std::int64_t lambda, std::int16_t* out) {
   const std::uint8_t* ac_bits = m.ac_bits[comp == 0 ? 0 : 1];
-  const std::int64_t lambda = block_lambda(raw, m, comp);
   constexpr std::int64_t kNone = INT64_MAX;
   // The cost of a choice is counted from the block with every AC level 0 (whose distortion,
   // the sum of the squared FDCT outputs, is the same for every choice and left out): a non-zero
@@ -219,7 +248,7 @@ MJPEG_HD void trellis_quantize(const Raw& raw, const QuantDivisor* div, const Tr
   };
   std::uint64_t candidates = 0;
   for (int k = 1; k < 64; ++k) candidates |= static_cast<std::uint64_t>(nearest(k) != 0) << k;
-  trellis_search(raw, nearest, candidates, div, m, comp, out);
+  trellis_search(raw, nearest, candidates, div, m, comp, block_lambda(raw, m, comp), out);
 }
 
 }  // namespace mjpeg::math

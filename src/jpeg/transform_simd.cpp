@@ -178,7 +178,8 @@ void search_blocks(const QuantConstants& q, const std::int16_t* raw, std::int16_
     const std::uint64_t candidates = math::nonzero_levels(block);
     if (candidates == 0) continue;  // the DC alone: what the search would leave
     math::trellis_search([r](int k) { return r[k]; }, [block](int k) { return block[k]; },
-                         candidates, q.divisor, *q.trellis, q.comp, block);
+                         candidates, q.divisor, *q.trellis, q.comp,
+                         math::zigzag_block_lambda(r, *q.trellis, q.comp), block);
   }
 }
 

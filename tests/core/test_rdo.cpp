@@ -362,13 +362,25 @@ TEST(Trellis, TheSsimPresetPricesBitsByEachBlocksContrast) {
   }
   EXPECT_GT(differs, 500);
 
-  // No overflow at the extremes: the largest lambda (16-bit tables) and FDCT outputs.
+  // No overflow at the extremes: the largest lambda (16-bit tables) and FDCT outputs, through
+  // the generic sum (the kernels') and the one over an int16 block (the CPU transform's).
   math::TrellisModel m = ssim.trellis;
   m.lambda[0] = (std::int64_t{1} << 28) - 1;
   Block loud{};
-  for (int k = 1; k < 64; ++k) loud.raw[k] = (k % 2 ? 1 : -1) * 32767;
-  EXPECT_EQ(math::block_lambda([&loud](int k) { return loud.raw[k]; }, m, 0),
-            expected_block_lambda(loud, m.lambda[0], kTrellisActivity));
+  for (int k = 0; k < 64; ++k) loud.raw[k] = k % 3 ? -32768 : 32767;
+  std::int16_t loud16[64];
+  for (int k = 0; k < 64; ++k) loud16[k] = static_cast<std::int16_t>(loud.raw[k]);
+  const std::int64_t want = expected_block_lambda(loud, m.lambda[0], kTrellisActivity);
+  EXPECT_EQ(math::block_lambda([&loud](int k) { return loud.raw[k]; }, m, 0), want);
+  EXPECT_EQ(math::zigzag_block_lambda(loud16, m, 0), want);
+  std::uniform_int_distribution<int> any(-32768, 32767);
+  for (int trial = 0; trial < 1000; ++trial) {
+    Block b{};
+    std::int16_t b16[64];
+    for (int k = 0; k < 64; ++k) b16[k] = static_cast<std::int16_t>(b.raw[k] = any(rng) >> (trial % 16));
+    ASSERT_EQ(math::zigzag_block_lambda(b16, ssim.trellis, 1),
+              expected_block_lambda(b, ssim.trellis.lambda[1], kTrellisActivity));
+  }
 }
 
 // The dead zone: AC coefficients round up from 5/8 of a step, the DC from half of one.
