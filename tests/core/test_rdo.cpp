@@ -377,7 +377,10 @@ TEST(Trellis, TheSsimPresetPricesBitsByEachBlocksContrast) {
   for (int trial = 0; trial < 1000; ++trial) {
     Block b{};
     std::int16_t b16[64];
-    for (int k = 0; k < 64; ++k) b16[k] = static_cast<std::int16_t>(b.raw[k] = any(rng) >> (trial % 16));
+    for (int k = 0; k < 64; ++k) {
+      b.raw[k] = any(rng) >> (trial % 16);
+      b16[k] = static_cast<std::int16_t>(b.raw[k]);
+    }
     ASSERT_EQ(math::zigzag_block_lambda(b16, ssim.trellis, 1),
               expected_block_lambda(b, ssim.trellis.lambda[1], kTrellisActivity));
   }
