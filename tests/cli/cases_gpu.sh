@@ -115,16 +115,19 @@ case_gpu_two_stream_buffers_write_the_same_bytes() {
   done
 }
 
-# --rdo deadzone and trellis: every GPU mode writes the cpu mode's bytes (the trellis search
-# runs in its own kernel after the transform, with the CPU's code), on an odd size.
+# --rdo deadzone and trellis (also with --tune ssim: each block's lambda from its contrast):
+# every GPU mode writes the cpu mode's bytes (the trellis search runs in its own kernel after
+# the transform, with the CPU's code), on an odd size.
 case_gpu_rdo_writes_the_cpu_modes_bytes() {
   need_gpu
   noise_y4m in.y4m 16 333 197
-  local r m
-  for r in deadzone trellis; do
-    expect_ok encode in.y4m -o cpu-$r.avi --mode cpu --rdo $r --quiet
+  local r m tune
+  for r in deadzone trellis trellis-ssim; do
+    tune=none
+    [[ $r == trellis-ssim ]] && tune=ssim
+    expect_ok encode in.y4m -o cpu-$r.avi --mode cpu --rdo ${r%-ssim} --tune $tune --quiet
     for m in sok aok; do
-      expect_ok encode in.y4m -o $m-$r.avi --mode $m --rdo $r --stats
+      expect_ok encode in.y4m -o $m-$r.avi --mode $m --rdo ${r%-ssim} --tune $tune --stats
       grep -q "($m mode)" err.txt || die "--rdo $r: not encoded in $m mode: $(cat err.txt)"
       same_bytes $m-$r.avi cpu-$r.avi
       echo "ok: --rdo $r: $m == cpu mode"
