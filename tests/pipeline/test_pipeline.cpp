@@ -790,8 +790,10 @@ class SlowReadSource final : public pipeline::FrameSource {
 // and 32: from its start of 2 producers and 6 workers,
 //  - to more producers when reading binds: 50 ms a frame against microseconds of coding a
 //    16x16 frame (3 producers beat 2 for any coding cost below 125 ms a frame);
-//  - to 1 producer when coding binds: copying a 640x480 frame against coding it at q95 with
-//    optimized tables (1 beats 2 unless copying costs more than a sixth of the coding).
+//  - to 1 producer when coding binds: copying a 960x720 frame against coding it at q100, 4:4:4,
+//    with optimized tables (1 beats 2 unless copying costs more than a sixth of the coding;
+//    here it costs about a hundredth, so that a copy stretched by a busy machine's scheduler,
+//    whose busy time is wall time, still counts for less).
 TEST(Balance, TheSplitMovesThreadsToTheStageThatBinds) {
   pipeline::PipelineOptions p;
   p.mode = Offload::cpu;
@@ -811,9 +813,10 @@ TEST(Balance, TheSplitMovesThreadsToTheStageThatBinds) {
     EXPECT_EQ(st.producers + st.entropy_threads, 8);
   }
   {
-    const auto frames = make_frames(40, 640, 480, PixelFormat::rgb24);
+    const auto frames = make_frames(40, 960, 720, PixelFormat::rgb24);
     EncodeOptions o;
-    o.quality = 95;
+    o.quality = 100;
+    o.subsampling = Subsampling::s444;
     o.optimize = true;
     ScriptedSource source(views(frames), -1, -1, nullptr);  // copies each frame into its slot
     MemorySink sink;
