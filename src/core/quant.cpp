@@ -119,8 +119,7 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
                          " (libjpeg-turbo's 16-bit divisor q*8 overflows beyond it)");
   }
   t.rdo = options.rdo;
-  if (t.rdo == Rdo::trellis)
-    t.trellis = make_trellis_model(t, options.subsampling, options.tune == Tune::ssim);
+  if (t.rdo == Rdo::trellis) t.trellis = make_trellis_model(t, options.subsampling, ssim_search);
   return t;
 }
 
