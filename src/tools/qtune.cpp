@@ -15,11 +15,13 @@
 //     weights below; --subsampling 420|422|444, default 420), times --chroma-weight. With --metric ssim the luma error of each
 //     block is weighted by 1 / (2 var + C2) (var: the block's AC energy per pixel, C2 as SSIM's),
 //     normalised to mean 1 — SSIM counts an error against the local contrast — and chroma by
-//     --chroma-weight alone.
+//     --chroma-weight alone. --ac-rounding N: AC levels round up from (8 - N) / 8 of a step
+//     (default 4, libjpeg's rounding to nearest; 3 is --rdo deadzone's), so that tables can be
+//     fitted for a dead zone (docs/rdo.md: the trellis refit that was measured).
 //
 //   mjpeg_qtune eval JOBS.json INPUT...
 //     JOBS.json: [{"id": ..., "quality": Q, "optimize": bool, "progressive": bool (optional),
-//     "tune": "none|psnr|ssim",
+//     "tune": "none|psnr|ssim", "rdo": "off|deadzone|trellis" (optional),
 //     "qtables": [[64 values]...] (optional), "qslots": [..] (optional)}, ...]. Encodes every
 //     frame of each INPUT with each job's settings (encode_jpeg: the bytes cjpeg writes), decodes
 //     it with the same decoder as `mjpeg quality` (FFmpeg's mjpeg decoder) and prints one JSON
@@ -136,9 +138,11 @@ void gather(const mjpeg::Image& f, Stats& s, bool ssim, Subsampling sub, double 
   }
 }
 
-int level(int v, int q) {  // libjpeg's rounding of coefficient v (8x scale) by step q
+/// Coefficient v (8x scale) by step q, rounded up from (8 - rounding) / 8 of a step: rounding
+/// 4 is libjpeg's (to nearest), 3 the dead zone of --rdo deadzone.
+int level(int v, int q, int rounding) {
   const int d = 8 * q;
-  const int m = (std::abs(v) + d / 2) / d;
+  const int m = (std::abs(v) + d * rounding / 8) / d;
   return v < 0 ? -m : m;
 }
 
@@ -152,9 +156,10 @@ double entropy_bits(const std::vector<std::uint64_t>& h) {
 }
 
 /// D(q) (sum of squared errors in pixel units; weighted for SSIM luma) and R(q) (bits) for
-/// q = 1..qmax of one component and position.
-void curves(const Stats& s, int comp, int n, bool weighted, int qmax, std::vector<double>& D,
-            std::vector<double>& R) {
+/// q = 1..qmax of one component and position; AC levels rounded by `ac_rounding` (level()), DC
+/// to nearest.
+void curves(const Stats& s, int comp, int n, bool weighted, int qmax, int ac_rounding,
+            std::vector<double>& D, std::vector<double>& R) {
   D.assign(qmax + 1, 0.0);
   R.assign(qmax + 1, 0.0);
   const std::vector<std::uint32_t>& cnt = s.count[comp][n];
@@ -167,7 +172,7 @@ void curves(const Stats& s, int comp, int n, bool weighted, int qmax, std::vecto
     std::vector<std::uint64_t> levels(2 * maxl + 1, 0);
     for (int i : vals) {
       const int v = i - kBias;
-      const int l = level(v, q);
+      const int l = level(v, q, n != 0 ? ac_rounding : 4);
       const double e = v / 8.0 - static_cast<double>(q) * l;
       d += e * e * (weighted ? s.weight[n][i] : static_cast<double>(cnt[i]));
       levels[l + maxl] += cnt[i];
@@ -180,7 +185,7 @@ void curves(const Stats& s, int comp, int n, bool weighted, int qmax, std::vecto
       for (const auto& row : s.dc_rows[comp]) {
         int prev = 0;
         for (int v : row) {
-          const int l = level(v, q);
+          const int l = level(v, q, 4);
           ++diffs[l - prev + 2 * maxl];
           prev = l;
         }
@@ -211,6 +216,7 @@ int run_model(int argc, char** argv) {
   bool shared_chroma = false;
   double hf_rate = 1.0;
   double gamma = 1.0;
+  int ac_rounding = 4;
   std::vector<std::string> inputs;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -226,6 +232,7 @@ int run_model(int argc, char** argv) {
     else if (a == "--shared-chroma") shared_chroma = true;
     else if (a == "--hf-rate") hf_rate = std::stod(value());
     else if (a == "--gamma") gamma = std::stod(value());
+    else if (a == "--ac-rounding") ac_rounding = std::stoi(value());
     else inputs.push_back(a);
   }
   if (metric != "psnr" && metric != "ssim") throw UsageError("--metric psnr|ssim");
@@ -253,7 +260,7 @@ int run_model(int argc, char** argv) {
 
   std::vector<double> D[3][64], R[3][64];
   for (int c = 0; c < 3; ++c)
-    for (int n = 0; n < 64; ++n) curves(*s, c, n, ssim && c == 0, qmax, D[c][n], R[c][n]);
+    for (int n = 0; n < 64; ++n) curves(*s, c, n, ssim && c == 0, qmax, ac_rounding, D[c][n], R[c][n]);
 
   // Rate factor of position n: --hf-rate at the highest frequency, 1 at DC, linear in u + v.
   const auto rate_factor = [&](int n) { return 1.0 + (hf_rate - 1.0) * (n / 8 + n % 8) / 14.0; };
@@ -306,6 +313,7 @@ int run_eval(int argc, char** argv) {
       o.progressive = job.value("progressive", false);
       o.subsampling = parse_subsampling(job.value("subsampling", std::string("420")));
       o.tune = parse_tune(job.value("tune", std::string("none")));
+      o.rdo = parse_rdo(job.value("rdo", std::string("off")));
       if (job.contains("qtables"))
         for (const auto& t : job["qtables"]) {
           QuantTableValues v{};

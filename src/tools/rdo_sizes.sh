@@ -12,7 +12,10 @@
 #   MOZJPEG_CJPEG  mozjpeg's cjpeg (src/tools/peers/build_mozjpeg.sh), or "" to leave it out
 # Environment: RDO_FRAMES (frames per clip, spread over its first RDO_SPAN frames; 8 of 160);
 # RDO_SETTINGS (mjpeg's settings, separated by ';', "-" for its default; the five below unless
-# set); RDO_LADDER (mjpeg's and mozjpeg's qualities).
+# set); RDO_LADDER (mjpeg's and mozjpeg's qualities); RDO_SAMPLING (420, the default, or 444:
+# the chroma sampling of every encoder). FFmpeg is told the sampling: given RGB frames its
+# MJPEG encoder picks 4:4:4 by itself, while from a video clip (4:2:0, what users encode) it
+# writes 4:2:0; mjpeg and mozjpeg write 4:2:0 by default.
 set -euo pipefail
 mjpeg=$(realpath "${1:?mjpeg binary}")
 out=${2:?output folder}
@@ -20,6 +23,12 @@ moz=${3:-}
 shift 3
 [[ -n $moz ]] && moz=$(realpath "$moz")
 frames=${RDO_FRAMES:-8}
+case ${RDO_SAMPLING:-420} in
+  420) ff_pix=yuvj420p moz_sample=2x2 ;;
+  444) ff_pix=yuvj444p moz_sample=1x1 ;;
+  *) echo "rdo_sizes.sh: RDO_SAMPLING is 420 or 444" >&2; exit 2 ;;
+esac
+sampling=${RDO_SAMPLING:-420}
 span=${RDO_SPAN:-160}
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -55,7 +64,8 @@ for clip in "$@"; do
   echo "$name: $(ls "$work/src" | wc -l) frames" >&2
   for q in 2 3 4 5 6 8 10 13; do
     rm -f "$work"/jpg/*
-    ffmpeg -nostdin -v error -i "$work/src/%03d.ppm" -c:v mjpeg -q:v "$q" "$work/jpg/%03d.jpg"
+    ffmpeg -nostdin -v error -i "$work/src/%03d.ppm" -c:v mjpeg -q:v "$q" -pix_fmt $ff_pix \
+      "$work/jpg/%03d.jpg"
     point "$name" ffmpeg "$q"
   done
   for setting in "${settings[@]}"; do
@@ -63,8 +73,8 @@ for clip in "$@"; do
     for q in $ladder; do
       rm -f "$work"/jpg/*
       # shellcheck disable=SC2086
-      "$mjpeg" encode "$work/src/%03d.ppm" -o "$work/jpg/%03d.jpg" -q "$q" $setting --quiet -y \
-        --mode cpu
+      "$mjpeg" encode "$work/src/%03d.ppm" -o "$work/jpg/%03d.jpg" -q "$q" -s "$sampling" $setting \
+        --quiet -y --mode cpu
       point "$name" "mjpeg ${setting:-(default)}" "$q"
     done
   done
@@ -72,7 +82,7 @@ for clip in "$@"; do
     for q in $ladder; do
       rm -f "$work"/jpg/*
       for f in "$work"/src/*.ppm; do
-        "$moz" -baseline -quality "$q" -outfile "$work/jpg/$(basename "${f%.ppm}").jpg" "$f"
+        "$moz" -baseline -quality "$q" -sample $moz_sample -outfile "$work/jpg/$(basename "${f%.ppm}").jpg" "$f"
       done
       point "$name" "mozjpeg cjpeg -baseline" "$q"
     done

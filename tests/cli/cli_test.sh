@@ -1131,14 +1131,20 @@ case_qtune_tool_models_and_measures() {
   MJPEG_CPU_TRANSFORM=scalar "$tool" model --lambdas 2,50 "$SAMPLE" >scalar.jsonl 2>err.txt \
     || die "model (scalar): $(cat err.txt)"
   cmp -s model.jsonl scalar.jsonl || die "model depends on the CPU transform variant"
-  printf '[{"id": "a", "quality": 90, "optimize": true}, {"id": "b", "quality": 50, "tune": "psnr"}]' >jobs.json
+  # --ac-rounding: 4 is the rounding to nearest (the same output), 3 a dead zone (other tables).
+  "$tool" model --lambdas 2,50 --ac-rounding 4 "$SAMPLE" >r4.jsonl 2>err.txt || die "model: $(cat err.txt)"
+  cmp -s model.jsonl r4.jsonl || die "--ac-rounding 4 is not the default rounding"
+  "$tool" model --lambdas 2,50 --ac-rounding 3 "$SAMPLE" >r3.jsonl 2>err.txt || die "model: $(cat err.txt)"
+  ! cmp -s model.jsonl r3.jsonl || die "--ac-rounding 3 changed nothing"
+  printf '[{"id": "a", "quality": 90, "optimize": true}, {"id": "b", "quality": 50, "tune": "psnr"}, {"id": "c", "quality": 90, "optimize": true, "rdo": "trellis"}]' >jobs.json
   "$tool" eval jobs.json "$SAMPLE" >eval.jsonl 2>err.txt || die "eval: $(cat err.txt)"
+  expect_ok encode "$SAMPLE" -o c.jpg -q 90 --optimize --rdo trellis
   expect_ok encode "$SAMPLE" -o a.jpg -q 90 --optimize
   # An AVI: `mjpeg quality` decodes it with FFmpeg's mjpeg decoder, as the tool does.
   expect_ok encode "$SAMPLE" -o a.avi -q 90 --optimize
   expect_ok quality "$SAMPLE" a.avi --json a.json
   expect_ok encode "$SAMPLE" -o b.jpg -q 50 --tune psnr
-  python3 - "$(stat -c %s a.jpg)" "$(stat -c %s b.jpg)" <<'EOF' || die "qtune output wrong"
+  python3 - "$(stat -c %s a.jpg)" "$(stat -c %s b.jpg)" "$(stat -c %s c.jpg)" <<'EOF' || die "qtune output wrong"
 import json, sys
 m = [json.loads(l) for l in open("model.jsonl")]
 assert [x["lambda"] for x in m] == [2, 50], m
@@ -1150,6 +1156,7 @@ assert coarse > fine and m[1]["model_bits"] < m[0]["model_bits"], m
 assert m[1]["model_mse"] > m[0]["model_mse"], m
 e = {x["id"]: x for x in map(json.loads, open("eval.jsonl"))}
 assert e["a"]["bytes"] == int(sys.argv[1]) and e["b"]["bytes"] == int(sys.argv[2]), e
+assert e["c"]["bytes"] == int(sys.argv[3]) and e["c"]["bytes"] < e["a"]["bytes"], e
 ours = json.load(open("a.json"))["summary"]
 assert abs(e["a"]["psnr_rgb"] - ours["psnr_rgb"]["mean"]) < 1e-6, (e, ours)
 assert abs(e["a"]["ssim_y"] - ours["ssim_y"]["mean"]) < 1e-6, (e, ours)
