@@ -53,10 +53,13 @@ bool QuantTables::any_16bit() const {
   return false;
 }
 
-PresetTables preset_tables(Tune tune, int quality) {
+PresetTables preset_tables(Tune tune, int quality, Rdo rdo) {
   quality_scale(quality);  // range check
   if (tune == Tune::none) return {{kAnnexK[0], kAnnexK[1]}, quality_scale(quality), {0, 1, 1}};
-  const std::uint8_t(&t)[2][64] = (tune == Tune::psnr ? kPreset_psnr : kPreset_ssim)[quality - 1];
+  const auto& preset = tune == Tune::ssim ? kPreset_ssim
+                       : rdo == Rdo::off  ? kPreset_psnr
+                                          : kPreset_psnr_rdo;
+  const std::uint8_t(&t)[2][64] = preset[quality - 1];
   PresetTables p;
   p.tables.resize(2);
   for (int i = 0; i < 64; ++i) {
@@ -73,11 +76,13 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
     throw UsageError("make_quant_tables: frames have 1 or 3 components");
   if (options.qtables.size() > static_cast<std::size_t>(kMaxQuantTables))
     throw UsageError("at most 4 quantization tables");
-  // The SSIM preset with the trellis: the PSNR preset's tables, the SSIM weighting moved
-  // into the search (make_trellis_model's activity); measured smaller at equal SSIM than the
-  // SSIM tables with or without it (docs/rdo.md).
+  // The SSIM preset with the trellis: the PSNR preset's tables fitted for nearest rounding, the
+  // SSIM weighting moved into the search (make_trellis_model's activity); measured smaller at
+  // equal SSIM than the SSIM tables with or without it, and than the PSNR tables fitted for a
+  // dead zone (docs/rdo.md).
   const bool ssim_search = options.rdo == Rdo::trellis && options.tune == Tune::ssim;
-  PresetTables p = preset_tables(ssim_search ? Tune::psnr : options.tune, options.quality);
+  PresetTables p = ssim_search ? preset_tables(Tune::psnr, options.quality)
+                               : preset_tables(options.tune, options.quality, options.rdo);
   std::vector<int> scales(p.tables.size(), p.scale);
   for (std::size_t i = 0; i < options.qtables.size(); ++i) {
     if (i >= p.tables.size()) {

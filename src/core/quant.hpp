@@ -73,13 +73,14 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components);
 /// and the component slots at `quality`. Tune::none: the two Annex K tables scaled by
 /// quality_scale(quality), slots 0,1,1 (cjpeg -quality Q). Tune::psnr / ssim: one luma and one
 /// chroma table per quality (src/core/quant_presets.inc, docs/tuning/*.txt) used as they are
-/// (scale 100, cjpeg -qtables without -quality), slots 0,1,1.
+/// (scale 100, cjpeg -qtables without -quality), slots 0,1,1; Tune::psnr under `rdo` deadzone
+/// or trellis takes the tables fitted for a dead zone (docs/tuning/psnr_rdo.txt).
 struct PresetTables {
   std::vector<QuantTableValues> tables;
   int scale = 100;
   std::vector<int> slots;
 };
-PresetTables preset_tables(Tune tune, int quality);
+PresetTables preset_tables(Tune tune, int quality, Rdo rdo = Rdo::off);
 
 // parse_qtables, parse_qslots and format_qtables (cjpeg's -qtables / -qslots syntax) are
 // public: include/mjpeg/options.hpp.

@@ -454,7 +454,11 @@ void write_qtables_file(const std::vector<QuantTableValues>& tables, const std::
 }
 
 EncodeOptions preset_as_qtables(const EncodeOptions& options) {
-  const std::string name = options.tune == Tune::psnr ? "psnr" : "ssim";
+  // --tune psnr under the rdo modes takes the tables fitted for a dead zone; --tune ssim with
+  // the trellis the PSNR preset's (docs/rdo.md).
+  const std::string name =
+      options.tune == Tune::psnr ? (options.rdo == Rdo::off ? "psnr" : "psnr_rdo")
+                                 : (options.rdo == Rdo::trellis ? "psnr" : "ssim");
   const std::string path = std::string(MJPEG_SOURCE_DIR) + "/docs/tuning/" + name + ".txt";
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);

@@ -75,7 +75,9 @@ std::string progressive_scan_script(bool gray);
 void write_qtables_file(const std::vector<QuantTableValues>& tables, const std::string& path);
 
 /// The tables of preset `tune` at `quality` as cjpeg is given them: read from the committed
-/// docs/tuning/<tune>.txt (its "# quality Q" section; independent of the compiled-in copy),
+/// docs/tuning/<tune>.txt, or the file that `options.rdo` takes with it (psnr_rdo.txt for psnr,
+/// psnr.txt for ssim with the trellis; its "# quality Q" section; independent of the compiled-in
+/// copy),
 /// returned as options with tune none, quality 50 (scale 100: values used as they are, like
 /// cjpeg without -quality), those qtables and slots 0,1,1. Other fields copied from `options`.
 EncodeOptions preset_as_qtables(const EncodeOptions& options);

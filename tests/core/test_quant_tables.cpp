@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/oracle.hpp"
@@ -217,35 +218,63 @@ TEST(QuantMarkers, DqtInFirstUseOrderAndSof1ForWideTables) {
 // ---------------------------------------------------------------------------------------------
 // Presets.
 // ---------------------------------------------------------------------------------------------
+// Every preset and rounding that picks its own tables: the PSNR and SSIM presets, the PSNR
+// tables fitted for a dead zone that --tune psnr takes under the rdo modes, and the PSNR
+// preset's tables that --tune ssim takes with the trellis.
+const std::pair<Tune, Rdo> kPresetCases[] = {{Tune::psnr, Rdo::off},
+                                             {Tune::ssim, Rdo::off},
+                                             {Tune::psnr, Rdo::deadzone},
+                                             {Tune::psnr, Rdo::trellis},
+                                             {Tune::ssim, Rdo::trellis},
+                                             {Tune::ssim, Rdo::deadzone}};
+
 TEST(Presets, EveryQualityHasBaselineTablesEqualToTheDocsFile) {
-  for (Tune tune : {Tune::psnr, Tune::ssim}) {
+  for (const auto& [tune, rdo] : kPresetCases) {
     for (int q = 1; q <= 100; ++q) {
       EncodeOptions o;
       o.tune = tune;
+      o.rdo = rdo;
       o.quality = q;
       const QuantTables t = make_quant_tables(o, 3);
       EXPECT_FALSE(t.any_16bit()) << to_string(tune) << " q" << q;
       const EncodeOptions file = test::preset_as_qtables(o);
       const QuantTables f = make_quant_tables(file, 3);
       EXPECT_EQ(std::memcmp(t.natural, f.natural, sizeof t.natural), 0)
-          << to_string(tune) << " q" << q << ": compiled-in tables differ from docs/tuning";
+          << to_string(tune) << " " << to_string(rdo) << " q" << q
+          << ": compiled-in tables differ from docs/tuning";
       EXPECT_EQ(t.slot[1], 1);
       EXPECT_EQ(t.slot[2], 1);
     }
   }
 }
 
+TEST(Presets, TheRdoModesTakeTheTablesFittedForADeadZone) {
+  // docs/tuning/psnr_rdo.txt, not psnr.txt: flatter tables (finer high frequencies) at the
+  // middle qualities, where a dead zone zeroes small coefficients anyway.
+  for (int q : {50, 75, 90}) {
+    EncodeOptions off, rdo;
+    off.tune = rdo.tune = Tune::psnr;
+    off.quality = rdo.quality = q;
+    rdo.rdo = Rdo::deadzone;
+    const QuantTables a = make_quant_tables(off, 3), b = make_quant_tables(rdo, 3);
+    EXPECT_NE(std::memcmp(a.natural, b.natural, sizeof a.natural), 0) << "q" << q;
+    EXPECT_LT(b.natural[0][63], a.natural[0][63]) << "q" << q;
+  }
+}
+
 TEST(Presets, NeverFinerAtALowerQuality) {
-  for (Tune tune : {Tune::psnr, Tune::ssim}) {
+  for (const auto& [tune, rdo] : kPresetCases) {
     for (int q = 99; q >= 1; --q) {
       EncodeOptions lower, higher;
       lower.tune = higher.tune = tune;
+      lower.rdo = higher.rdo = rdo;
       lower.quality = q;
       higher.quality = q + 1;
       const QuantTables a = make_quant_tables(lower, 3), b = make_quant_tables(higher, 3);
       for (int s = 0; s < 2; ++s)
         for (int i = 0; i < 64; ++i)
-          ASSERT_GE(a.natural[s][i], b.natural[s][i]) << to_string(tune) << " q" << q;
+          ASSERT_GE(a.natural[s][i], b.natural[s][i])
+              << to_string(tune) << " " << to_string(rdo) << " q" << q;
     }
   }
 }

@@ -305,7 +305,8 @@ TEST(Trellis, TheModelFollowsTheTablesAndTheSampling) {
   EXPECT_EQ(off.divisor[0][5].half, 4 * off.natural[0][5]);
 }
 
-// --tune ssim with the trellis: the PSNR preset's tables, and each block's lambda scaled by its
+// --tune ssim with the trellis: the PSNR preset's tables (those fitted for nearest rounding,
+// not the ones --tune psnr takes under the rdo modes), and each block's lambda scaled by its
 // own contrast, floor(lambda x (E + A) / 2A), E the sum of its squared AC FDCT outputs.
 std::int64_t expected_block_lambda(const Block& b, std::int64_t lambda, std::int64_t a) {
   __int128 e = 0;
@@ -321,17 +322,21 @@ TEST(Trellis, TheSsimPresetPricesBitsByEachBlocksContrast) {
   const QuantTables ssim = make_quant_tables(o, 3);
   o.tune = Tune::psnr;
   const QuantTables psnr = make_quant_tables(o, 3);
+  o.rdo = Rdo::off;
+  const QuantTables nearest = make_quant_tables(o, 3);
+  o.rdo = Rdo::trellis;
   for (int c = 0; c < 3; ++c)
     for (int i = 0; i < 64; ++i)
-      ASSERT_EQ(ssim.component_divisor(c)[i].step, psnr.component_divisor(c)[i].step)
+      ASSERT_EQ(ssim.component_divisor(c)[i].step, nearest.component_divisor(c)[i].step)
           << "the PSNR preset's tables";
   EXPECT_EQ(psnr.trellis.activity, 0) << "PSNR: every block's error counts the same";
   ASSERT_EQ(ssim.trellis.activity, kTrellisActivity);
-  for (int c = 0; c < 3; ++c) EXPECT_EQ(ssim.trellis.lambda[c], psnr.trellis.lambda[c]);
+  const math::TrellisModel plain = make_trellis_model(nearest, o.subsampling);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(ssim.trellis.lambda[c], plain.lambda[c]);
   // Without the trellis --tune ssim keeps its own tables.
   o.rdo = Rdo::off;
   o.tune = Tune::ssim;
-  EXPECT_NE(make_quant_tables(o, 3).natural[0][10], psnr.natural[0][10]);
+  EXPECT_NE(make_quant_tables(o, 3).natural[0][10], nearest.natural[0][10]);
 
   // A flat block gets half the component's lambda; one with E = 3A twice it.
   Block flat{};
