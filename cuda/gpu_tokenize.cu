@@ -423,25 +423,38 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
   const int first = tile * kTileBlocks;
 
   // 1. This warp's blocks: what each lane codes, and the block's bit count.
-  LaneWork w[kBlocksPerWarp] = {};
+  int dc[kBlocksPerWarp];  // lane 0: the block's DC (step 4's block word)
   int lane_bits[kBlocksPerWarp];
   int comp[kBlocksPerWarp];
   int block_bits[kBlocksPerWarp];
   // The MCU row a block starts (its MCU's first block in the row's first MCU), else -1: step 4
   // writes the row starts from it (locate, with its divisions, runs once a block).
   int row_started[kBlocksPerWarp];
+  unsigned long long chunk[kBlocksPerWarp];  // the lane's bits, from the top, where <= 64
 #pragma unroll
   for (int i = 0; i < kBlocksPerWarp; ++i) {
     const int local = warp * kBlocksPerWarp + i, s = first + local;
     lane_bits[i] = 0;
+    dc[i] = 0;
+    chunk[i] = 0;
     comp[i] = 0;
     row_started[i] = -1;
     if (s < p.n) {
       const ScanBlock b = locate(p, s);
       comp[i] = b.comp;
       row_started[i] = b.mx == 0 && b.j == 0 ? b.my : -1;
-      w[i] = analyse(p, b, lane);
-      lane_bits[i] = lane_ac_bits(sc.code[b.comp == 0 ? 0 : 1], w[i], lane, [](unsigned, int) {});
+      const LaneWork w = analyse(p, b, lane);
+      dc[i] = w.va;
+      // The lane's bits kept from the top of a 64-bit word while they fit (almost always), so
+      // that step 3 places them without coding them again.
+      unsigned long long held = 0;
+      int used = 0;
+      lane_ac_bits(sc.code[b.comp == 0 ? 0 : 1], w, lane, [&](unsigned value, int len) {
+        if (used + len <= 64) held |= static_cast<unsigned long long>(value) << (64 - used - len);
+        used += len;
+      });
+      lane_bits[i] = used;
+      chunk[i] = held;
     }
     block_bits[i] = __reduce_add_sync(0xFFFFFFFFu, lane_bits[i]);
     if (lane == 0) block_base[local] = static_cast<std::uint32_t>(block_bits[i]);
@@ -477,14 +490,37 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
     const int local = warp * kBlocksPerWarp + i;
     if (first + local >= p.n) break;  // uniform across the warp
     const int incl = warp_inclusive_sum(lane_bits[i], lane);
-    unsigned at = block_base[local] + static_cast<unsigned>(incl - lane_bits[i]);
-    lane_ac_bits(sc.code[comp[i] == 0 ? 0 : 1], w[i], lane, [&](unsigned value, int len) {
-      const unsigned word = at >> 5, bit = at & 31u;
-      const unsigned long long v = static_cast<unsigned long long>(value) << (64 - bit - len);
-      atomicOr(&staged[word], static_cast<unsigned>(v >> 32));
-      if (bit + len > 32) atomicOr(&staged[word + 1], static_cast<unsigned>(v));
-      at += static_cast<unsigned>(len);
+    const unsigned at = block_base[local] + static_cast<unsigned>(incl - lane_bits[i]);
+    const int len = lane_bits[i];
+    // A lane with more than 64 bits codes them again (rare: the whole warp reads the block's
+    // coefficients once more, as step 1 did, since the lanes' runs come from its ballots).
+    LaneWork again;
+    if (__any_sync(0xFFFFFFFFu, len > 64)) again = analyse(p, locate(p, first + local), lane);
+    if (len == 0) continue;
+    unsigned word = at >> 5;
+    const int bit = static_cast<int>(at & 31u);
+    if (len <= 64) {  // the bits kept in step 1: one to three words
+      const unsigned long long c = chunk[i];
+      atomicOr(&staged[word], static_cast<unsigned>(c >> (32 + bit)));
+      if (bit + len > 32) atomicOr(&staged[word + 1], static_cast<unsigned>(c >> bit));
+      if (bit + len > 64) atomicOr(&staged[word + 2], static_cast<unsigned>(c << (32 - bit)));
+      continue;
+    }
+    // Its pieces gathered in a 64-bit window from its first word on (`used` bits of it taken,
+    // from the top), each full word ORed in once.
+    unsigned long long window = 0;
+    int used = bit;
+    lane_ac_bits(sc.code[comp[i] == 0 ? 0 : 1], again, lane, [&](unsigned value, int piece) {
+      if (used + piece > 64) {  // (a piece has at most 26 bits)
+        atomicOr(&staged[word++], static_cast<unsigned>(window >> 32));
+        window <<= 32;
+        used -= 32;
+      }
+      window |= static_cast<unsigned long long>(value) << (64 - used - piece);
+      used += piece;
     });
+    atomicOr(&staged[word], static_cast<unsigned>(window >> 32));
+    if (used > 32) atomicOr(&staged[word + 1], static_cast<unsigned>(window));
   }
   __syncthreads();
 
@@ -506,7 +542,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) emit_blocks(const ScanParams p
     for (int i = 0; i < kBlocksPerWarp; ++i) {
       const int local = warp * kBlocksPerWarp + i, s = first + local;
       if (s >= p.n) break;
-      block_words[s] = block_word(w[i].va, static_cast<std::uint32_t>(block_bits[i]));
+      block_words[s] = block_word(dc[i], static_cast<std::uint32_t>(block_bits[i]));
       if (row_started[i] >= 0) row_start[row_started[i]] = base + block_base[local];
     }
   }
