@@ -152,7 +152,8 @@ void expect_same_blocks(const FrameGeometry& g, const std::vector<std::int16_t>&
 }
 
 /// Coefficients of every kind of block (deterministic): empty, full, long zero runs, only
-/// coefficient 63, runs of exactly 16 and 32, sizes up to 10 (AC) and 11 (DC differences).
+/// coefficient 63, runs of exactly 16 and 32, the longest lane of the coded-block kernel, sizes
+/// up to 10 (AC) and 11 (DC differences).
 std::vector<std::int16_t> edge_coefficients(const FrameGeometry& g, std::uint32_t seed) {
   std::vector<std::int16_t> c(g.coefficient_count());
   std::uint32_t state = seed * 2654435761u + 1u;
@@ -169,11 +170,16 @@ std::vector<std::int16_t> edge_coefficients(const FrameGeometry& g, std::uint32_
   for (std::size_t b = 0; b < g.total_blocks; ++b) {
     std::int16_t* blk = c.data() + b * kBlockSize;
     blk[0] = static_cast<std::int16_t>(static_cast<int>(next() % 2048) - 1024);
-    const int kind = static_cast<int>(next() % 9);
+    const int kind = static_cast<int>(next() % 10);
     switch (kind) {
       case 0: break;
       case 8:  // the longest coded AC part: 63 values of size 10
         for (int k = 1; k < 64; ++k) blk[k] = next() & 1 ? 1023 : -1023;
+        break;
+      case 9:  // the longest lane: 62 and 63 of size 10 after 61 zeros (3 ZRLs), 85 bits with
+               // the Annex K codes (the coded-block kernel keeps up to 64 bits of a lane)
+        blk[62] = next() & 1 ? 1023 : -1023;
+        blk[63] = next() & 1 ? 1000 : -1000;
         break;
       case 1: for (int k = 1; k < 64; ++k) blk[k] = value(); break;
       case 2:
