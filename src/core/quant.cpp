@@ -56,7 +56,11 @@ bool QuantTables::any_16bit() const {
 PresetTables preset_tables(Tune tune, int quality, Rdo rdo) {
   quality_scale(quality);  // range check
   if (tune == Tune::none) return {{kAnnexK[0], kAnnexK[1]}, quality_scale(quality), {0, 1, 1}};
-  const auto& preset = tune == Tune::ssim ? kPreset_ssim
+  // --tune psnr under the rdo modes: the tables fitted for a dead zone. The SSIM preset with the
+  // trellis: the PSNR preset's tables fitted for nearest rounding, the SSIM weighting moved into
+  // the search (make_trellis_model's activity); measured smaller at equal SSIM than the SSIM
+  // tables with or without it, and than the PSNR tables fitted for a dead zone (docs/rdo.md).
+  const auto& preset = tune == Tune::ssim ? (rdo == Rdo::trellis ? kPreset_psnr : kPreset_ssim)
                        : rdo == Rdo::off  ? kPreset_psnr
                                           : kPreset_psnr_rdo;
   const std::uint8_t(&t)[2][64] = preset[quality - 1];
@@ -76,13 +80,7 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
     throw UsageError("make_quant_tables: frames have 1 or 3 components");
   if (options.qtables.size() > static_cast<std::size_t>(kMaxQuantTables))
     throw UsageError("at most 4 quantization tables");
-  // The SSIM preset with the trellis: the PSNR preset's tables fitted for nearest rounding, the
-  // SSIM weighting moved into the search (make_trellis_model's activity); measured smaller at
-  // equal SSIM than the SSIM tables with or without it, and than the PSNR tables fitted for a
-  // dead zone (docs/rdo.md).
-  const bool ssim_search = options.rdo == Rdo::trellis && options.tune == Tune::ssim;
-  PresetTables p = ssim_search ? preset_tables(Tune::psnr, options.quality)
-                               : preset_tables(options.tune, options.quality, options.rdo);
+  PresetTables p = preset_tables(options.tune, options.quality, options.rdo);
   std::vector<int> scales(p.tables.size(), p.scale);
   for (std::size_t i = 0; i < options.qtables.size(); ++i) {
     if (i >= p.tables.size()) {
@@ -124,7 +122,8 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
                          " (libjpeg-turbo's 16-bit divisor q*8 overflows beyond it)");
   }
   t.rdo = options.rdo;
-  if (t.rdo == Rdo::trellis) t.trellis = make_trellis_model(t, options.subsampling, ssim_search);
+  if (t.rdo == Rdo::trellis)
+    t.trellis = make_trellis_model(t, options.subsampling, options.tune == Tune::ssim);
   return t;
 }
 

@@ -74,7 +74,8 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components);
 /// quality_scale(quality), slots 0,1,1 (cjpeg -quality Q). Tune::psnr / ssim: one luma and one
 /// chroma table per quality (src/core/quant_presets.inc, docs/tuning/*.txt) used as they are
 /// (scale 100, cjpeg -qtables without -quality), slots 0,1,1; Tune::psnr under `rdo` deadzone
-/// or trellis takes the tables fitted for a dead zone (docs/tuning/psnr_rdo.txt).
+/// or trellis takes the tables fitted for a dead zone (docs/tuning/psnr_rdo.txt), Tune::ssim
+/// under the trellis the PSNR preset's.
 struct PresetTables {
   std::vector<QuantTableValues> tables;
   int scale = 100;

@@ -260,7 +260,8 @@ int run_model(int argc, char** argv) {
 
   std::vector<double> D[3][64], R[3][64];
   for (int c = 0; c < 3; ++c)
-    for (int n = 0; n < 64; ++n) curves(*s, c, n, ssim && c == 0, qmax, ac_rounding, D[c][n], R[c][n]);
+    for (int n = 0; n < 64; ++n)
+      curves(*s, c, n, ssim && c == 0, qmax, ac_rounding, D[c][n], R[c][n]);
 
   // Rate factor of position n: --hf-rate at the highest frequency, 1 at DC, linear in u + v.
   const auto rate_factor = [&](int n) { return 1.0 + (hf_rate - 1.0) * (n / 8 + n % 8) / 14.0; };

@@ -23,12 +23,12 @@ moz=${3:-}
 shift 3
 [[ -n $moz ]] && moz=$(realpath "$moz")
 frames=${RDO_FRAMES:-8}
-case ${RDO_SAMPLING:-420} in
+sampling=${RDO_SAMPLING:-420}
+case $sampling in
   420) ff_pix=yuvj420p moz_sample=2x2 ;;
   444) ff_pix=yuvj444p moz_sample=1x1 ;;
   *) echo "rdo_sizes.sh: RDO_SAMPLING is 420 or 444" >&2; exit 2 ;;
 esac
-sampling=${RDO_SAMPLING:-420}
 span=${RDO_SPAN:-160}
 mkdir -p "$out"
 out=$(realpath "$out")
