@@ -82,7 +82,8 @@ for clip in "$@"; do
     for q in $ladder; do
       rm -f "$work"/jpg/*
       for f in "$work"/src/*.ppm; do
-        "$moz" -baseline -quality "$q" -sample $moz_sample -outfile "$work/jpg/$(basename "${f%.ppm}").jpg" "$f"
+        "$moz" -baseline -quality "$q" -sample $moz_sample \
+          -outfile "$work/jpg/$(basename "${f%.ppm}").jpg" "$f"
       done
       point "$name" "mozjpeg cjpeg -baseline" "$q"
     done
