@@ -96,7 +96,8 @@ class GpuOffloader : public Offloader {
   int buffers() const override { return static_cast<int>(gpus_.size()); }
   bool downloader() const override { return downloader_; }
   bool frees_slots_when_coded() const override { return true; }
-  std::size_t upload_bytes() const override { return gpus_[0]->upload_bytes(); }
+  /// Frames in device memory (NVDEC's, the library's device frames in aok) go up not at all.
+  std::size_t upload_bytes() const override { return device_ ? 0 : gpus_[0]->upload_bytes(); }
 
   void before_start() override {
     if (lend_) source_.pin_lent_frames();

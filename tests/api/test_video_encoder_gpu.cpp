@@ -288,6 +288,12 @@ TEST_P(GpuDeviceFrames, ByteIdenticalAndBufferReusableOnTheStream) {
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);  // the host copies above reuse mem
     }
     for (JpegFrame& j : enc.finish()) got.push_back(std::move(j.bytes));
+    // aok reads the frames where they lie; sok reads them to the host and uploads them.
+    const std::uint64_t uploaded = enc.stats().upload_bytes;
+    if (mode == Offload::aok)
+      EXPECT_EQ(uploaded, 0u) << "device frames counted as uploaded";
+    else
+      EXPECT_EQ(uploaded, static_cast<std::uint64_t>(n) * frame_bytes(o));
   }
   cudaStreamDestroy(stream);
   cudaFree(mem);

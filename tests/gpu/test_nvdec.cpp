@@ -149,6 +149,8 @@ TEST_P(GpuNvdec, DecodersAreMadeOnlyWhilePartsWaitForOne) {
   EXPECT_LE(made, std::min<long>(parts, 7)) << line;
   EXPECT_EQ(frames, env.counts[clip]) << line;
   EXPECT_EQ(line.find("made again"), std::string::npos) << line;
+  // The frames stay in device memory: nothing is uploaded.
+  EXPECT_EQ(err.find("bytes uploaded per frame"), std::string::npos) << err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Clips, GpuNvdec,
