@@ -149,8 +149,10 @@ TEST_P(GpuNvdec, DecodersAreMadeOnlyWhilePartsWaitForOne) {
   EXPECT_LE(made, std::min<long>(parts, 7)) << line;
   EXPECT_EQ(frames, env.counts[clip]) << line;
   EXPECT_EQ(line.find("made again"), std::string::npos) << line;
-  // The frames stay in device memory: nothing is uploaded.
-  EXPECT_EQ(err.find("bytes uploaded per frame"), std::string::npos) << err;
+  // Planes stay in device memory: nothing is uploaded. (An odd height's frames go to the host
+  // to be made RGB by libswscale, as the CPU reader makes them, and are uploaded.)
+  const bool planes = err.find("into device memory, planes to the encoder") != std::string::npos;
+  EXPECT_EQ(err.find("bytes uploaded per frame") == std::string::npos, planes) << err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Clips, GpuNvdec,
