@@ -338,6 +338,8 @@ struct NvdecDecoder::Impl {
     buffers.assign(pool_size, 0);
     reuse.assign(pool_size, nullptr);
     reserve = std::max(2, pool_size / 8);
+    alive_from.assign(static_cast<std::size_t>(decoders), -1);
+    alive_until.assign(static_cast<std::size_t>(decoders), -1);
     threads.emplace_back([this] { demux(); });
     for (int d = 0; d < decoders; ++d) threads.emplace_back([this, d] { decode_loop(d); });
   }
@@ -494,6 +496,8 @@ struct NvdecDecoder::Impl {
     bool early_failed = false;  // making it from the probed format failed
     double create_s = 0, decode_s = 0, pool_wait_s = 0;
     std::int64_t parts = 0;
+    int id = 0;
+    bool alive = false;  // its first decoder was made (Impl::alive_from[id] set)
   };
 
   static int CUDAAPI on_sequence(void* user, CUVIDEOFORMAT* f) {
@@ -583,6 +587,11 @@ struct NvdecDecoder::Impl {
     ci.ulNumOutputSurfaces = 2;
     ci.vidLock = w.lock;
     check(driver().cuvid->cuvidCreateDecoder(&w.decoder, &ci), "cuvidCreateDecoder");
+    if (!w.alive) {
+      std::lock_guard<std::mutex> lock(mutex);
+      alive_from[static_cast<std::size_t>(w.id)] = seconds_since(started);
+      w.alive = true;
+    }
     w.format = f;
     w.surfaces = static_cast<unsigned>(ci.ulNumDecodeSurfaces);
     w.create_s += seconds_since(t0);
@@ -746,6 +755,7 @@ struct NvdecDecoder::Impl {
   void decode_loop(int id) {
     Worker w;
     w.impl = this;
+    w.id = id;
     try {
       Push push(ctx.get());
       check(driver().cuvid->cuvidCtxLockCreate(&w.lock, ctx.get()), "cuvidCtxLockCreate");
@@ -779,10 +789,10 @@ struct NvdecDecoder::Impl {
     } catch (...) {
       fail(std::current_exception());
     }
-    (void)id;
     {
       std::lock_guard<std::mutex> lock(mutex);
       fold(w);
+      if (w.alive) alive_until[static_cast<std::size_t>(id)] = seconds_since(started);
     }
     if (w.decoder) driver().cuvid->cuvidDestroyDecoder(w.decoder);
     if (w.stream) driver().cu->cuStreamDestroy(w.stream);
@@ -885,6 +895,9 @@ struct NvdecDecoder::Impl {
   bool making = false;  // a worker is making its decoder
   std::int64_t delivered = 0;
   NvdecActivity activity;  // frames and first_frame_s as they come; the rest after each part
+  // Per decoder thread: seconds from `started` to its decoder's first making and to its end
+  // (-1: not yet), for NvdecActivity::alive_s.
+  std::vector<double> alive_from, alive_until;
 
   int pool_size = 0, reserve = 2, in_use = 0, allocated = 0;
   static constexpr int kSlab = 32;
@@ -981,6 +994,10 @@ NvdecActivity NvdecDecoder::activity() const {
   NvdecActivity a = impl_->activity;
   a.decoders = impl_->decoders;
   a.elapsed_s = seconds_since(impl_->started);
+  for (std::size_t d = 0; d < impl_->alive_from.size(); ++d)
+    if (impl_->alive_from[d] >= 0)
+      a.alive_s += (impl_->alive_until[d] >= 0 ? impl_->alive_until[d] : a.elapsed_s) -
+                   impl_->alive_from[d];
   return a;
 }
 

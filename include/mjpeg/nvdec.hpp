@@ -69,6 +69,8 @@ struct NvdecActivity {
   double pool_wait_s = 0;       ///< of it, seconds waiting for the reader to take frames
   double first_frame_s = 0;     ///< seconds from the source's construction to its first frame
   double elapsed_s = 0;         ///< seconds from the source's construction to the call
+  double alive_s = 0;           ///< seconds the decoders existed, summed (each from its
+                                ///< making to its thread's end or to the call)
 };
 
 /// Frames decoded by NVDEC, for encode_all (which reads them on the GPU) or read() (host).

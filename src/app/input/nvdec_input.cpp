@@ -175,16 +175,17 @@ class NvdecDemuxer {
 namespace {
 
 std::string nvdec_activity_text(const NvdecActivity& a) {
-  const double capacity = std::min(a.decoders, a.decoders_made) * a.elapsed_s;
+  // Busy against the time each decoder existed (made one at a time, the later ones exist for
+  // less of the run than the first).
   return fmt::format(
       "NVDEC: {} of {} made, {}, {}; first frame at {:.3f} s; making decoders {:.3f} s "
-      "(summed{}); decoders busy {:.0f}% of {:.3f} s, {:.0f}% of that waiting for the encoder "
-      "to take frames",
+      "(summed{}); decoders busy {:.0f}% of the {:.3f} s they existed (summed) in {:.3f} s, "
+      "{:.0f}% of that waiting for the encoder to take frames",
       count_of(a.decoders_made, "decoder", "decoders"), a.decoders, count_of(a.parts, "part", "parts"),
       count_of(a.frames, "frame", "frames"), a.first_frame_s, a.create_s,
       a.decoders_remade > 0 ? fmt::format(", {} made again for another coded size", a.decoders_remade)
                             : std::string(),
-      capacity > 0 ? 100.0 * a.decode_s / capacity : 0.0, a.elapsed_s,
+      a.alive_s > 0 ? 100.0 * a.decode_s / a.alive_s : 0.0, a.alive_s, a.elapsed_s,
       a.decode_s > 0 ? 100.0 * a.pool_wait_s / a.decode_s : 0.0);
 }
 
