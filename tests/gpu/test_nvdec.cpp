@@ -149,6 +149,14 @@ TEST_P(GpuNvdec, DecodersAreMadeOnlyWhilePartsWaitForOne) {
   EXPECT_LE(made, std::min<long>(parts, 7)) << line;
   EXPECT_EQ(frames, env.counts[clip]) << line;
   EXPECT_EQ(line.find("made again"), std::string::npos) << line;
+  // The busy share is taken against each decoder's own lifetime: made one at a time after the
+  // source started, together they existed for less than `made` times the run.
+  const std::regex busy(R"(decoders busy (\d+)% of the ([0-9.]+) s they existed \(summed\) in ([0-9.]+) s)");
+  ASSERT_TRUE(std::regex_search(line, m, busy)) << line;
+  const double share = std::stod(m[1]), alive = std::stod(m[2]), elapsed = std::stod(m[3]);
+  EXPECT_LE(share, 100) << line;
+  EXPECT_GT(alive, 0) << line;
+  EXPECT_LT(alive, static_cast<double>(made) * elapsed) << line;
   // Planes stay in device memory: nothing is uploaded. (An odd height's frames go to the host
   // to be made RGB by libswscale, as the CPU reader makes them, and are uploaded.)
   const bool planes = err.find("into device memory, planes to the encoder") != std::string::npos;
