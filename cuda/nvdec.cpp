@@ -496,8 +496,7 @@ struct NvdecDecoder::Impl {
     bool early_failed = false;  // making it from the probed format failed
     double create_s = 0, decode_s = 0, pool_wait_s = 0;
     std::int64_t parts = 0;
-    int id = 0;
-    bool alive = false;  // its first decoder was made (Impl::alive_from[id] set)
+    int id = 0;  // its index in Impl::alive_from / alive_until
   };
 
   static int CUDAAPI on_sequence(void* user, CUVIDEOFORMAT* f) {
@@ -587,10 +586,10 @@ struct NvdecDecoder::Impl {
     ci.ulNumOutputSurfaces = 2;
     ci.vidLock = w.lock;
     check(driver().cuvid->cuvidCreateDecoder(&w.decoder, &ci), "cuvidCreateDecoder");
-    if (!w.alive) {
+    {
       std::lock_guard<std::mutex> lock(mutex);
-      alive_from[static_cast<std::size_t>(w.id)] = seconds_since(started);
-      w.alive = true;
+      double& from = alive_from[static_cast<std::size_t>(w.id)];
+      if (from < 0) from = seconds_since(started);  // its first decoder (not one made again)
     }
     w.format = f;
     w.surfaces = static_cast<unsigned>(ci.ulNumDecodeSurfaces);
@@ -792,7 +791,8 @@ struct NvdecDecoder::Impl {
     {
       std::lock_guard<std::mutex> lock(mutex);
       fold(w);
-      if (w.alive) alive_until[static_cast<std::size_t>(id)] = seconds_since(started);
+      const auto d = static_cast<std::size_t>(id);
+      if (alive_from[d] >= 0) alive_until[d] = seconds_since(started);
     }
     if (w.decoder) driver().cuvid->cuvidDestroyDecoder(w.decoder);
     if (w.stream) driver().cu->cuStreamDestroy(w.stream);

@@ -151,7 +151,8 @@ TEST_P(GpuNvdec, DecodersAreMadeOnlyWhilePartsWaitForOne) {
   EXPECT_EQ(line.find("made again"), std::string::npos) << line;
   // The busy share is taken against each decoder's own lifetime: made one at a time after the
   // source started, together they existed for less than `made` times the run.
-  const std::regex busy(R"(decoders busy (\d+)% of the ([0-9.]+) s they existed \(summed\) in ([0-9.]+) s)");
+  const std::regex busy(
+      R"(decoders busy (\d+)% of the ([0-9.]+) s they existed \(summed\) in ([0-9.]+) s)");
   ASSERT_TRUE(std::regex_search(line, m, busy)) << line;
   const double share = std::stod(m[1]), alive = std::stod(m[2]), elapsed = std::stod(m[3]);
   EXPECT_LE(share, 100) << line;
