@@ -37,8 +37,9 @@ int kernel_streams_for(Offload mode, Rdo rdo) {
     const char* v = std::getenv("MJPEG_KERNEL_STREAMS");
     if (v == nullptr || *v == '\0') return 0;
     const int k = std::atoi(v);
-    if (k < 1 || k > 4)
-      throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not 1, 2, 3 or 4");
+    if (k < 1 || k > kMaxKernelStreams)
+      throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not a count from 1 to " +
+                       std::to_string(kMaxKernelStreams));
     return k;
   }();
   if (forced != 0) return forced;

@@ -70,14 +70,18 @@ namespace mjpeg::pipeline {
 
 /// Kernel streams of an aok stream buffer whose frames use the trellis search: its kernel (one
 /// thread per block) fills about a tenth of an H100 (11% achieved occupancy at 1080p), so the
-/// searches of three frames run side by side (measured: 1080p bound by the upload again, at
-/// 0.95x the default rounding's bound, where one stream made 0.69x; docs/rdo.md).
-inline constexpr int kTrellisKernelStreams = 3;
+/// searches of four frames run side by side (measured, docs/rdo.md: RGB 1080p bound by the
+/// upload again, where one stream made 0.69x of the default rounding; planar 1080p frames, where
+/// the kernels bind, 9700-9770 kernel-stage fps with four streams against 8670-8920 with three).
+inline constexpr int kTrellisKernelStreams = 4;
+
+/// The most kernel streams MJPEG_KERNEL_STREAMS may ask for.
+inline constexpr int kMaxKernelStreams = 8;
 
 /// Kernel streams of a stream buffer in `mode` for frames rounded by `rdo`: 1 (the kernels of
 /// the default rounding keep the GPU busy; a second stream measured no faster,
 /// docs/BENCHMARKS.md), kTrellisKernelStreams under Rdo::trellis in aok, and in aok
-/// MJPEG_KERNEL_STREAMS (1..4) when set (read once).
+/// MJPEG_KERNEL_STREAMS (1..kMaxKernelStreams) when set (read once).
 int kernel_streams_for(Offload mode, Rdo rdo);
 
 /// Whether a stream buffer in `mode` with `output` launches each frame's kernel-stream work
