@@ -70,10 +70,11 @@ namespace mjpeg::pipeline {
 
 /// Kernel streams of an aok stream buffer whose frames use the trellis search: its kernel (one
 /// thread per block) fills about a tenth of an H100 (11% achieved occupancy at 1080p), so the
-/// searches of four frames run side by side (measured, docs/rdo.md: RGB 1080p bound by the
+/// searches of six frames run side by side (measured, docs/rdo.md: RGB 1080p bound by the
 /// upload again, where one stream made 0.69x of the default rounding; planar 1080p frames, where
-/// the kernels bind, 9700-9770 kernel-stage fps with four streams against 8670-8920 with three).
-inline constexpr int kTrellisKernelStreams = 4;
+/// the kernels bind, 0.88-0.91x the default rounding's fps with six streams, 0.67-0.87x with
+/// four, 0.62-0.81x with three; eight no faster than six).
+inline constexpr int kTrellisKernelStreams = 6;
 
 /// The most kernel streams MJPEG_KERNEL_STREAMS may ask for.
 inline constexpr int kMaxKernelStreams = 8;
