@@ -212,7 +212,7 @@ TEST(CudaGraphs, OnlyAokWithTokensLaunchesGraphsWhenAskedTo) {
 
 // The same bytes from graphs as from calls: long and short streams alternating (a slot's host
 // memory grows mid-run, an overflow at q100), one kernel stream and, under the trellis search,
-// three (a graph per slot and stream), more frames than slots.
+// six (a graph per slot and stream), more frames than slots.
 TEST(CudaGraphs, AGraphLaunchAFrameWritesWhatCallByCallWrites) {
   MJPEG_NEED_GPU();
   const std::vector<mjpeg::Image> frames = noise_frames(14, 64, 48, 11, true);
