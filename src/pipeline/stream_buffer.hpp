@@ -72,7 +72,7 @@ namespace mjpeg::pipeline {
 /// thread per block) fills about a tenth of an H100 (11% achieved occupancy at 1080p), so the
 /// searches of six frames run side by side (measured, docs/rdo.md: RGB 1080p bound by the
 /// upload again, where one stream made 0.69x of the default rounding; planar 1080p frames, where
-/// the kernels bind, 0.88-0.91x the default rounding's fps with six streams, 0.67-0.87x with
+/// the kernels bind, 0.88-0.91x the default rounding's fps with six streams, 0.67-0.95x with
 /// four, 0.62-0.81x with three; eight no faster than six).
 inline constexpr int kTrellisKernelStreams = 6;
 
