@@ -31,17 +31,20 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 
 }  // namespace
 
+int parse_kernel_streams(const char* v) {
+  if (v == nullptr || *v == '\0') return 0;
+  int k = 0;
+  const char* c = v;
+  for (; *c >= '0' && *c <= '9' && k <= kMaxKernelStreams; ++c) k = 10 * k + (*c - '0');
+  if (*c != '\0' || k < 1 || k > kMaxKernelStreams)
+    throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not a count from 1 to " +
+                     std::to_string(kMaxKernelStreams));
+  return k;
+}
+
 int kernel_streams_for(Offload mode, Rdo rdo) {
   if (!traits_of(mode).asynchronous) return 1;
-  static const int forced = [] {
-    const char* v = std::getenv("MJPEG_KERNEL_STREAMS");
-    if (v == nullptr || *v == '\0') return 0;
-    const int k = std::atoi(v);
-    if (k < 1 || k > kMaxKernelStreams)
-      throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not a count from 1 to " +
-                       std::to_string(kMaxKernelStreams));
-    return k;
-  }();
+  static const int forced = parse_kernel_streams(std::getenv("MJPEG_KERNEL_STREAMS"));
   if (forced != 0) return forced;
   return rdo == Rdo::trellis ? kTrellisKernelStreams : 1;
 }

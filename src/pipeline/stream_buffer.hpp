@@ -85,6 +85,10 @@ inline constexpr int kMaxKernelStreams = 8;
 /// MJPEG_KERNEL_STREAMS (1..kMaxKernelStreams) when set (read once).
 int kernel_streams_for(Offload mode, Rdo rdo);
 
+/// MJPEG_KERNEL_STREAMS's value `v`: 0 where unset or empty, else a count 1..kMaxKernelStreams
+/// in decimal digits; anything else is a UsageError naming the range.
+int parse_kernel_streams(const char* v);
+
 /// Whether a stream buffer in `mode` with `output` launches each frame's kernel-stream work
 /// (the wait for data_ready, the transform, the tokenizer, the events) as one CUDA graph,
 /// captured once per slot and kernel stream: in aok with token output when MJPEG_CUDA_GRAPHS=1

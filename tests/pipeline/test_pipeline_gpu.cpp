@@ -33,6 +33,27 @@ TEST(KernelStreams, TheTrellisSearchRunsSixFramesSideBySideInAok) {
   EXPECT_EQ(pipeline::kernel_streams_for(Offload::sok_pinned, Rdo::trellis), 1);
 }
 
+// MJPEG_KERNEL_STREAMS: a count from 1 to kMaxKernelStreams, or unset; the rest is an error
+// that names the range (not a count read as far as it goes, as atoi would).
+TEST(KernelStreams, TheEnvironmentsCountIsOneToTheMostOrAnError) {
+  EXPECT_EQ(pipeline::parse_kernel_streams(nullptr), 0);
+  EXPECT_EQ(pipeline::parse_kernel_streams(""), 0);
+  EXPECT_EQ(pipeline::parse_kernel_streams("1"), 1);
+  EXPECT_EQ(pipeline::parse_kernel_streams("6"), 6);
+  EXPECT_EQ(pipeline::parse_kernel_streams(std::to_string(pipeline::kMaxKernelStreams).c_str()),
+            pipeline::kMaxKernelStreams);
+  for (const char* bad : {"0", "9", "-1", "3x", " 2", "abc", "99999999999999999999"}) {
+    SCOPED_TRACE(bad);
+    try {
+      (void)pipeline::parse_kernel_streams(bad);
+      ADD_FAILURE() << "accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a count from 1 to 8"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 struct GpuMode {
   Offload mode;
   GpuOutput output = GpuOutput::tokens;
