@@ -3,10 +3,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <system_error>
 
 #include "cuda_check.hpp"
 #include "mjpeg/error.hpp"
@@ -33,10 +35,10 @@ void use_record(std::atomic<std::uint64_t>& recorded, std::atomic<std::uint64_t>
 
 int parse_kernel_streams(const char* v) {
   if (v == nullptr || *v == '\0') return 0;
+  const char* const end = v + std::strlen(v);
   int k = 0;
-  const char* c = v;
-  for (; *c >= '0' && *c <= '9' && k <= kMaxKernelStreams; ++c) k = 10 * k + (*c - '0');
-  if (*c != '\0' || k < 1 || k > kMaxKernelStreams)
+  const auto [stop, error] = std::from_chars(v, end, k);  // no blanks, no '+'
+  if (error != std::errc() || stop != end || k < 1 || k > kMaxKernelStreams)
     throw UsageError(std::string("MJPEG_KERNEL_STREAMS: '") + v + "' is not a count from 1 to " +
                      std::to_string(kMaxKernelStreams));
   return k;
