@@ -208,6 +208,70 @@ bool aligned16(const void* ptr, std::size_t pitch) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && pitch % 16 == 0;
 }
 
+// The MCU rows of every component, for trellis_dc_rows.
+struct DcRows {
+  math::DcChain chain[3];
+  int blocks_h[3];
+  int rows = 0;        // MCU rows
+  int components = 0;
+};
+
+constexpr int kDcWarps = 4;        // chains per thread block, a warp each
+constexpr int kDcShared = 4096;    // the DCs a warp holds in shared memory (a row of 4096 blocks)
+
+// Rdo::trellis, after trellis_blocks (which left every DC as its FDCT output): one warp per
+// MCU row of a component. The row's DCs are gathered into shared memory by the warp's lanes,
+// one lane chooses their levels there (math::trellis_dc_values, the CPU transform's code: the
+// search itself is sequential along the row, and in shared memory each step waits on no
+// global load), the lanes scatter them back, then the row's dummy blocks take them as
+// fill_dummy_blocks does (right edge: the block to the left; a bottom dummy row: the last
+// block of its MCU above). A row longer than kDcShared (frames past 16K samples wide) is
+// searched in place by one lane.
+__global__ void __launch_bounds__(kDcWarps * 32)
+    trellis_dc_rows(std::int16_t* coeffs, DcRows d, const detail::DeviceTables* tables,
+                    const math::TrellisModel* model) {
+  __shared__ std::int16_t values[kDcWarps][kDcShared];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int t = static_cast<int>(blockIdx.x) * kDcWarps + warp;
+  if (t >= d.rows * d.components) return;  // (the whole warp)
+  const int c = t / d.rows, row = t % d.rows;
+  const math::DcChain& chain = d.chain[c];
+  const math::QuantDivisor div = tables->divisor[c][0];
+  const int n = math::dc_chain_length(chain, row);
+  if (n <= kDcShared) {
+    std::int16_t* v = values[warp];
+    for (int i = lane; i < n; i += 32)
+      v[i] = coeffs[math::dc_chain_block(chain, row, i) * kBlockSize];
+    __syncwarp();
+    if (lane == 0)
+      math::trellis_dc_values(
+          n, [v](int i) -> std::int16_t& { return v[i]; }, div, *model, c);
+    __syncwarp();
+    for (int i = lane; i < n; i += 32)
+      coeffs[math::dc_chain_block(chain, row, i) * kBlockSize] = v[i];
+  } else if (lane == 0) {
+    math::trellis_dc_row(coeffs, chain, row, div, *model);
+  }
+  __syncwarp();
+  if (d.components == 1) return;  // a non-interleaved scan has no MCU padding
+  for (int yy = 0; yy < chain.v; ++yy) {
+    const int by = row * chain.v + yy;
+    if (by >= d.blocks_h[c]) break;
+    std::int16_t* line =
+        coeffs + (chain.offset + static_cast<long long>(by) * chain.blocks_w) * kBlockSize;
+    if (by < chain.height_in_blocks) {
+      if (lane == 0)
+        for (int bx = chain.width_in_blocks; bx < chain.blocks_w; ++bx)
+          line[bx * kBlockSize] = line[(bx - 1) * kBlockSize];
+    } else {
+      const std::int16_t* above = line - static_cast<long long>(chain.blocks_w) * kBlockSize;
+      for (int bx = lane; bx < chain.blocks_w; bx += 32)
+        line[bx * kBlockSize] = above[(bx / chain.h * chain.h + chain.h - 1) * kBlockSize];
+    }
+    __syncwarp();
+  }
+}
+
 void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant variant, int stages,
             StreamHandle stream);
 }  // namespace
@@ -265,8 +329,8 @@ constexpr int kSearchThreads = 128;
 // Rdo::trellis, after the transform kernel stored every block's FDCT outputs (its divisors
 // divide by one: zigzag order, dummy blocks with their DC copied and AC 0; the outputs of an
 // 8-bit FDCT fit in 16 bits): one thread per block runs the search of
-// core/rdo.hpp (the CPU transform's code) and stores the chosen levels in place. A dummy
-// block comes out as the transform would have left it: its DC quantized as its source's, AC 0.
+// core/rdo.hpp (the CPU transform's code) and stores the chosen levels in place, each DC as
+// its FDCT output for trellis_dc_rows (a dummy block's too, AC 0; trellis_dc_rows sets it).
 __global__ void __launch_bounds__(kSearchThreads)
     trellis_blocks(std::int16_t* coeffs, long long blocks, long long cb_first,
                    long long cr_first, const detail::DeviceTables* tables,
@@ -309,6 +373,18 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant
   const unsigned grid = static_cast<unsigned>((blocks + kSearchThreads - 1) / kSearchThreads);
   trellis_blocks<<<grid, kSearchThreads, 0, stream>>>(
       p.coeffs, blocks, cb, cr, m.search_tables.as<detail::DeviceTables>(),
+      m.trellis.as<math::TrellisModel>());
+  MJPEG_CUDA_CHECK_LAUNCH();
+  DcRows rows;
+  rows.rows = g.mcus_y;
+  rows.components = g.num_components;
+  for (int c = 0; c < g.num_components; ++c) {
+    rows.chain[c] = dc_chain(g, c);
+    rows.blocks_h[c] = g.comp[c].blocks_h;
+  }
+  const int chains = rows.rows * rows.components;
+  trellis_dc_rows<<<(chains + kDcWarps - 1) / kDcWarps, kDcWarps * 32, 0, stream>>>(
+      p.coeffs, rows, m.search_tables.as<detail::DeviceTables>(),
       m.trellis.as<math::TrellisModel>());
   MJPEG_CUDA_CHECK_LAUNCH();
 }

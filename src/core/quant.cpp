@@ -153,6 +153,13 @@ math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sam
       for (int run = 0; run < 63; ++run)
         m.run_bits[t][size][run] = static_cast<std::uint8_t>(symbol_bits(run, size) + size);
   }
+  for (int t = 0; t < 2; ++t) {
+    const annex_k::HuffmanTable& table = t == 0 ? annex_k::kDcLuma : annex_k::kDcChroma;
+    int i = 0;
+    for (int length = 1; length <= 16; ++length)
+      for (int j = 0; j < table.bits[length - 1]; ++j, ++i)
+        m.dc_bits[t][table.values[i]] = static_cast<std::uint8_t>(length + table.values[i]);
+  }
   for (int z = 0; z < 64; ++z) m.natural_of_zigzag[z] = math::kZigzagToNatural[z];
   // Luma: lambda = k x step^1.6 x 400^0.4 (FDCT units), the step being the luma table's root
   // mean square (8q): k squared steps per bit where the step is 400 (about -q 50), a little
@@ -175,6 +182,19 @@ math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sam
   m.lambda[2] = std::llround(luma * 3 / (pixels * cr));
   m.activity = activity ? kTrellisActivity : 0;
   return m;
+}
+
+math::DcChain dc_chain(const FrameGeometry& g, int c) {
+  const ComponentGeometry& cg = g.comp[c];
+  math::DcChain chain;
+  chain.offset = static_cast<long long>(cg.block_offset);
+  chain.blocks_w = cg.blocks_w;
+  chain.width_in_blocks = cg.width_in_blocks;
+  chain.height_in_blocks = cg.height_in_blocks;
+  chain.h = g.num_components == 1 ? 1 : cg.h;  // one component: a non-interleaved scan
+  chain.v = g.num_components == 1 ? 1 : cg.v;
+  chain.comp = c;
+  return chain;
 }
 
 std::vector<QuantTableValues> default_qtables(int quality) {

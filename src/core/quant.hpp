@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/geometry.hpp"
 #include "core/jpeg_math.hpp"
 #include "core/rdo.hpp"
 #include "mjpeg/options.hpp"
@@ -61,6 +62,9 @@ inline constexpr double kTrellisPower = 1.6;
 inline constexpr std::int64_t kTrellisActivity = 1000000;
 math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sampling,
                                       bool activity = false, double k = kTrellisK);
+
+/// Component c's blocks of `g` in scan order, for math::trellis_dc_row.
+math::DcChain dc_chain(const FrameGeometry& g, int c);
 
 /// The tables `options` ask for (the preset of options.tune at options.quality; options.qtables
 /// replace its first slots and are scaled by options.quality like cjpeg -quality Q -qtables;

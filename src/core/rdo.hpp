@@ -2,9 +2,8 @@
 // and nvcc (the GPU kernels) from this one header, in integer arithmetic only, so that every
 // mode and device chooses the same levels.
 //
-// Per block, the DC coefficient is rounded to the nearest level as libjpeg does. Each AC
-// coefficient (zigzag positions 1..63) may take its nearest level L (math::quantize), L - 1
-// when L >= 2, or 0; the search picks the combination with the least
+// Per block, each AC coefficient (zigzag positions 1..63) may take its nearest level L
+// (math::quantize), L - 1 when L >= 2, or 0; the search picks the combination with the least
 //     sum of (c - 8 q v)^2  +  lambda x (Huffman bits of the block's AC symbols)
 // where c is the FDCT output (8 times the orthonormal DCT, so the first sum is 64 times the
 // block's squared error in samples) and 8q the step; the bits are the code lengths of the
@@ -15,6 +14,11 @@
 // (the next symbol's bits depend only on the run since it and on its own size). Lambda is the
 // model's, per component (make_trellis_model: it follows the tables, so -q keeps its meaning,
 // and weighs each component by its share of the RGB error).
+//
+// The DC levels are chosen afterwards, one MCU row of a component at a time (trellis_dc_row):
+// a DC is coded as the difference from the previous block's, so its bits depend on the
+// neighbour's choice, and a dynamic program along the row picks each DC between the two
+// levels around its FDCT output.
 //
 // Sums of 63 squared errors below 2^15 stay below 2^36, so everything is exact in int64.
 #pragma once
@@ -41,6 +45,9 @@ struct TrellisModel {
   /// [0] luma, [1] chroma: the bits of a level of size 1..10 after a run of 0..62 zeros (its
   /// ZRLs, its symbol's code and its value bits).
   std::uint8_t run_bits[2][11][64];
+  /// [0] luma, [1] chroma: the bits of a DC difference of size 0..11 (the standard DC table's
+  /// code length and the value bits).
+  std::uint8_t dc_bits[2][12];
   /// 0: every block's error counts the same (PSNR). Otherwise A > 0, and a block's lambda is
   /// scaled by (E + A) / 2A, E the sum of its squared AC FDCT outputs (4096 times its pixels'
   /// variance): as SSIM, an error counts less against a block's own contrast (`--tune ssim`).
@@ -125,7 +132,7 @@ MJPEG_HD std::int64_t zigzag_block_lambda(const std::int16_t* zigzag, const Trel
 }
 
 /// The levels of one block chosen by the search, written in zigzag order to out[0..64), the DC
-/// rounded as math::quantize does. raw(k) is the FDCT output at zigzag index k and nearest(k)
+/// left as its FDCT output raw(0) for trellis_dc_row, which chooses it. raw(k) is the FDCT output at zigzag index k and nearest(k)
 /// its nearest level (math::quantize; out may be where raw or nearest read: each is read
 /// before out is written); `candidates` has bit k set where nearest(k) != 0 (k = 1..63, as
 /// math::nonzero_levels makes it); div the component's divisors (natural order, rounding half a
@@ -169,7 +176,7 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
   live_cost[0] = 0;
   const std::int64_t slack = lambda * m.shorter_run_bits[comp == 0 ? 0 : 1];
   const std::uint8_t(*run_bits)[64] = m.run_bits[comp == 0 ? 0 : 1];
-  const std::int16_t dc = nearest(0);
+  const std::int16_t dc = static_cast<std::int16_t>(raw(0));  // for trellis_dc_row
   // The least cost of a whole choice so far and its last state: the choice ends there with an
   // EOB, unless at position 63 (every state counts here: ending before a kept level saves the
   // ZRLs before it too, which the first bound leaves out). States are made in order, so on a
@@ -237,6 +244,107 @@ MJPEG_HD void trellis_search(const Raw& raw, const Nearest& nearest, std::uint64
   clear_block(out);
   out[0] = dc;
   for (int p = last; p != 0; p = from[p]) out[p] = chosen[p];
+}
+
+/// One component's blocks in the order the scan codes them: in each MCU row, MCU by MCU, and in
+/// an MCU its h x v blocks row by row (a non-interleaved scan: h = v = 1, one block row).
+struct DcChain {
+  long long offset = 0;  ///< the component's first block (FrameGeometry's block_offset)
+  int blocks_w = 0;      ///< blocks per block row, the MCU padding's dummies included
+  int width_in_blocks = 0, height_in_blocks = 0;  ///< the real blocks
+  int h = 1, v = 1;      ///< blocks per MCU across and down
+  int comp = 0;          ///< 0 luma, 1 Cb, 2 Cr
+};
+
+/// The number of real blocks in MCU row `row` of `chain`: its real block rows times the
+/// real blocks across.
+MJPEG_HD int dc_chain_length(const DcChain& chain, int row) {
+  const int rows = chain.height_in_blocks - row * chain.v;
+  return (rows < chain.v ? rows : chain.v) * chain.width_in_blocks;
+}
+
+/// The block (index into the frame's blocks) at position i of MCU row `row` of `chain`, in
+/// scan order: every MCU but the row's last holds `down` x h real blocks, the last `down` x the
+/// real columns left; inside an MCU they go row by row.
+MJPEG_HD long long dc_chain_block(const DcChain& chain, int row, int i) {
+  const int rows = chain.height_in_blocks - row * chain.v;
+  const int down = rows < chain.v ? rows : chain.v;
+  const int mcu = i / (down * chain.h);
+  const int j = i - mcu * down * chain.h;
+  const int left = chain.width_in_blocks - mcu * chain.h;
+  const int across = left < chain.h ? left : chain.h;
+  const int by = row * chain.v + j / across, bx = mcu * chain.h + j % across;
+  return chain.offset + static_cast<long long>(by) * chain.blocks_w + bx;
+}
+
+/// The DC levels of n blocks coded one after another: at(i) is block i's DC (a reference to an
+/// int16), its FDCT output on entry and its level on return (working values in between). `div` is the component's DC divisor, `comp` picks the code lengths and lambda. Each block
+/// takes its nearest level (math::quantize) or the other level around its FDCT output,
+/// whichever combination costs least in
+///     sum of (c - 8 q v)^2  +  lambda x (bits of the DC differences)
+/// the bits being the standard DC table's code length of each difference's size and its value
+/// bits, the difference taken from the block before; block 0 keeps its nearest level (the
+/// block before it is not priced).
+///
+/// A dynamic program whose state is the previous block's choice (the lower level or the upper
+/// one): going forward, block i's value is 4 x its lower level + the two states' back
+/// pointers (|lower level| <= 1024: it fits 16 bits); going back writes the levels.
+template <class At>
+MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
+                                const TrellisModel& m, int comp) {
+  if (n <= 0) return;
+  constexpr std::int64_t kFar = std::int64_t{1} << 60;  // a state that cannot be reached
+  const std::uint8_t* bits = m.dc_bits[comp == 0 ? 0 : 1];
+  const std::int64_t lambda = m.lambda[comp];
+  const std::int32_t step = div.step;
+  const auto priced = [bits, lambda](std::int32_t d) {
+    return lambda * bits[d == 0 ? 0 : size_of_level(d < 0 ? -d : d)];
+  };
+  std::int32_t prev = quantize(at(0), div);  // block 0: the lower level, the upper unreachable
+  at(0) = static_cast<std::int16_t>(4 * prev);
+  std::int64_t cost_lo = 0, cost_hi = kFar;
+  for (int i = 1; i < n; ++i) {
+    std::int16_t& dc = at(i);
+    const std::int32_t c = dc;
+    const std::int32_t lo = c >= 0 ? c / step : -((step - 1 - c) / step);  // floor(c / step)
+    std::int64_t next[2];
+    int back = 0;
+    for (int j = 0; j < 2; ++j) {
+      const std::int32_t level = lo + j;
+      const std::int64_t e = c - level * step;
+      const std::int64_t from_lo = cost_lo + priced(level - prev);
+      const std::int64_t from_hi = cost_hi + priced(level - prev - 1);
+      const bool hi = from_hi < from_lo;  // on a tie the lower level's state
+      next[j] = (hi ? from_hi : from_lo) + e * e;
+      back |= (hi ? 1 : 0) << j;
+    }
+    dc = static_cast<std::int16_t>(4 * lo + back);
+    prev = lo;
+    cost_lo = next[0];
+    cost_hi = next[1];
+  }
+  int state = cost_hi < cost_lo ? 1 : 0;
+  for (int i = n - 1; i >= 0; --i) {
+    std::int16_t& dc = at(i);
+    const int back = dc & 3;
+    dc = static_cast<std::int16_t>((dc - back) / 4 + state);
+    state = back >> state & 1;
+  }
+}
+
+/// The DC levels of the real blocks of MCU row `row` of one component (`chain`), whose DC
+/// coefficients (zigzag index 0 of each block of `coeffs`, the frame's coefficient planes) hold
+/// their FDCT outputs as trellis_search leaves them (trellis_dc_values along the row, in scan
+/// order). The row's first block keeps its nearest level, so that no row depends on another's
+/// choice (the previous row's last block, or a restart marker's reset of the predictor, is not
+/// priced): rows may be chosen in any order, by any thread, with the same result. The dummy
+/// blocks of the MCU padding are not touched (they copy a real block's DC afterwards).
+MJPEG_HD void trellis_dc_row(std::int16_t* coeffs, const DcChain& chain, int row,
+                             const QuantDivisor& div, const TrellisModel& m) {
+  trellis_dc_values(
+      dc_chain_length(chain, row),
+      [&](int i) -> std::int16_t& { return coeffs[dc_chain_block(chain, row, i) * 64]; }, div, m,
+      chain.comp);
 }
 
 /// trellis_search with the nearest levels computed here (math::quantize of each raw value).

@@ -201,10 +201,23 @@ void check(const RowSource& rows, const FrameGeometry& g, const QuantTables& tab
     throw Error("transform_cpu: quantization tables for another component count");
 }
 
+/// Rdo::trellis: the DC levels of MCU rows row0..row1-1, which the transform left as FDCT
+/// outputs (math::trellis_dc_row; each row on its own, so parts of a frame may run at once).
+void choose_dc_levels(const FrameGeometry& g, const QuantTables& tables, std::int16_t* coeffs,
+                      int row0, int row1) {
+  if (tables.rdo != Rdo::trellis) return;
+  for (int c = 0; c < g.num_components; ++c) {
+    const math::DcChain chain = dc_chain(g, c);
+    for (int row = row0; row < row1; ++row)
+      math::trellis_dc_row(coeffs, chain, row, tables.component_divisor(c)[0], tables.trellis);
+  }
+}
+
 void run(const simd::TransformVariant& v, RowSource& rows, const FrameGeometry& g,
          const QuantTables& tables, std::int16_t* coeffs) {
   check(rows, g, tables);
   v.transform(rows, g, tables, coeffs, 0, g.mcus_y);
+  choose_dc_levels(g, tables, coeffs, 0, g.mcus_y);
   fill_dummy_blocks(g, coeffs);
 }
 
@@ -216,8 +229,10 @@ void run_parallel(const simd::TransformVariant& v, const ImageView& image, const
   const int parts = std::max(1, std::min(threads, g.mcus_y));
   run_parts(static_cast<std::size_t>(parts), [&](std::size_t k) {
     ImageRows rows(image);  // (stateless; one each all the same)
-    v.transform(rows, g, tables, coeffs, part_begin(g.mcus_y, parts, static_cast<int>(k)),
-                part_begin(g.mcus_y, parts, static_cast<int>(k) + 1));
+    const int row0 = part_begin(g.mcus_y, parts, static_cast<int>(k));
+    const int row1 = part_begin(g.mcus_y, parts, static_cast<int>(k) + 1);
+    v.transform(rows, g, tables, coeffs, row0, row1);
+    choose_dc_levels(g, tables, coeffs, row0, row1);
   });
   fill_dummy_blocks(g, coeffs);
 }

@@ -170,13 +170,17 @@ void build_quant_constants(const QuantTables& tables, int comp, QuantConstants& 
 }
 
 /// The trellis search of n blocks (zigzag order) whose FDCT outputs are at raw and nearest
-/// levels at out: out gets the levels the search chooses.
+/// levels at out: out gets the levels the search chooses (the DC its FDCT output, for
+/// math::trellis_dc_row).
 void search_blocks(const QuantConstants& q, const std::int16_t* raw, std::int16_t* out, int n) {
   for (int b = 0; b < n; ++b) {
     const std::int16_t* r = raw + 64 * b;
     std::int16_t* block = out + 64 * b;
     const std::uint64_t candidates = math::nonzero_levels(block);
-    if (candidates == 0) continue;  // the DC alone: what the search would leave
+    if (candidates == 0) {  // the DC alone: what the search would leave
+      block[0] = r[0];
+      continue;
+    }
     math::trellis_search([r](int k) { return r[k]; }, [block](int k) { return block[k]; },
                          candidates, q.divisor, *q.trellis, q.comp,
                          math::zigzag_block_lambda(r, *q.trellis, q.comp), block);

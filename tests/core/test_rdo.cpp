@@ -6,11 +6,14 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <cmath>
+#include <utility>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/geometry.hpp"
 #include "core/jpeg_math.hpp"
 #include "core/quant.hpp"
 #include "core/rdo.hpp"
@@ -133,7 +136,7 @@ TEST(Trellis, FindsTheLeastCostOfEveryChoice) {
         for (int trial = 0; trial < 200; ++trial) {
           const Block b = random_block(rng, div, 1 + trial % 8, trial % 3 == 0 ? 40 : 3);
           const std::vector<std::int16_t> got = search(b, div, t.trellis, comp);
-          EXPECT_EQ(got[0], math::quantize(b.raw[0], div[0])) << "the DC is rounded to nearest";
+          EXPECT_EQ(got[0], b.raw[0]) << "the DC is left for trellis_dc_row";
           const std::int64_t want = least_cost(b, div, t.trellis.lambda[comp], spec);
           ASSERT_EQ(cost(b.raw, got.data(), div, t.trellis.lambda[comp], spec), want)
               << "q" << quality << " " << to_string(s) << " component " << comp << " trial "
@@ -248,14 +251,15 @@ TEST(Trellis, WithoutAPriceForBitsItKeepsTheNearestLevels) {
   for (int trial = 0; trial < 200; ++trial) {
     const Block b = random_block(rng, div, 20, 50);
     const std::vector<std::int16_t> got = search(b, div, t.trellis, 0);
-    for (int k = 0; k < 64; ++k)
+    EXPECT_EQ(got[0], b.raw[0]) << "the DC is left for trellis_dc_row";
+    for (int k = 1; k < 64; ++k)
       ASSERT_EQ(got[k], math::quantize(b.raw[k], div[math::kZigzagToNatural[k]])) << k;
   }
   // At a price no level pays for, only the DC is left.
   t.trellis.lambda[0] = std::int64_t{1} << 40;
   const Block b = random_block(rng, div, 20, 50);
   const std::vector<std::int16_t> got = search(b, div, t.trellis, 0);
-  EXPECT_EQ(got[0], math::quantize(b.raw[0], div[0]));
+  EXPECT_EQ(got[0], b.raw[0]);
   for (int k = 1; k < 64; ++k) EXPECT_EQ(got[k], 0) << k;
 }
 
@@ -392,6 +396,156 @@ TEST(Trellis, TheSsimPresetPricesBitsByEachBlocksContrast) {
 }
 
 // The dead zone: AC coefficients round up from 5/8 of a step, the DC from half of one.
+/// The real blocks of MCU row `row` of component c in the order a JPEG scan codes them
+/// (T.81 A.2: a non-interleaved scan, one component, goes block by block along the rows; an
+/// interleaved one MCU by MCU, each MCU holding h x v blocks of the component row by row), as
+/// (block row, block column).
+std::vector<std::pair<int, int>> scan_order(const FrameGeometry& g, int c, int row) {
+  const ComponentGeometry& cg = g.comp[c];
+  std::vector<std::pair<int, int>> order;
+  if (g.num_components == 1) {
+    for (int bx = 0; bx < cg.width_in_blocks; ++bx) order.emplace_back(row, bx);
+    return order;
+  }
+  for (int mcu = 0; mcu < g.mcus_x; ++mcu)
+    for (int y = 0; y < cg.v; ++y)
+      for (int x = 0; x < cg.h; ++x) {
+        const int by = row * cg.v + y, bx = mcu * cg.h + x;
+        if (by < cg.height_in_blocks && bx < cg.width_in_blocks) order.emplace_back(by, bx);
+      }
+  return order;
+}
+
+TEST(TrellisDc, FindsTheLeastCostOfEveryChoiceAlongARow) {
+  // Every combination of each DC's two levels around its FDCT output (the row's first block at
+  // its nearest level) priced here: squared error + lambda x (the DC table's code length of
+  // each difference's size + its value bits), the difference from the previous block in the
+  // scan. The search's choice must cost the least, stay among those levels, and leave the AC
+  // coefficients and the dummy blocks alone.
+  std::mt19937 rng(2026);
+  struct Case {
+    int w, h;
+    Subsampling s;
+  };
+  const Case cases[] = {{40, 24, Subsampling::s420}, {33, 17, Subsampling::s420},
+                        {50, 8, Subsampling::s422},  {56, 9, Subsampling::s444},
+                        {90, 16, Subsampling::gray}, {8, 8, Subsampling::s420}};
+  int rows_checked = 0, moved = 0;
+  for (const Case& cs : cases) {
+    const FrameGeometry g = make_geometry(cs.w, cs.h, cs.s);
+    for (int quality : {10, 50, 90, 100}) {
+      EncodeOptions o;
+      o.quality = quality;
+      o.subsampling = cs.s;
+      o.rdo = Rdo::trellis;
+      const QuantTables t = make_quant_tables(o, g.num_components);
+      for (std::int64_t scale : {1, 8}) {
+        math::TrellisModel m = t.trellis;
+        for (std::int64_t& l : m.lambda) l *= scale;
+        constexpr std::int16_t kMark = 0x5A5A;
+        std::vector<std::int16_t> coeffs(g.coefficient_count(), kMark);
+        std::vector<std::int16_t> raw(g.total_blocks, 0);
+        for (int c = 0; c < g.num_components; ++c) {
+          const ComponentGeometry& cg = g.comp[c];
+          int walk = std::uniform_int_distribution<int>(-6000, 6000)(rng);
+          const int step = t.component_divisor(c)[0].step;
+          for (int by = 0; by < cg.height_in_blocks; ++by)
+            for (int bx = 0; bx < cg.width_in_blocks; ++bx) {
+              // A random walk (neighbours alike, as in pictures), a third on a level or
+              // half-way between two.
+              walk += std::uniform_int_distribution<int>(-3 * step, 3 * step)(rng);
+              walk = std::clamp(walk, -8192, 8128);
+              int value = walk;
+              if (rng() % 3 == 0) value = walk / step * step + (rng() % 2 ? step / 2 : 0);
+              value = std::clamp(value, -8192, 8128);
+              const std::size_t b = g.block_index(c, by, bx);
+              coeffs[b * 64] = raw[b] = static_cast<std::int16_t>(value);
+            }
+        }
+        const std::vector<std::int16_t> before = coeffs;
+        for (int c = 0; c < g.num_components; ++c) {
+          const math::QuantDivisor& div = t.component_divisor(c)[0];
+          const SymbolCodes codes = derive_codes(standard_dc_spec(c == 0 ? 0 : 1));
+          const std::int64_t lambda = m.lambda[c];
+          for (int row = 0; row < g.mcus_y; ++row) {
+            math::trellis_dc_row(coeffs.data(), dc_chain(g, c), row, div, m);
+            const std::vector<std::pair<int, int>> order = scan_order(g, c, row);
+            const int n = static_cast<int>(order.size());
+            ASSERT_LE(n, 16);
+            std::vector<std::int32_t> c_raw(n), lo(n), got(n);
+            for (int i = 0; i < n; ++i) {
+              const std::size_t b = g.block_index(c, order[i].first, order[i].second);
+              c_raw[i] = raw[b];
+              got[i] = coeffs[b * 64];
+              lo[i] = static_cast<std::int32_t>(
+                  std::floor(static_cast<double>(raw[b]) / div.step));
+            }
+            const auto cost = [&](const std::vector<std::int32_t>& level) {
+              std::int64_t total = 0;
+              for (int i = 0; i < n; ++i) {
+                const std::int64_t e = c_raw[i] - std::int64_t{level[i]} * div.step;
+                total += e * e;
+                if (i == 0) continue;
+                const int d = std::abs(level[i] - level[i - 1]);
+                int size = 0;
+                while ((1 << size) <= d) ++size;
+                total += lambda * (codes.size[size] + size);
+              }
+              return total;
+            };
+            ASSERT_EQ(got[0], math::quantize(c_raw[0], div)) << "the row's first block";
+            for (int i = 1; i < n; ++i) ASSERT_TRUE(got[i] == lo[i] || got[i] == lo[i] + 1);
+            std::int64_t least = INT64_MAX;
+            std::vector<std::int32_t> level(n);
+            for (std::uint32_t pick = 0; pick < (1u << (n > 0 ? n - 1 : 0)); ++pick) {
+              if (n == 0) break;
+              level[0] = got[0];
+              for (int i = 1; i < n; ++i) level[i] = lo[i] + static_cast<int>(pick >> (i - 1) & 1);
+              least = std::min(least, cost(level));
+            }
+            if (n > 0) {
+              ASSERT_EQ(cost(got), least) << g.width << "x" << g.height << " component " << c
+                                          << " row " << row << " q" << quality;
+            }
+            for (int i = 0; i < n; ++i) moved += got[i] != math::quantize(c_raw[i], div);
+            ++rows_checked;
+          }
+        }
+        // Nothing but the real blocks' DCs changed.
+        for (std::size_t i = 0; i < coeffs.size(); ++i) {
+          if (i % 64 != 0 || coeffs[i] == before[i]) continue;
+          const std::size_t b = i / 64;
+          bool real = false;
+          for (int c = 0; c < g.num_components; ++c) {
+            const ComponentGeometry& cg = g.comp[c];
+            if (b < cg.block_offset || b >= cg.block_offset + std::size_t(cg.blocks_w) * cg.blocks_h)
+              continue;
+            const std::size_t k = b - cg.block_offset;
+            real = static_cast<int>(k / cg.blocks_w) < cg.height_in_blocks &&
+                   static_cast<int>(k % cg.blocks_w) < cg.width_in_blocks;
+          }
+          ASSERT_TRUE(real) << "block " << b << " is a dummy";
+        }
+      }
+    }
+  }
+  EXPECT_GT(rows_checked, 100);
+  EXPECT_GT(moved, 50) << "the search moves some DC levels off the nearest";
+}
+
+TEST(TrellisDc, TheModelHasTheDcTablesCodeLengths) {
+  EncodeOptions o;
+  o.rdo = Rdo::trellis;
+  const QuantTables t = make_quant_tables(o, 3);
+  for (int table = 0; table < 2; ++table) {
+    const SymbolCodes codes = derive_codes(standard_dc_spec(table));
+    for (int size = 0; size <= 11; ++size)
+      EXPECT_EQ(t.trellis.dc_bits[table][size], codes.size[size] + size) << table << " " << size;
+  }
+  EXPECT_EQ(t.trellis.dc_bits[0][0], 2) << "luma size 0: the code 00";
+  EXPECT_EQ(t.trellis.dc_bits[1][11], 11 + 11) << "chroma size 11: an 11-bit code";
+}
+
 TEST(DeadZone, AcRoundsUpFromFiveEighthsOfAStep) {
   EncodeOptions o;
   o.rdo = Rdo::deadzone;
