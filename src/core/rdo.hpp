@@ -297,6 +297,12 @@ MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
   const std::uint8_t* bits = m.dc_bits[comp == 0 ? 0 : 1];
   const std::int64_t lambda = m.lambda[comp];
   const std::int32_t step = div.step;
+  // floor(a / step) as (a x recip) >> kRecipShift, no division: recip = ceil(2^40 / step)
+  // adds less than a / 2^40 to a / step, whose fraction is at most 1 - 1 / step, so it is exact
+  // while a x step < 2^40 (here a < 2^19 and step <= 2^18).
+  const auto floor_div = [&div](std::uint32_t a) {
+    return static_cast<std::int32_t>((std::uint64_t{a} * div.recip) >> kRecipShift);
+  };
   const auto priced = [bits, lambda](std::int32_t d) {
     return lambda * bits[d == 0 ? 0 : size_of_level(d < 0 ? -d : d)];
   };
@@ -306,7 +312,8 @@ MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
   for (int i = 1; i < n; ++i) {
     std::int16_t& dc = at(i);
     const std::int32_t c = dc;
-    const std::int32_t lo = c >= 0 ? c / step : -((step - 1 - c) / step);  // floor(c / step)
+    const std::int32_t lo = c >= 0 ? floor_div(static_cast<std::uint32_t>(c))
+                                   : -floor_div(static_cast<std::uint32_t>(step - 1 - c));
     std::int64_t next[2];
     int back = 0;
     for (int j = 0; j < 2; ++j) {

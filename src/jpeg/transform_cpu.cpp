@@ -201,23 +201,65 @@ void check(const RowSource& rows, const FrameGeometry& g, const QuantTables& tab
     throw Error("transform_cpu: quantization tables for another component count");
 }
 
-/// Rdo::trellis: the DC levels of MCU rows row0..row1-1, which the transform left as FDCT
-/// outputs (math::trellis_dc_row; each row on its own, so parts of a frame may run at once).
-void choose_dc_levels(const FrameGeometry& g, const QuantTables& tables, std::int16_t* coeffs,
-                      int row0, int row1) {
-  if (tables.rdo != Rdo::trellis) return;
-  for (int c = 0; c < g.num_components; ++c) {
-    const math::DcChain chain = dc_chain(g, c);
-    for (int row = row0; row < row1; ++row)
-      math::trellis_dc_row(coeffs, chain, row, tables.component_divisor(c)[0], tables.trellis);
+/// Rdo::trellis: chooses the DC levels of an MCU row, which the transform left as FDCT outputs
+/// (math::trellis_dc_values along the row; each row on its own, so parts of a frame may run at
+/// once). Every full MCU row has its blocks at the same places from its first block row: they
+/// are found once (math::dc_chain_block) and shifted per row.
+class DcLevels {
+ public:
+  DcLevels(const FrameGeometry& g, const QuantTables& tables) : g_(g), tables_(tables) {
+    for (int c = 0; c < g.num_components; ++c) {
+      chain_[c] = dc_chain(g, c);
+      place_[c].resize(static_cast<std::size_t>(math::dc_chain_length(chain_[c], 0)));
+      for (std::size_t i = 0; i < place_[c].size(); ++i)
+        place_[c][i] = math::dc_chain_block(chain_[c], 0, static_cast<int>(i)) * kBlockSize;
+    }
+  }
+
+  void choose(std::int16_t* coeffs, int row) const {
+    for (int c = 0; c < g_.num_components; ++c) {
+      const math::DcChain& chain = chain_[c];
+      const math::QuantDivisor& div = tables_.component_divisor(c)[0];
+      const int n = math::dc_chain_length(chain, row);
+      if (n != static_cast<int>(place_[c].size())) {  // the bottom row, short of block rows
+        math::trellis_dc_row(coeffs, chain, row, div, tables_.trellis);
+        continue;
+      }
+      std::int16_t* const base =
+          coeffs + static_cast<std::size_t>(row) * chain.v * chain.blocks_w * kBlockSize;
+      const long long* place = place_[c].data();
+      math::trellis_dc_values(
+          n, [base, place](int i) -> std::int16_t& { return base[place[i]]; }, div,
+          tables_.trellis, c);
+    }
+  }
+
+ private:
+  const FrameGeometry& g_;
+  const QuantTables& tables_;
+  math::DcChain chain_[kMaxComponents];
+  std::vector<long long> place_[kMaxComponents];
+};
+
+/// MCU rows row0..row1-1 through the variant; under Rdo::trellis one at a time, each row's DC
+/// levels chosen while its blocks are still in the cache.
+void transform_rows(const simd::TransformVariant& v, RowSource& rows, const FrameGeometry& g,
+                    const QuantTables& tables, std::int16_t* coeffs, int row0, int row1) {
+  if (tables.rdo != Rdo::trellis) {
+    v.transform(rows, g, tables, coeffs, row0, row1);
+    return;
+  }
+  const DcLevels dc(g, tables);
+  for (int row = row0; row < row1; ++row) {
+    v.transform(rows, g, tables, coeffs, row, row + 1);
+    dc.choose(coeffs, row);
   }
 }
 
 void run(const simd::TransformVariant& v, RowSource& rows, const FrameGeometry& g,
          const QuantTables& tables, std::int16_t* coeffs) {
   check(rows, g, tables);
-  v.transform(rows, g, tables, coeffs, 0, g.mcus_y);
-  choose_dc_levels(g, tables, coeffs, 0, g.mcus_y);
+  transform_rows(v, rows, g, tables, coeffs, 0, g.mcus_y);
   fill_dummy_blocks(g, coeffs);
 }
 
@@ -231,8 +273,7 @@ void run_parallel(const simd::TransformVariant& v, const ImageView& image, const
     ImageRows rows(image);  // (stateless; one each all the same)
     const int row0 = part_begin(g.mcus_y, parts, static_cast<int>(k));
     const int row1 = part_begin(g.mcus_y, parts, static_cast<int>(k) + 1);
-    v.transform(rows, g, tables, coeffs, row0, row1);
-    choose_dc_levels(g, tables, coeffs, row0, row1);
+    transform_rows(v, rows, g, tables, coeffs, row0, row1);
   });
   fill_dummy_blocks(g, coeffs);
 }
