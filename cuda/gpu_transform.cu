@@ -208,67 +208,75 @@ bool aligned16(const void* ptr, std::size_t pitch) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && pitch % 16 == 0;
 }
 
-// The MCU rows of every component, for trellis_dc_rows.
-struct DcRows {
+// The DC search's segments of every component, for trellis_dc_segments.
+struct DcSegments {
   math::DcChain chain[3];
   int blocks_h[3];
+  int per_row[3];      // segments of a whole MCU row
   int rows = 0;        // MCU rows
   int components = 0;
 };
 
-constexpr int kDcWarps = 4;        // chains per thread block, a warp each
-constexpr int kDcShared = 4096;    // the DCs a warp holds in shared memory (a row of 4096 blocks)
+constexpr int kDcThreads = 128;
 
-// Rdo::trellis, after trellis_blocks (which left every DC as its FDCT output): one warp per
-// MCU row of a component. The row's DCs are gathered into shared memory by the warp's lanes,
-// one lane chooses their levels there (math::trellis_dc_values, the CPU transform's code: the
-// search itself is sequential along the row, and in shared memory each step waits on no
-// global load), the lanes scatter them back, then the row's dummy blocks take them as
-// fill_dummy_blocks does (right edge: the block to the left; a bottom dummy row: the last
-// block of its MCU above). A row longer than kDcShared (frames past 16K samples wide) is
-// searched in place by one lane.
-__global__ void __launch_bounds__(kDcWarps * 32)
-    trellis_dc_rows(std::int16_t* coeffs, DcRows d, const detail::DeviceTables* tables,
-                    const math::TrellisModel* model) {
-  __shared__ std::int16_t values[kDcWarps][kDcShared];
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int t = static_cast<int>(blockIdx.x) * kDcWarps + warp;
-  if (t >= d.rows * d.components) return;  // (the whole warp)
-  const int c = t / d.rows, row = t % d.rows;
-  const math::DcChain& chain = d.chain[c];
-  const math::QuantDivisor div = tables->divisor[c][0];
-  const int n = math::dc_chain_length(chain, row);
-  if (n <= kDcShared) {
-    std::int16_t* v = values[warp];
-    for (int i = lane; i < n; i += 32)
-      v[i] = coeffs[math::dc_chain_block(chain, row, i) * kBlockSize];
-    __syncwarp();
-    if (lane == 0)
-      math::trellis_dc_values(
-          n, [v](int i) -> std::int16_t& { return v[i]; }, div, *model, c);
-    __syncwarp();
-    for (int i = lane; i < n; i += 32)
-      coeffs[math::dc_chain_block(chain, row, i) * kBlockSize] = v[i];
-  } else if (lane == 0) {
-    math::trellis_dc_row(coeffs, chain, row, div, *model);
+// The dummy blocks whose DC is real block (by, bx)'s, x, as fill_dummy_blocks makes them: the
+// right-edge dummies of its row where it is the row's last real block, and where it is in the
+// last real row and holds the DC its MCU's bottom dummies copy (the MCU's last column, or the
+// last real one), those.
+__device__ void fill_dummies_from(std::int16_t* coeffs, const math::DcChain& chain, int blocks_h,
+                                  int by, int bx, std::int16_t x) {
+  const auto dc = [&](int y, int x_) -> std::int16_t& {
+    return coeffs[(chain.offset + static_cast<long long>(y) * chain.blocks_w + x_) * kBlockSize];
+  };
+  if (bx == chain.width_in_blocks - 1)
+    for (int right = chain.width_in_blocks; right < chain.blocks_w; ++right) dc(by, right) = x;
+  if (by != chain.height_in_blocks - 1 || blocks_h == chain.height_in_blocks) return;
+  const int mcu = bx / chain.h;
+  const int last = mcu * chain.h + chain.h - 1;
+  if (bx != (last < chain.width_in_blocks ? last : chain.width_in_blocks - 1)) return;
+  for (int y = chain.height_in_blocks; y < blocks_h; ++y)
+    for (int col = mcu * chain.h; col <= last; ++col) dc(y, col) = x;
+}
+
+// Rdo::trellis, after trellis_blocks (which left every DC as its FDCT output): one thread per
+// segment of an MCU row of a component (math::kDcSegment blocks) gathers the segment's DCs
+// into its column of shared memory, chooses their levels there (math::trellis_dc_values, the
+// CPU transform's code: the search is sequential along the segment, and in shared memory each
+// step waits on no global load), and writes them back with the dummy blocks that copy them.
+__global__ void __launch_bounds__(kDcThreads)
+    trellis_dc_segments(std::int16_t* coeffs, DcSegments d, const detail::DeviceTables* tables,
+                        const math::TrellisModel* model) {
+  __shared__ std::int16_t values[math::kDcSegment][kDcThreads];  // a column each: no conflicts
+  long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  int c = 0;
+  for (; c < d.components; ++c) {
+    const long long count = static_cast<long long>(d.rows) * d.per_row[c];
+    if (t < count) break;
+    t -= count;
   }
-  __syncwarp();
-  if (d.components == 1) return;  // a non-interleaved scan has no MCU padding
-  for (int yy = 0; yy < chain.v; ++yy) {
-    const int by = row * chain.v + yy;
-    if (by >= d.blocks_h[c]) break;
-    std::int16_t* line =
-        coeffs + (chain.offset + static_cast<long long>(by) * chain.blocks_w) * kBlockSize;
-    if (by < chain.height_in_blocks) {
-      if (lane == 0)
-        for (int bx = chain.width_in_blocks; bx < chain.blocks_w; ++bx)
-          line[bx * kBlockSize] = line[(bx - 1) * kBlockSize];
-    } else {
-      const std::int16_t* above = line - static_cast<long long>(chain.blocks_w) * kBlockSize;
-      for (int bx = lane; bx < chain.blocks_w; bx += 32)
-        line[bx * kBlockSize] = above[(bx / chain.h * chain.h + chain.h - 1) * kBlockSize];
-    }
-    __syncwarp();
+  if (c >= d.components) return;
+  const int row = static_cast<int>(t / d.per_row[c]);
+  const int first = static_cast<int>(t % d.per_row[c]) * math::kDcSegment;
+  const math::DcChain& chain = d.chain[c];
+  const int left = math::dc_chain_length(chain, row) - first;
+  if (left <= 0) return;  // (the bottom MCU row may have fewer)
+  const int n = left < math::kDcSegment ? left : math::kDcSegment;
+  const int me = static_cast<int>(threadIdx.x);
+#pragma unroll 8
+  for (int i = 0; i < n; ++i)
+    values[i][me] = coeffs[math::dc_chain_block(chain, row, first + i) * kBlockSize];
+  std::int16_t* const column = &values[0][me];  // value i at column[i * kDcThreads]
+  math::trellis_dc_values(
+      n, [column](int i) -> std::int16_t& { return column[i * kDcThreads]; },
+      tables->divisor[c][0], *model, c);
+  for (int i = 0; i < n; ++i) {
+    const long long b = math::dc_chain_block(chain, row, first + i);
+    const std::int16_t x = values[i][me];
+    coeffs[b * kBlockSize] = x;
+    if (d.components == 1) continue;  // a non-interleaved scan has no MCU padding
+    const long long k = b - chain.offset;
+    fill_dummies_from(coeffs, chain, d.blocks_h[c], static_cast<int>(k / chain.blocks_w),
+                      static_cast<int>(k % chain.blocks_w), x);
   }
 }
 
@@ -330,7 +338,8 @@ constexpr int kSearchThreads = 128;
 // divide by one: zigzag order, dummy blocks with their DC copied and AC 0; the outputs of an
 // 8-bit FDCT fit in 16 bits): one thread per block runs the search of
 // core/rdo.hpp (the CPU transform's code) and stores the chosen levels in place, each DC as
-// its FDCT output for trellis_dc_rows (a dummy block's too, AC 0; trellis_dc_rows sets it).
+// its FDCT output for trellis_dc_segments (a dummy block's too, AC 0; trellis_dc_segments
+// sets it).
 __global__ void __launch_bounds__(kSearchThreads)
     trellis_blocks(std::int16_t* coeffs, long long blocks, long long cb_first,
                    long long cr_first, const detail::DeviceTables* tables,
@@ -375,17 +384,19 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant
       p.coeffs, blocks, cb, cr, m.search_tables.as<detail::DeviceTables>(),
       m.trellis.as<math::TrellisModel>());
   MJPEG_CUDA_CHECK_LAUNCH();
-  DcRows rows;
-  rows.rows = g.mcus_y;
-  rows.components = g.num_components;
+  DcSegments seg;
+  seg.rows = g.mcus_y;
+  seg.components = g.num_components;
+  long long threads = 0;
   for (int c = 0; c < g.num_components; ++c) {
-    rows.chain[c] = dc_chain(g, c);
-    rows.blocks_h[c] = g.comp[c].blocks_h;
+    seg.chain[c] = dc_chain(g, c);
+    seg.blocks_h[c] = g.comp[c].blocks_h;
+    seg.per_row[c] = math::dc_segments(seg.chain[c], 0);
+    threads += static_cast<long long>(seg.rows) * seg.per_row[c];
   }
-  const int chains = rows.rows * rows.components;
-  trellis_dc_rows<<<(chains + kDcWarps - 1) / kDcWarps, kDcWarps * 32, 0, stream>>>(
-      p.coeffs, rows, m.search_tables.as<detail::DeviceTables>(),
-      m.trellis.as<math::TrellisModel>());
+  trellis_dc_segments<<<static_cast<unsigned>((threads + kDcThreads - 1) / kDcThreads), kDcThreads,
+                        0, stream>>>(p.coeffs, seg, m.search_tables.as<detail::DeviceTables>(),
+                                     m.trellis.as<math::TrellisModel>());
   MJPEG_CUDA_CHECK_LAUNCH();
 }
 }  // namespace

@@ -15,10 +15,10 @@
 // model's, per component (make_trellis_model: it follows the tables, so -q keeps its meaning,
 // and weighs each component by its share of the RGB error).
 //
-// The DC levels are chosen afterwards, one MCU row of a component at a time (trellis_dc_row):
-// a DC is coded as the difference from the previous block's, so its bits depend on the
-// neighbour's choice, and a dynamic program along the row picks each DC between the two
-// levels around its FDCT output.
+// The DC levels are chosen afterwards (trellis_dc_row): a DC is coded as the difference from
+// the previous block's, so its bits depend on the neighbour's choice, and a dynamic program
+// along the blocks of a component in scan order picks each DC between the two levels around
+// its FDCT output, a segment of kDcSegment blocks of an MCU row at a time.
 //
 // Sums of 63 squared errors below 2^15 stay below 2^36, so everything is exact in int64.
 #pragma once
@@ -278,7 +278,8 @@ MJPEG_HD long long dc_chain_block(const DcChain& chain, int row, int i) {
 }
 
 /// The DC levels of n blocks coded one after another: at(i) is block i's DC (a reference to an
-/// int16), its FDCT output on entry and its level on return (working values in between). `div` is the component's DC divisor, `comp` picks the code lengths and lambda. Each block
+/// int16), its FDCT output on entry and its level on return (working values in between).
+/// `div` is the component's DC divisor, `comp` picks the code lengths and lambda. Each block
 /// takes its nearest level (math::quantize) or the other level around its FDCT output,
 /// whichever combination costs least in
 ///     sum of (c - 8 q v)^2  +  lambda x (bits of the DC differences)
@@ -339,19 +340,38 @@ MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
   }
 }
 
-/// The DC levels of the real blocks of MCU row `row` of one component (`chain`), whose DC
+/// The DC search's unit: kDcSegment consecutive real blocks of one component in an MCU row, in
+/// scan order (the row's last segment may be shorter). Each segment's first block keeps its
+/// nearest level, so that no segment depends on another's choice (the difference from the
+/// block before it is coded as usual, only not priced, and neither is a restart marker's reset
+/// of the predictor): segments are searched in any order, by any thread, with the same
+/// result. 32 leaves 1 block in 32 at its nearest level and is short enough for one GPU thread.
+inline constexpr int kDcSegment = 32;
+
+/// The segments of MCU row `row` of `chain`.
+MJPEG_HD int dc_segments(const DcChain& chain, int row) {
+  return (dc_chain_length(chain, row) + kDcSegment - 1) / kDcSegment;
+}
+
+/// The DC levels of segment `segment` of MCU row `row` of one component (`chain`), whose DC
 /// coefficients (zigzag index 0 of each block of `coeffs`, the frame's coefficient planes) hold
-/// their FDCT outputs as trellis_search leaves them (trellis_dc_values along the row, in scan
-/// order). The row's first block keeps its nearest level, so that no row depends on another's
-/// choice (the previous row's last block, or a restart marker's reset of the predictor, is not
-/// priced): rows may be chosen in any order, by any thread, with the same result. The dummy
-/// blocks of the MCU padding are not touched (they copy a real block's DC afterwards).
+/// their FDCT outputs as trellis_search leaves them (trellis_dc_values along the segment). The
+/// dummy blocks of the MCU padding are not touched (they copy a real block's DC afterwards).
+MJPEG_HD void trellis_dc_segment(std::int16_t* coeffs, const DcChain& chain, int row,
+                                 int segment, const QuantDivisor& div, const TrellisModel& m) {
+  const int first = segment * kDcSegment;
+  const int left = dc_chain_length(chain, row) - first;
+  trellis_dc_values(
+      left < kDcSegment ? left : kDcSegment,
+      [&](int i) -> std::int16_t& { return coeffs[dc_chain_block(chain, row, first + i) * 64]; },
+      div, m, chain.comp);
+}
+
+/// The DC levels of every segment of MCU row `row` of one component.
 MJPEG_HD void trellis_dc_row(std::int16_t* coeffs, const DcChain& chain, int row,
                              const QuantDivisor& div, const TrellisModel& m) {
-  trellis_dc_values(
-      dc_chain_length(chain, row),
-      [&](int i) -> std::int16_t& { return coeffs[dc_chain_block(chain, row, i) * 64]; }, div, m,
-      chain.comp);
+  const int segments = dc_segments(chain, row);
+  for (int k = 0; k < segments; ++k) trellis_dc_segment(coeffs, chain, row, k, div, m);
 }
 
 /// trellis_search with the nearest levels computed here (math::quantize of each raw value).

@@ -416,21 +416,26 @@ std::vector<std::pair<int, int>> scan_order(const FrameGeometry& g, int c, int r
   return order;
 }
 
-TEST(TrellisDc, FindsTheLeastCostOfEveryChoiceAlongARow) {
-  // Every combination of each DC's two levels around its FDCT output (the row's first block at
-  // its nearest level) priced here: squared error + lambda x (the DC table's code length of
+TEST(TrellisDc, FindsTheLeastCostOfEveryChoiceAlongASegment) {
+  // The DC levels of each segment (kDcSegment blocks of an MCU row in scan order, the first at
+  // its nearest level), priced here: squared error + lambda x (the DC table's code length of
   // each difference's size + its value bits), the difference from the previous block in the
-  // scan. The search's choice must cost the least, stay among those levels, and leave the AC
-  // coefficients and the dummy blocks alone.
+  // scan. The search's choice must cost what every combination of each DC's two levels around
+  // its FDCT output costs at least (counted one by one in short segments, by a plain dynamic
+  // program in long ones), stay among those levels, and leave the AC coefficients and the
+  // dummy blocks alone.
   std::mt19937 rng(2026);
   struct Case {
     int w, h;
     Subsampling s;
   };
-  const Case cases[] = {{40, 24, Subsampling::s420}, {33, 17, Subsampling::s420},
-                        {50, 8, Subsampling::s422},  {56, 9, Subsampling::s444},
-                        {90, 16, Subsampling::gray}, {8, 8, Subsampling::s420}};
-  int rows_checked = 0, moved = 0;
+  // Rows of up to 14 blocks, and rows of several segments (the last one short).
+  const Case cases[] = {{40, 24, Subsampling::s420},  {33, 17, Subsampling::s420},
+                        {50, 8, Subsampling::s422},   {56, 9, Subsampling::s444},
+                        {90, 16, Subsampling::gray},  {8, 8, Subsampling::s420},
+                        {272, 40, Subsampling::s420}, {600, 9, Subsampling::s444},
+                        {530, 16, Subsampling::gray}};
+  int rows_checked = 0, moved = 0, long_segments = 0;
   for (const Case& cs : cases) {
     const FrameGeometry g = make_geometry(cs.w, cs.h, cs.s);
     for (int quality : {10, 50, 90, 100}) {
@@ -470,44 +475,67 @@ TEST(TrellisDc, FindsTheLeastCostOfEveryChoiceAlongARow) {
           for (int row = 0; row < g.mcus_y; ++row) {
             math::trellis_dc_row(coeffs.data(), dc_chain(g, c), row, div, m);
             const std::vector<std::pair<int, int>> order = scan_order(g, c, row);
-            const int n = static_cast<int>(order.size());
-            ASSERT_LE(n, 16);
-            std::vector<std::int32_t> c_raw(n), lo(n), got(n);
-            for (int i = 0; i < n; ++i) {
-              const std::size_t b = g.block_index(c, order[i].first, order[i].second);
-              c_raw[i] = raw[b];
-              got[i] = coeffs[b * 64];
-              lo[i] = static_cast<std::int32_t>(
-                  std::floor(static_cast<double>(raw[b]) / div.step));
-            }
-            const auto cost = [&](const std::vector<std::int32_t>& level) {
-              std::int64_t total = 0;
+            for (std::size_t first = 0; first < order.size(); first += math::kDcSegment) {
+              const int n = static_cast<int>(
+                  std::min<std::size_t>(math::kDcSegment, order.size() - first));
+              std::vector<std::int32_t> c_raw(n), lo(n), got(n);
               for (int i = 0; i < n; ++i) {
-                const std::int64_t e = c_raw[i] - std::int64_t{level[i]} * div.step;
-                total += e * e;
-                if (i == 0) continue;
-                const int d = std::abs(level[i] - level[i - 1]);
+                const auto [by, bx] = order[first + i];
+                const std::size_t b = g.block_index(c, by, bx);
+                c_raw[i] = raw[b];
+                got[i] = coeffs[b * 64];
+                lo[i] = static_cast<std::int32_t>(
+                    std::floor(static_cast<double>(raw[b]) / div.step));
+              }
+              const auto bits = [&codes](std::int32_t difference) {
+                const int d = std::abs(difference);
                 int size = 0;
                 while ((1 << size) <= d) ++size;
-                total += lambda * (codes.size[size] + size);
+                return codes.size[size] + size;
+              };
+              const auto squared = [&](int i, std::int32_t level) {
+                const std::int64_t e = c_raw[i] - std::int64_t{level} * div.step;
+                return e * e;
+              };
+              const auto cost = [&](const std::vector<std::int32_t>& level) {
+                std::int64_t total = squared(0, level[0]);
+                for (int i = 1; i < n; ++i)
+                  total += squared(i, level[i]) + lambda * bits(level[i] - level[i - 1]);
+                return total;
+              };
+              ASSERT_EQ(got[0], math::quantize(c_raw[0], div)) << "a segment's first block";
+              for (int i = 1; i < n; ++i) ASSERT_TRUE(got[i] == lo[i] || got[i] == lo[i] + 1);
+              std::int64_t least = INT64_MAX;
+              if (n <= 14) {  // every combination
+                std::vector<std::int32_t> level(n, got[0]);
+                for (std::uint32_t pick = 0; pick < (1u << (n - 1)); ++pick) {
+                  for (int i = 1; i < n; ++i)
+                    level[i] = lo[i] + static_cast<int>(pick >> (i - 1) & 1);
+                  least = std::min(least, cost(level));
+                }
+              } else {  // a plain dynamic program over the same choices
+                std::int64_t best[2] = {squared(0, got[0]), INT64_MAX};
+                std::int32_t prev[2] = {got[0], got[0]};
+                for (int i = 1; i < n; ++i) {
+                  std::int64_t next[2];
+                  for (int j = 0; j < 2; ++j) {
+                    next[j] = INT64_MAX;
+                    for (int from = 0; from < 2; ++from)
+                      if (best[from] != INT64_MAX)
+                        next[j] = std::min(next[j], best[from] + squared(i, lo[i] + j) +
+                                                        lambda * bits(lo[i] + j - prev[from]));
+                  }
+                  best[0] = next[0], best[1] = next[1];
+                  prev[0] = lo[i], prev[1] = lo[i] + 1;
+                }
+                least = std::min(best[0], best[1]);
+                ++long_segments;
               }
-              return total;
-            };
-            ASSERT_EQ(got[0], math::quantize(c_raw[0], div)) << "the row's first block";
-            for (int i = 1; i < n; ++i) ASSERT_TRUE(got[i] == lo[i] || got[i] == lo[i] + 1);
-            std::int64_t least = INT64_MAX;
-            std::vector<std::int32_t> level(n);
-            for (std::uint32_t pick = 0; pick < (1u << (n > 0 ? n - 1 : 0)); ++pick) {
-              if (n == 0) break;
-              level[0] = got[0];
-              for (int i = 1; i < n; ++i) level[i] = lo[i] + static_cast<int>(pick >> (i - 1) & 1);
-              least = std::min(least, cost(level));
-            }
-            if (n > 0) {
               ASSERT_EQ(cost(got), least) << g.width << "x" << g.height << " component " << c
-                                          << " row " << row << " q" << quality;
+                                          << " row " << row << " from " << first << " q"
+                                          << quality;
+              for (int i = 0; i < n; ++i) moved += got[i] != math::quantize(c_raw[i], div);
             }
-            for (int i = 0; i < n; ++i) moved += got[i] != math::quantize(c_raw[i], div);
             ++rows_checked;
           }
         }
@@ -530,6 +558,7 @@ TEST(TrellisDc, FindsTheLeastCostOfEveryChoiceAlongARow) {
     }
   }
   EXPECT_GT(rows_checked, 100);
+  EXPECT_GT(long_segments, 100);
   EXPECT_GT(moved, 50) << "the search moves some DC levels off the nearest";
 }
 

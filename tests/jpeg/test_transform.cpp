@@ -24,6 +24,7 @@
 #include "core/geometry.hpp"
 #include "core/quant.hpp"
 #include "jpeg/transform_cpu.hpp"
+#include "jpeg/transform_simd.hpp"
 #include "core/jpeg_math.hpp"
 #include "mjpeg/encoder.hpp"
 #include "mjpeg/error.hpp"
@@ -306,6 +307,44 @@ TEST_P(TransformMatrix, RateDistortionRoundingEqualsTheReference) {
       expect_variant_matches(variant(), rgb.view(), s,
                              z.w > 1000 ? std::vector<int>{50} : kSomeQualities, rdo);
     }
+  }
+}
+
+// --rdo trellis's DC levels in the transform (each MCU row's, by segments, right after the
+// row; parts of a frame on several threads) are what the header's row search makes of the
+// variant's output with every DC left as its FDCT output: the same segments and order.
+TEST_P(TransformMatrix, TrellisDcLevelsAreTheRowSearchs) {
+  const Subsampling s = sampling();
+  std::size_t count = 0;
+  const simd::TransformVariant* vector = simd::variants(count);
+  const simd::TransformVariant* v = nullptr;
+  for (std::size_t i = 0; i < count; ++i)
+    if (variant() == vector[i].name) v = &vector[i];
+  if (v == nullptr) GTEST_SKIP() << variant() << " is not a vector variant of this build";
+  std::uint32_t seed = 21;
+  for (const Size& z : {Size{1, 1}, Size{97, 31}, Size{530, 40}, Size{1921, 1081}}) {
+    const Image img = test::synthetic(z.w, z.h, s == Subsampling::gray ? 1 : 3, seed++, 60);
+    const FrameGeometry g = make_geometry(z.w, z.h, s);
+    EncodeOptions o;
+    o.quality = 85;
+    o.subsampling = s;
+    o.rdo = Rdo::trellis;
+    o.tune = Tune::ssim;
+    const QuantTables t = make_quant_tables(o, g.num_components);
+    std::vector<std::int16_t> want(g.coefficient_count(), 0);
+    ImageRows rows(img.view());
+    v->transform(rows, g, t, want.data(), 0, g.mcus_y);
+    for (int c = 0; c < g.num_components; ++c)
+      for (int row = 0; row < g.mcus_y; ++row)
+        math::trellis_dc_row(want.data(), dc_chain(g, c), row, t.component_divisor(c)[0],
+                             t.trellis);
+    fill_dummy_blocks(g, want.data());
+    std::vector<std::int16_t> got(g.coefficient_count(), 0x5A5A);
+    transform_cpu(variant(), img.view(), g, t, got.data());
+    EXPECT_EQ(got, want) << z.w << "x" << z.h;
+    std::vector<std::int16_t> parts(g.coefficient_count(), 0x5A5A);
+    transform_cpu_parallel(img.view(), g, t, parts.data(), 3, variant());
+    EXPECT_EQ(parts, want) << z.w << "x" << z.h << " on 3 threads";
   }
 }
 
