@@ -53,7 +53,7 @@ bool QuantTables::any_16bit() const {
   return false;
 }
 
-PresetTables preset_tables(Tune tune, int quality, Rdo rdo) {
+PresetTables preset_tables(Tune tune, int quality, Rdo rdo, Subsampling sampling) {
   quality_scale(quality);  // range check
   if (tune == Tune::none) return {{kAnnexK[0], kAnnexK[1]}, quality_scale(quality), {0, 1, 1}};
   // --tune psnr under the rdo modes: the tables fitted for a dead zone. The SSIM preset with the
@@ -64,11 +64,16 @@ PresetTables preset_tables(Tune tune, int quality, Rdo rdo) {
                        : rdo == Rdo::off  ? kPreset_psnr
                                           : kPreset_psnr_rdo;
   const std::uint8_t(&t)[2][64] = preset[quality - 1];
+  // The PSNR-fitted tables weigh a chroma sample's error by the 4 pixels it covers at 4:2:0;
+  // at 4:4:4 it covers one, and their chroma steps times 1.414 (the square root of 2, where the
+  // high-rate optimum of the model's weights would be 2) were smaller at equal PSNR and SSIM at
+  // every point measured (docs/tuning/README.md). The SSIM tables' chroma is coarse already.
+  const bool wider_chroma = sampling == Subsampling::s444 && &preset != &kPreset_ssim;
   PresetTables p;
   p.tables.resize(2);
   for (int i = 0; i < 64; ++i) {
     p.tables[0][i] = t[0][i];
-    p.tables[1][i] = t[1][i];
+    p.tables[1][i] = wider_chroma ? std::min(255, (t[1][i] * 1414 + 500) / 1000) : t[1][i];
   }
   p.scale = 100;
   p.slots = {0, 1, 1};
@@ -80,7 +85,8 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components) {
     throw UsageError("make_quant_tables: frames have 1 or 3 components");
   if (options.qtables.size() > static_cast<std::size_t>(kMaxQuantTables))
     throw UsageError("at most 4 quantization tables");
-  PresetTables p = preset_tables(options.tune, options.quality, options.rdo);
+  PresetTables p =
+      preset_tables(options.tune, options.quality, options.rdo, options.subsampling);
   std::vector<int> scales(p.tables.size(), p.scale);
   for (std::size_t i = 0; i < options.qtables.size(); ++i) {
     if (i >= p.tables.size()) {

@@ -482,7 +482,13 @@ EncodeOptions preset_as_qtables(const EncodeOptions& options) {
   o.tune = Tune::none;
   o.quality = 50;
   o.qtables.assign(2, QuantTableValues{});
-  for (std::size_t i = 0; i < 128; ++i) o.qtables[i / 64][i % 64] = values[i];
+  // At 4:4:4 the PSNR-fitted tables' chroma steps are 1.414 times the file's (rounded half
+  // up, at most 255).
+  const bool wider_chroma = options.subsampling == Subsampling::s444 && name != "ssim";
+  for (std::size_t i = 0; i < 128; ++i)
+    o.qtables[i / 64][i % 64] =
+        i >= 64 && wider_chroma ? std::min<std::uint32_t>(255, (values[i] * 1414 + 500) / 1000)
+                                : values[i];
   o.qslots = {0, 1, 1};
   return o;
 }

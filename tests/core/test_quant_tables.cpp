@@ -4,6 +4,8 @@
 // committed docs/tuning/*.txt files, read independently of the compiled-in copy).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -333,6 +335,33 @@ TEST(CustomTables, MatchCjpegProgram) {
     ASSERT_NO_THROW(ref = test::cjpeg_encode(*cjpeg, img, o)) << text(o);
     EXPECT_TRUE(same_bytes(encode_jpeg(img.view(), o), ref)) << text(o);
   }
+}
+
+// At 4:4:4 the PSNR-fitted presets (--tune psnr in every rdo mode, --tune ssim under the
+// trellis) take chroma steps 1.414 times their 4:2:0 ones (rounded half up, at most 255); the
+// SSIM tables, the luma tables and 4:2:0 / 4:2:2 are as fitted.
+TEST(Presets, PsnrFittedChromaIsWiderAtFourFourFour) {
+  int wider = 0;
+  for (Tune tune : {Tune::psnr, Tune::ssim})
+    for (Rdo rdo : {Rdo::off, Rdo::deadzone, Rdo::trellis})
+      for (int q : {1, 30, 75, 90, 100}) {
+        const PresetTables fitted = preset_tables(tune, q, rdo, Subsampling::s420);
+        EXPECT_EQ(preset_tables(tune, q, rdo, Subsampling::s422).tables, fitted.tables);
+        const PresetTables full = preset_tables(tune, q, rdo, Subsampling::s444);
+        EXPECT_EQ(full.tables[0], fitted.tables[0]) << "luma";
+        const bool psnr_fitted = tune == Tune::psnr || rdo == Rdo::trellis;
+        for (int i = 0; i < 64; ++i) {
+          const std::uint32_t v = fitted.tables[1][i];
+          const std::uint32_t want =
+              psnr_fitted ? std::min<std::uint32_t>(255, static_cast<std::uint32_t>(
+                                                             std::floor(v * 1.414 + 0.5 + 1e-9)))
+                          : v;
+          ASSERT_EQ(full.tables[1][i], want) << to_string(tune) << " " << to_string(rdo) << " q"
+                                             << q << " position " << i;
+          wider += full.tables[1][i] > v;
+        }
+      }
+  EXPECT_GT(wider, 1000);
 }
 
 TEST(Presets, MatchCjpegGivenTheDocsTables) {
