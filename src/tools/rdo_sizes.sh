@@ -12,7 +12,7 @@
 #   MOZJPEG_CJPEG  mozjpeg's cjpeg (src/tools/peers/build_mozjpeg.sh), or "" to leave it out
 # Environment: RDO_FRAMES (frames per clip, spread over its first RDO_SPAN frames; 8 of 160);
 # RDO_SETTINGS (mjpeg's settings, separated by ';', "-" for its default; the five below unless
-# set); RDO_LADDER (mjpeg's and mozjpeg's qualities); RDO_SAMPLING (420, the default, or 444:
+# set); RDO_LADDER (mjpeg's and mozjpeg's qualities); RDO_SAMPLING (420, the default, 422 or 444:
 # the chroma sampling of every encoder). FFmpeg is told the sampling: given RGB frames its
 # MJPEG encoder picks 4:4:4 by itself, while from a video clip (4:2:0, what users encode) it
 # writes 4:2:0; mjpeg and mozjpeg write 4:2:0 by default.
@@ -26,8 +26,9 @@ frames=${RDO_FRAMES:-8}
 sampling=${RDO_SAMPLING:-420}
 case $sampling in
   420) ff_pix=yuvj420p moz_sample=2x2 ;;
+  422) ff_pix=yuvj422p moz_sample=2x1 ;;
   444) ff_pix=yuvj444p moz_sample=1x1 ;;
-  *) echo "rdo_sizes.sh: RDO_SAMPLING is 420 or 444" >&2; exit 2 ;;
+  *) echo "rdo_sizes.sh: RDO_SAMPLING is 420, 422 or 444" >&2; exit 2 ;;
 esac
 span=${RDO_SPAN:-160}
 mkdir -p "$out"
