@@ -9,6 +9,14 @@
 namespace mjpeg {
 namespace {
 
+/// f(symbol, code length) for every symbol of a DHT-style table.
+template <class F>
+void for_each_code(const annex_k::HuffmanTable& table, F f) {
+  int i = 0;
+  for (int length = 1; length <= 16; ++length)
+    for (int j = 0; j < table.bits[length - 1]; ++j) f(table.values[i++], length);
+}
+
 // ITU-T T.81 Annex K, tables K.1 (luminance) and K.2 (chrominance), natural order.
 constexpr QuantTableValues kAnnexK[2] = {
     {16, 11, 10, 16, 24,  40,  51,  61,  12, 12, 14, 19, 26,  58,  60,  55,
@@ -139,11 +147,9 @@ math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sam
   for (int t = 0; t < 2; ++t) {
     std::uint8_t* bits = m.ac_bits[t];
     for (int s = 0; s < 256; ++s) bits[s] = math::kNoCodeBits;
-    const annex_k::HuffmanTable& table = *annex_k::kAc[t];
-    int i = 0;
-    for (int length = 1; length <= 16; ++length)
-      for (int j = 0; j < table.bits[length - 1]; ++j)
-        bits[table.values[i++]] = static_cast<std::uint8_t>(length);
+    for_each_code(*annex_k::kAc[t], [bits](int symbol, int length) {
+      bits[symbol] = static_cast<std::uint8_t>(length);
+    });
     // The most bits a symbol of one size (1..10) may take after a shorter run than after a
     // longer one (runs 0..62, their ZRLs included): the second bound of trellis_search.
     const auto symbol_bits = [bits](int run, int size) {
@@ -159,13 +165,10 @@ math::TrellisModel make_trellis_model(const QuantTables& tables, Subsampling sam
       for (int run = 0; run < 63; ++run)
         m.run_bits[t][size][run] = static_cast<std::uint8_t>(symbol_bits(run, size) + size);
   }
-  for (int t = 0; t < 2; ++t) {
-    const annex_k::HuffmanTable& table = t == 0 ? annex_k::kDcLuma : annex_k::kDcChroma;
-    int i = 0;
-    for (int length = 1; length <= 16; ++length)
-      for (int j = 0; j < table.bits[length - 1]; ++j, ++i)
-        m.dc_bits[t][table.values[i]] = static_cast<std::uint8_t>(length + table.values[i]);
-  }
+  for (int t = 0; t < 2; ++t)  // a DC symbol is the difference's size: that many value bits
+    for_each_code(*annex_k::kDc[t], [&m, t](int size, int length) {
+      m.dc_bits[t][size] = static_cast<std::uint8_t>(length + size);
+    });
   for (int z = 0; z < 64; ++z) m.natural_of_zigzag[z] = math::kZigzagToNatural[z];
   // Luma: lambda = k x step^1.6 x 400^0.4 (FDCT units), the step being the luma table's root
   // mean square (8q): k squared steps per bit where the step is 400 (about -q 50), a little

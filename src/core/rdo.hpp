@@ -353,25 +353,29 @@ MJPEG_HD int dc_segments(const DcChain& chain, int row) {
   return (dc_chain_length(chain, row) + kDcSegment - 1) / kDcSegment;
 }
 
-/// The DC levels of segment `segment` of MCU row `row` of one component (`chain`), whose DC
-/// coefficients (zigzag index 0 of each block of `coeffs`, the frame's coefficient planes) hold
-/// their FDCT outputs as trellis_search leaves them (trellis_dc_values along the segment). The
-/// dummy blocks of the MCU padding are not touched (they copy a real block's DC afterwards).
-MJPEG_HD void trellis_dc_segment(std::int16_t* coeffs, const DcChain& chain, int row,
-                                 int segment, const QuantDivisor& div, const TrellisModel& m) {
-  const int first = segment * kDcSegment;
-  const int left = dc_chain_length(chain, row) - first;
-  trellis_dc_values(
-      left < kDcSegment ? left : kDcSegment,
-      [&](int i) -> std::int16_t& { return coeffs[dc_chain_block(chain, row, first + i) * 64]; },
-      div, m, chain.comp);
+/// The DC levels of the n blocks of an MCU row of component `comp`, at(i) being block i's DC
+/// in scan order (as trellis_dc_values takes them): trellis_dc_values on each segment.
+template <class At>
+MJPEG_HD void trellis_dc_segments_of(int n, const At& at, const QuantDivisor& div,
+                                     const TrellisModel& m, int comp) {
+  for (int first = 0; first < n; first += kDcSegment) {
+    const int left = n - first;
+    trellis_dc_values(
+        left < kDcSegment ? left : kDcSegment,
+        [&at, first](int i) -> std::int16_t& { return at(first + i); }, div, m, comp);
+  }
 }
 
-/// The DC levels of every segment of MCU row `row` of one component.
+/// The DC levels of MCU row `row` of one component (`chain`), whose DC coefficients (zigzag
+/// index 0 of each block of `coeffs`, the frame's coefficient planes) hold their FDCT outputs
+/// as trellis_search leaves them. The dummy blocks of the MCU padding are not touched (they
+/// copy a real block's DC afterwards).
 MJPEG_HD void trellis_dc_row(std::int16_t* coeffs, const DcChain& chain, int row,
                              const QuantDivisor& div, const TrellisModel& m) {
-  const int segments = dc_segments(chain, row);
-  for (int k = 0; k < segments; ++k) trellis_dc_segment(coeffs, chain, row, k, div, m);
+  trellis_dc_segments_of(
+      dc_chain_length(chain, row),
+      [&](int i) -> std::int16_t& { return coeffs[dc_chain_block(chain, row, i) * 64]; }, div, m,
+      chain.comp);
 }
 
 /// trellis_search with the nearest levels computed here (math::quantize of each raw value).

@@ -202,9 +202,9 @@ void check(const RowSource& rows, const FrameGeometry& g, const QuantTables& tab
 }
 
 /// Rdo::trellis: chooses the DC levels of an MCU row, which the transform left as FDCT outputs
-/// (math::trellis_dc_values along each segment of the row, as math::trellis_dc_row; each
-/// segment on its own, so parts of a frame may run at once). Every full MCU row has its blocks at the same places from its first block row: they
-/// are found once (math::dc_chain_block) and shifted per row.
+/// (math::trellis_dc_segments_of, as math::trellis_dc_row; each segment on its own, so parts
+/// of a frame may run at once). Every full MCU row has its blocks at the same places from its
+/// first block row: they are found once (math::dc_chain_block) and shifted per row.
 class DcLevels {
  public:
   DcLevels(const FrameGeometry& g, const QuantTables& tables) : g_(g), tables_(tables) {
@@ -227,13 +227,10 @@ class DcLevels {
       }
       std::int16_t* const base =
           coeffs + static_cast<std::size_t>(row) * chain.v * chain.blocks_w * kBlockSize;
-      for (int first = 0; first < n; first += math::kDcSegment) {
-        const long long* place = place_[c].data() + first;
-        math::trellis_dc_values(
-            std::min(math::kDcSegment, n - first),
-            [base, place](int i) -> std::int16_t& { return base[place[i]]; }, div,
-            tables_.trellis, c);
-      }
+      const long long* place = place_[c].data();
+      math::trellis_dc_segments_of(
+          n, [base, place](int i) -> std::int16_t& { return base[place[i]]; }, div,
+          tables_.trellis, c);
     }
   }
 
