@@ -238,46 +238,75 @@ __device__ void fill_dummies_from(std::int16_t* coeffs, const math::DcChain& cha
     for (int col = mcu * chain.h; col <= last; ++col) dc(y, col) = x;
 }
 
-// Rdo::trellis, after trellis_blocks (which left every DC as its FDCT output): one thread per
-// segment of an MCU row of a component (math::kDcSegment blocks) gathers the segment's DCs
-// into its column of shared memory, chooses their levels there (math::trellis_dc_values, the
-// CPU transform's code: the search is sequential along the segment, and in shared memory each
-// step waits on no global load), and writes them back with the dummy blocks that copy them.
+// Rdo::trellis, after trellis_blocks (which left every DC as its FDCT output): a warp per
+// segment of an MCU row of a component (math::kDcSegment = 32 blocks, a lane each) chooses the
+// segment's DC levels as math::trellis_dc_values does on the CPU, in its parallel form
+// (math::DcStep): each lane makes its block's step, the warp scans their min-plus products in
+// five shuffles, each lane compares its two back pointers against the previous lane's prefix,
+// the pointers go round the warp as two ballots, and each lane walks them back from the
+// segment's end to its own block. It then writes its level and the dummy blocks that copy it.
+static_assert(math::kDcSegment == 32, "trellis_dc_segments gives a segment a warp");
 __global__ void __launch_bounds__(kDcThreads)
     trellis_dc_segments(std::int16_t* coeffs, DcSegments d, const detail::DeviceTables* tables,
                         const math::TrellisModel* model) {
-  __shared__ std::int16_t values[math::kDcSegment][kDcThreads];  // a column each: no conflicts
-  long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  long long t = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
   int c = 0;
   for (; c < d.components; ++c) {
     const long long count = static_cast<long long>(d.rows) * d.per_row[c];
     if (t < count) break;
     t -= count;
   }
-  if (c >= d.components) return;
+  if (c >= d.components) return;  // (whole warps: the count of threads is a multiple of 32)
   const int row = static_cast<int>(t / d.per_row[c]);
   const int first = static_cast<int>(t % d.per_row[c]) * math::kDcSegment;
   const math::DcChain& chain = d.chain[c];
   const int left = math::dc_chain_length(chain, row) - first;
-  if (left <= 0) return;  // (the bottom MCU row may have fewer)
+  if (left <= 0) return;  // (the bottom MCU row may have fewer: the whole warp leaves)
   const int n = left < math::kDcSegment ? left : math::kDcSegment;
-  const int me = static_cast<int>(threadIdx.x);
-#pragma unroll 8
-  for (int i = 0; i < n; ++i)
-    values[i][me] = coeffs[math::dc_chain_block(chain, row, first + i) * kBlockSize];
-  std::int16_t* const column = &values[0][me];  // value i at column[i * kDcThreads]
-  math::trellis_dc_values(
-      n, [column](int i) -> std::int16_t& { return column[i * kDcThreads]; },
-      tables->divisor[c][0], *model, c);
-  for (int i = 0; i < n; ++i) {
-    const long long b = math::dc_chain_block(chain, row, first + i);
-    const std::int16_t x = values[i][me];
-    coeffs[b * kBlockSize] = x;
-    if (d.components == 1) continue;  // a non-interleaved scan has no MCU padding
-    const long long k = b - chain.offset;
-    fill_dummies_from(coeffs, chain, d.blocks_h[c], static_cast<int>(k / chain.blocks_w),
-                      static_cast<int>(k % chain.blocks_w), x);
+  const bool real = lane < n;
+  const math::QuantDivisor& div = tables->divisor[c][0];
+  const long long b = real ? math::dc_chain_block(chain, row, first + lane) : 0;
+  const std::int32_t dc = real ? coeffs[b * kBlockSize] : 0;
+  const std::int32_t lo = lane == 0 ? math::quantize(dc, div) : math::dc_lower_level(dc, div);
+  const std::int32_t prev_lo = __shfl_up_sync(0xffffffffu, lo, 1);
+  const math::DcStep step = lane == 0 || !real
+                                ? math::dc_identity_step()
+                                : math::dc_step(dc, lo, prev_lo, div, *model, c);
+  math::DcStep prefix = step;
+#pragma unroll
+  for (int delta = 1; delta < 32; delta *= 2) {
+    math::DcStep before;
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        before.cost[s][u] = __shfl_up_sync(0xffffffffu, prefix.cost[s][u], delta);
+    if (lane >= delta) prefix = math::dc_then(before, prefix);
   }
+  math::DcStep prev_prefix;
+#pragma unroll
+  for (int s = 0; s < 2; ++s)
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+      prev_prefix.cost[s][u] = __shfl_up_sync(0xffffffffu, prefix.cost[s][u], 1);
+  const int back = lane == 0 || !real ? 0 : math::dc_back_pointers(prev_prefix, step);
+  const std::uint32_t backs[2] = {__ballot_sync(0xffffffffu, back & 1),
+                                  __ballot_sync(0xffffffffu, back & 2)};
+  math::DcStep last_prefix;
+#pragma unroll
+  for (int s = 0; s < 2; ++s)
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+      last_prefix.cost[s][u] = __shfl_sync(0xffffffffu, prefix.cost[s][u], n - 1);
+  if (!real) return;
+  const std::int16_t x =
+      static_cast<std::int16_t>(lo + math::dc_choice(lane, n, last_prefix, backs));
+  coeffs[b * kBlockSize] = x;
+  if (d.components == 1) return;  // a non-interleaved scan has no MCU padding
+  const long long k = b - chain.offset;
+  fill_dummies_from(coeffs, chain, d.blocks_h[c], static_cast<int>(k / chain.blocks_w),
+                    static_cast<int>(k % chain.blocks_w), x);
 }
 
 void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant variant, int stages,
@@ -392,7 +421,7 @@ void launch(const TransformPlan::Impl& m, detail::KernelParams& p, KernelVariant
     seg.chain[c] = dc_chain(g, c);
     seg.blocks_h[c] = g.comp[c].blocks_h;
     seg.per_row[c] = math::dc_segments(seg.chain[c], 0);
-    threads += static_cast<long long>(seg.rows) * seg.per_row[c];
+    threads += 32LL * seg.rows * seg.per_row[c];  // a warp per segment
   }
   trellis_dc_segments<<<static_cast<unsigned>((threads + kDcThreads - 1) / kDcThreads), kDcThreads,
                         0, stream>>>(p.coeffs, seg, m.search_tables.as<detail::DeviceTables>(),

@@ -277,6 +277,24 @@ MJPEG_HD long long dc_chain_block(const DcChain& chain, int row, int i) {
   return chain.offset + static_cast<long long>(by) * chain.blocks_w + bx;
 }
 
+/// floor(c / step) of a DC's FDCT output c: the lower of the two levels around it. By the
+/// divisor's reciprocal, no division: recip = ceil(2^40 / step) adds less than a / 2^40 to
+/// a / step, whose fraction is at most 1 - 1 / step, so it is exact while a x step < 2^40 (here
+/// a < 2^19 and step <= 2^18).
+MJPEG_HD std::int32_t dc_lower_level(std::int32_t c, const QuantDivisor& div) {
+  const auto floor_div = [&div](std::uint32_t a) {
+    return static_cast<std::int32_t>((std::uint64_t{a} * div.recip) >> kRecipShift);
+  };
+  return c >= 0 ? floor_div(static_cast<std::uint32_t>(c))
+                : -floor_div(static_cast<std::uint32_t>(div.step - 1 - c));
+}
+
+/// lambda x the bits of a DC difference d (its size's code length and its value bits).
+MJPEG_HD std::int64_t dc_difference_cost(std::int32_t d, const std::uint8_t* bits,
+                                         std::int64_t lambda) {
+  return lambda * bits[d == 0 ? 0 : size_of_level(d < 0 ? -d : d)];
+}
+
 /// The DC levels of n blocks coded one after another: at(i) is block i's DC (a reference to an
 /// int16), its FDCT output on entry and its level on return (working values in between).
 /// `div` is the component's DC divisor, `comp` picks the code lengths and lambda. Each block
@@ -290,6 +308,7 @@ MJPEG_HD long long dc_chain_block(const DcChain& chain, int row, int i) {
 /// A dynamic program whose state is the previous block's choice (the lower level or the upper
 /// one): going forward, block i's value is 4 x its lower level + the two states' back
 /// pointers (|lower level| <= 1024: it fits 16 bits); going back writes the levels.
+/// (DcStep below is the same search in a form a warp computes in parallel.)
 template <class At>
 MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
                                 const TrellisModel& m, int comp) {
@@ -298,30 +317,20 @@ MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
   const std::uint8_t* bits = m.dc_bits[comp == 0 ? 0 : 1];
   const std::int64_t lambda = m.lambda[comp];
   const std::int32_t step = div.step;
-  // floor(a / step) as (a x recip) >> kRecipShift, no division: recip = ceil(2^40 / step)
-  // adds less than a / 2^40 to a / step, whose fraction is at most 1 - 1 / step, so it is exact
-  // while a x step < 2^40 (here a < 2^19 and step <= 2^18).
-  const auto floor_div = [&div](std::uint32_t a) {
-    return static_cast<std::int32_t>((std::uint64_t{a} * div.recip) >> kRecipShift);
-  };
-  const auto priced = [bits, lambda](std::int32_t d) {
-    return lambda * bits[d == 0 ? 0 : size_of_level(d < 0 ? -d : d)];
-  };
   std::int32_t prev = quantize(at(0), div);  // block 0: the lower level, the upper unreachable
   at(0) = static_cast<std::int16_t>(4 * prev);
   std::int64_t cost_lo = 0, cost_hi = kFar;
   for (int i = 1; i < n; ++i) {
     std::int16_t& dc = at(i);
     const std::int32_t c = dc;
-    const std::int32_t lo = c >= 0 ? floor_div(static_cast<std::uint32_t>(c))
-                                   : -floor_div(static_cast<std::uint32_t>(step - 1 - c));
+    const std::int32_t lo = dc_lower_level(c, div);
     std::int64_t next[2];
     int back = 0;
     for (int j = 0; j < 2; ++j) {
       const std::int32_t level = lo + j;
       const std::int64_t e = c - level * step;
-      const std::int64_t from_lo = cost_lo + priced(level - prev);
-      const std::int64_t from_hi = cost_hi + priced(level - prev - 1);
+      const std::int64_t from_lo = cost_lo + dc_difference_cost(level - prev, bits, lambda);
+      const std::int64_t from_hi = cost_hi + dc_difference_cost(level - prev - 1, bits, lambda);
       const bool hi = from_hi < from_lo;  // on a tie the lower level's state
       next[j] = (hi ? from_hi : from_lo) + e * e;
       back |= (hi ? 1 : 0) << j;
@@ -338,6 +347,70 @@ MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
     dc = static_cast<std::int16_t>((dc - back) / 4 + state);
     state = back >> state & 1;
   }
+}
+
+/// trellis_dc_values as a product, for the GPU, where the 32 threads of a warp take a segment's
+/// blocks one each. Block i's step, cost[s][t], is what choosing level lo_i + t costs after
+/// block i - 1 chose lo_(i-1) + s: lambda x the difference's bits + t's squared error. The
+/// least cost of each choice at block i is then row 0 of the min-plus product of the steps of
+/// blocks 0..i (block 0's step the identity: it keeps its nearest level, choice 0), and a
+/// min-plus product associates, so a warp forms every block's prefix in five shuffles (a scan).
+/// Each block's back pointers then compare the previous block's two costs exactly as the
+/// dynamic program does, so the levels are trellis_dc_values' (the same integers, the same
+/// ties). Entries are held at most kDcFar (no sum of two passes 2^62); the real costs stay far
+/// below it (at most 32 x (2^38 + 2^33)).
+struct DcStep {
+  std::int64_t cost[2][2];
+};
+inline constexpr std::int64_t kDcFar = std::int64_t{1} << 60;
+
+MJPEG_HD DcStep dc_identity_step() { return DcStep{{{0, kDcFar}, {kDcFar, 0}}}; }
+
+/// Block i's step (i >= 1): `lo` its lower level (dc_lower_level), `prev_lo` the block before's
+/// (block 0's: its nearest level), c its FDCT output.
+MJPEG_HD DcStep dc_step(std::int32_t c, std::int32_t lo, std::int32_t prev_lo,
+                        const QuantDivisor& div, const TrellisModel& m, int comp) {
+  const std::uint8_t* bits = m.dc_bits[comp == 0 ? 0 : 1];
+  const std::int64_t lambda = m.lambda[comp];
+  DcStep r;
+  for (int t = 0; t < 2; ++t) {
+    const std::int64_t e = c - (lo + t) * div.step;
+    for (int s = 0; s < 2; ++s)
+      r.cost[s][t] = dc_difference_cost(lo + t - prev_lo - s, bits, lambda) + e * e;
+  }
+  return r;
+}
+
+/// a then b: the least cost from a's choice before to b's choice after, held at most kDcFar.
+MJPEG_HD DcStep dc_then(const DcStep& a, const DcStep& b) {
+  DcStep r;
+  for (int s = 0; s < 2; ++s)
+    for (int t = 0; t < 2; ++t) {
+      const std::int64_t x = a.cost[s][0] + b.cost[0][t], y = a.cost[s][1] + b.cost[1][t];
+      const std::int64_t least = x < y ? x : y;
+      r.cost[s][t] = least < kDcFar ? least : kDcFar;
+    }
+  return r;
+}
+
+/// Block i's back pointers (bit t: the previous block's choice when block i chooses t), from
+/// the previous block's prefix and block i's own step: the dynamic program's comparison.
+MJPEG_HD int dc_back_pointers(const DcStep& prev_prefix, const DcStep& step) {
+  int back = 0;
+  for (int t = 0; t < 2; ++t) {
+    const std::int64_t from_lo = prev_prefix.cost[0][0] + step.cost[0][t];
+    const std::int64_t from_hi = prev_prefix.cost[0][1] + step.cost[1][t];
+    back |= (from_hi < from_lo ? 1 : 0) << t;  // on a tie the lower level's state
+  }
+  return back;
+}
+
+/// The choice (0 lower, 1 upper) of block i of a segment of n, from the last block's prefix and
+/// every block's back pointers as two masks (bit j of back[t]: block j's pointer for choice t).
+MJPEG_HD int dc_choice(int i, int n, const DcStep& last_prefix, const std::uint32_t back[2]) {
+  int state = last_prefix.cost[0][1] < last_prefix.cost[0][0] ? 1 : 0;
+  for (int j = n - 1; j > i; --j) state = static_cast<int>(back[state] >> j & 1);
+  return state;
 }
 
 /// The DC search's unit: kDcSegment consecutive real blocks of one component in an MCU row, in

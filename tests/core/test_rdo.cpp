@@ -562,6 +562,73 @@ TEST(TrellisDc, FindsTheLeastCostOfEveryChoiceAlongASegment) {
   EXPECT_GT(moved, 50) << "the search moves some DC levels off the nearest";
 }
 
+// The GPU's form of the DC search (math::DcStep: a warp scans the min-plus products of the
+// blocks' steps, then walks the back pointers) chooses trellis_dc_values' levels: emulated here
+// lane by lane in the kernel's order (trellis_dc_segments: five scan steps of doubling
+// distance, each lane combining what the lane `delta` below held before the step), on random
+// segments of every length up to a warp, from 16-bit tables to q 100, with values on levels
+// and half-way between them (the ties).
+TEST(TrellisDc, TheWarpsScanChoosesTheDynamicProgramsLevels) {
+  std::mt19937 rng(7);
+  int segments = 0, differ_from_nearest = 0;
+  for (int quality : {3, 10, 50, 90, 100}) {
+    for (int comp : {0, 1}) {
+      EncodeOptions o;
+      o.quality = quality;
+      o.rdo = Rdo::trellis;
+      const QuantTables t = make_quant_tables(o, 3);
+      const math::QuantDivisor& div = t.component_divisor(comp)[0];
+      for (std::int64_t scale : {1, 4, 64}) {
+        math::TrellisModel m = t.trellis;
+        for (std::int64_t& l : m.lambda) l *= scale;
+        for (int trial = 0; trial < 60; ++trial) {
+          const int n = 1 + static_cast<int>(rng() % 32);
+          std::vector<std::int16_t> dc(n);
+          int walk = std::uniform_int_distribution<int>(-8192, 8128)(rng);
+          for (int i = 0; i < n; ++i) {
+            walk = std::clamp(walk + std::uniform_int_distribution<int>(-3, 3)(rng) * div.step,
+                              -8192, 8128);
+            int value = walk;
+            if (rng() % 3 == 0) value = walk / div.step * div.step + (rng() % 2 ? div.step / 2 : 0);
+            dc[i] = static_cast<std::int16_t>(std::clamp(value, -8192, 8128));
+          }
+          std::vector<std::int16_t> want = dc;
+          math::trellis_dc_values(
+              n, [&want](int i) -> std::int16_t& { return want[i]; }, div, m, comp);
+          // The warp, lane by lane.
+          std::vector<std::int32_t> lo(n);
+          std::vector<math::DcStep> step(32, math::dc_identity_step());
+          for (int i = 0; i < n; ++i) {
+            lo[i] = i == 0 ? math::quantize(dc[i], div) : math::dc_lower_level(dc[i], div);
+            if (i > 0) step[i] = math::dc_step(dc[i], lo[i], lo[i - 1], div, m, comp);
+          }
+          std::vector<math::DcStep> prefix = step;
+          for (int delta = 1; delta < 32; delta *= 2) {
+            const std::vector<math::DcStep> before = prefix;
+            for (int lane = delta; lane < 32; ++lane)
+              prefix[lane] = math::dc_then(before[lane - delta], before[lane]);
+          }
+          std::uint32_t back[2] = {0, 0};
+          for (int i = 1; i < n; ++i) {
+            const int b = math::dc_back_pointers(prefix[i - 1], step[i]);
+            back[0] |= static_cast<std::uint32_t>(b & 1) << i;
+            back[1] |= static_cast<std::uint32_t>(b >> 1 & 1) << i;
+          }
+          for (int i = 0; i < n; ++i) {
+            const int got = lo[i] + math::dc_choice(i, n, prefix[n - 1], back);
+            ASSERT_EQ(got, want[i]) << "q" << quality << " comp " << comp << " x" << scale
+                                    << " block " << i << " of " << n;
+            differ_from_nearest += got != math::quantize(dc[i], div);
+          }
+          ++segments;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(segments, 5 * 2 * 3 * 60);
+  EXPECT_GT(differ_from_nearest, 100) << "the segments move levels off the nearest";
+}
+
 TEST(TrellisDc, TheModelHasTheDcTablesCodeLengths) {
   EncodeOptions o;
   o.rdo = Rdo::trellis;
