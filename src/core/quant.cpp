@@ -68,20 +68,22 @@ PresetTables preset_tables(Tune tune, int quality, Rdo rdo, Subsampling sampling
   // trellis: the PSNR preset's tables fitted for nearest rounding, the SSIM weighting moved into
   // the search (make_trellis_model's activity); measured smaller at equal SSIM than the SSIM
   // tables with or without it, and than the PSNR tables fitted for a dead zone (docs/rdo.md).
-  const auto& preset = tune == Tune::ssim ? (rdo == Rdo::trellis ? kPreset_psnr : kPreset_ssim)
-                       : rdo == Rdo::off  ? kPreset_psnr
-                                          : kPreset_psnr_rdo;
+  // The PSNR presets are fitted at 4:2:0, where a chroma sample's error counts for the 4 pixels
+  // it covers, and again at 4:4:4, where it counts for one (their chroma steps coarser); 4:2:2
+  // and gray take the 4:2:0 ones (docs/tuning/README.md, "4:4:4"). The SSIM tables' chroma is
+  // coarse at every sampling.
+  const bool at444 = sampling == Subsampling::s444;
+  const auto& psnr = at444 ? kPreset_psnr_444 : kPreset_psnr;
+  const auto& psnr_rdo = at444 ? kPreset_psnr_rdo_444 : kPreset_psnr_rdo;
+  const auto& preset = tune == Tune::ssim ? (rdo == Rdo::trellis ? psnr : kPreset_ssim)
+                       : rdo == Rdo::off  ? psnr
+                                          : psnr_rdo;
   const std::uint8_t(&t)[2][64] = preset[quality - 1];
-  // The PSNR-fitted tables weigh a chroma sample's error by the 4 pixels it covers at 4:2:0;
-  // at 4:4:4 it covers one, and their chroma steps times 1.414 (the square root of 2, where the
-  // high-rate optimum of the model's weights would be 2) were smaller at equal PSNR and SSIM at
-  // every point measured (docs/tuning/README.md). The SSIM tables' chroma is coarse already.
-  const bool wider_chroma = sampling == Subsampling::s444 && &preset != &kPreset_ssim;
   PresetTables p;
   p.tables.resize(2);
   for (int i = 0; i < 64; ++i) {
     p.tables[0][i] = t[0][i];
-    p.tables[1][i] = wider_chroma ? std::min(255, (t[1][i] * 1414 + 500) / 1000) : t[1][i];
+    p.tables[1][i] = t[1][i];
   }
   p.scale = 100;
   p.slots = {0, 1, 1};

@@ -79,9 +79,8 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components);
 /// chroma table per quality (src/core/quant_presets.inc, docs/tuning/*.txt) used as they are
 /// (scale 100, cjpeg -qtables without -quality), slots 0,1,1; Tune::psnr under `rdo` deadzone
 /// or trellis takes the tables fitted for a dead zone (docs/tuning/psnr_rdo.txt), Tune::ssim
-/// under the trellis the PSNR preset's. At 4:4:4 the PSNR-fitted tables' chroma values are
-/// multiplied by 1.414 (rounded, at most 255): they were fitted for chroma samples that cover
-/// 4 pixels.
+/// under the trellis the PSNR preset's. At 4:4:4 the PSNR presets are those fitted at 4:4:4
+/// (docs/tuning/psnr_444.txt, psnr_rdo_444.txt).
 struct PresetTables {
   std::vector<QuantTableValues> tables;
   int scale = 100;

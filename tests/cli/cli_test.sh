@@ -1070,6 +1070,14 @@ case_tune_matches_cjpeg_with_the_docs_tables() {
         "-qtables sec.txt -sample 2x1 -optimize"
     done
   done
+  # At 4:4:4 the PSNR preset takes the tables fitted there (docs/tuning/psnr_444.txt), the SSIM
+  # preset its own.
+  for q in 10 50 85 100; do
+    preset_section psnr_444 "$q" sec.txt
+    against_cjpeg "$SAMPLE" "--tune psnr -q $q -s 444" "-qtables sec.txt -sample 1x1"
+  done
+  preset_section ssim 50 sec.txt
+  against_cjpeg "$SAMPLE" "--tune ssim -q 50 -s 444" "-qtables sec.txt -sample 1x1"
   # The default is cjpeg's own tables.
   against_cjpeg "$SAMPLE" "--tune none -q 80" "-quality 80 -sample 2x2"
 }

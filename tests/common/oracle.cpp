@@ -455,10 +455,11 @@ void write_qtables_file(const std::vector<QuantTableValues>& tables, const std::
 
 EncodeOptions preset_as_qtables(const EncodeOptions& options) {
   // --tune psnr under the rdo modes takes the tables fitted for a dead zone; --tune ssim with
-  // the trellis the PSNR preset's (docs/rdo.md).
-  const std::string name =
-      options.tune == Tune::psnr ? (options.rdo == Rdo::off ? "psnr" : "psnr_rdo")
-                                 : (options.rdo == Rdo::trellis ? "psnr" : "ssim");
+  // the trellis the PSNR preset's (docs/rdo.md); at 4:4:4 the PSNR presets fitted there.
+  std::string name = options.tune == Tune::psnr
+                         ? (options.rdo == Rdo::off ? "psnr" : "psnr_rdo")
+                         : (options.rdo == Rdo::trellis ? "psnr" : "ssim");
+  if (name != "ssim" && options.subsampling == Subsampling::s444) name += "_444";
   const std::string path = std::string(MJPEG_SOURCE_DIR) + "/docs/tuning/" + name + ".txt";
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
@@ -482,13 +483,7 @@ EncodeOptions preset_as_qtables(const EncodeOptions& options) {
   o.tune = Tune::none;
   o.quality = 50;
   o.qtables.assign(2, QuantTableValues{});
-  // At 4:4:4 the PSNR-fitted tables' chroma steps are 1.414 times the file's (rounded half
-  // up, at most 255).
-  const bool wider_chroma = options.subsampling == Subsampling::s444 && name != "ssim";
-  for (std::size_t i = 0; i < 128; ++i)
-    o.qtables[i / 64][i % 64] =
-        i >= 64 && wider_chroma ? std::min<std::uint32_t>(255, (values[i] * 1414 + 500) / 1000)
-                                : values[i];
+  for (std::size_t i = 0; i < 128; ++i) o.qtables[i / 64][i % 64] = values[i];
   o.qslots = {0, 1, 1};
   return o;
 }
