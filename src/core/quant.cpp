@@ -69,12 +69,14 @@ PresetTables preset_tables(Tune tune, int quality, Rdo rdo, Subsampling sampling
   // the search (make_trellis_model's activity); measured smaller at equal SSIM than the SSIM
   // tables with or without it, and than the PSNR tables fitted for a dead zone (docs/rdo.md).
   // The PSNR presets are fitted at 4:2:0, where a chroma sample's error counts for the 4 pixels
-  // it covers, and again at 4:4:4, where it counts for one (their chroma steps coarser); 4:2:2
-  // and gray take the 4:2:0 ones (docs/tuning/README.md, "4:4:4"). The SSIM tables' chroma is
-  // coarse at every sampling.
-  const bool at444 = sampling == Subsampling::s444;
-  const auto& psnr = at444 ? kPreset_psnr_444 : kPreset_psnr;
-  const auto& psnr_rdo = at444 ? kPreset_psnr_rdo_444 : kPreset_psnr_rdo;
+  // it covers, and again at 4:4:4 and 4:2:2, where it counts for one or two; gray takes the
+  // 4:2:0 ones (docs/tuning/README.md, "4:4:4"). The SSIM tables' chroma is coarse at every
+  // sampling.
+  const bool at444 = sampling == Subsampling::s444, at422 = sampling == Subsampling::s422;
+  const auto& psnr = at444 ? kPreset_psnr_444 : at422 ? kPreset_psnr_422 : kPreset_psnr;
+  const auto& psnr_rdo = at444   ? kPreset_psnr_rdo_444
+                         : at422 ? kPreset_psnr_rdo_422
+                                 : kPreset_psnr_rdo;
   const auto& preset = tune == Tune::ssim ? (rdo == Rdo::trellis ? psnr : kPreset_ssim)
                        : rdo == Rdo::off  ? psnr
                                           : psnr_rdo;

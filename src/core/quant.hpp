@@ -79,8 +79,8 @@ QuantTables make_quant_tables(const EncodeOptions& options, int components);
 /// chroma table per quality (src/core/quant_presets.inc, docs/tuning/*.txt) used as they are
 /// (scale 100, cjpeg -qtables without -quality), slots 0,1,1; Tune::psnr under `rdo` deadzone
 /// or trellis takes the tables fitted for a dead zone (docs/tuning/psnr_rdo.txt), Tune::ssim
-/// under the trellis the PSNR preset's. At 4:4:4 the PSNR presets are those fitted at 4:4:4
-/// (docs/tuning/psnr_444.txt, psnr_rdo_444.txt).
+/// under the trellis the PSNR preset's. At 4:4:4 and 4:2:2 the PSNR presets are those fitted
+/// there (docs/tuning/psnr_444.txt, psnr_rdo_444.txt, psnr_422.txt, psnr_rdo_422.txt).
 struct PresetTables {
   std::vector<QuantTableValues> tables;
   int scale = 100;

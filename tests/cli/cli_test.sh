@@ -1066,15 +1066,19 @@ case_tune_matches_cjpeg_with_the_docs_tables() {
     for q in 10 50 85 100; do
       preset_section "$t" "$q" sec.txt
       against_cjpeg "$SAMPLE" "--tune $t -q $q" "-qtables sec.txt -sample 2x2"
-      against_cjpeg "$SAMPLE" "--tune $t -q $q -s 422 --optimize" \
-        "-qtables sec.txt -sample 2x1 -optimize"
     done
   done
-  # At 4:4:4 the PSNR preset takes the tables fitted there (docs/tuning/psnr_444.txt), the SSIM
-  # preset its own.
+  # At 4:2:2 and 4:4:4 the PSNR preset takes the tables fitted there (docs/tuning/psnr_422.txt,
+  # psnr_444.txt), the SSIM preset its own.
   for q in 10 50 85 100; do
+    preset_section psnr_422 "$q" sec.txt
+    against_cjpeg "$SAMPLE" "--tune psnr -q $q -s 422 --optimize" \
+      "-qtables sec.txt -sample 2x1 -optimize"
     preset_section psnr_444 "$q" sec.txt
     against_cjpeg "$SAMPLE" "--tune psnr -q $q -s 444" "-qtables sec.txt -sample 1x1"
+    preset_section ssim "$q" sec.txt
+    against_cjpeg "$SAMPLE" "--tune ssim -q $q -s 422 --optimize" \
+      "-qtables sec.txt -sample 2x1 -optimize"
   done
   preset_section ssim 50 sec.txt
   against_cjpeg "$SAMPLE" "--tune ssim -q 50 -s 444" "-qtables sec.txt -sample 1x1"

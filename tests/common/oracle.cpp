@@ -455,11 +455,13 @@ void write_qtables_file(const std::vector<QuantTableValues>& tables, const std::
 
 EncodeOptions preset_as_qtables(const EncodeOptions& options) {
   // --tune psnr under the rdo modes takes the tables fitted for a dead zone; --tune ssim with
-  // the trellis the PSNR preset's (docs/rdo.md); at 4:4:4 the PSNR presets fitted there.
+  // the trellis the PSNR preset's (docs/rdo.md); at 4:4:4 and 4:2:2 the PSNR presets fitted
+  // there.
   std::string name = options.tune == Tune::psnr
                          ? (options.rdo == Rdo::off ? "psnr" : "psnr_rdo")
                          : (options.rdo == Rdo::trellis ? "psnr" : "ssim");
   if (name != "ssim" && options.subsampling == Subsampling::s444) name += "_444";
+  if (name != "ssim" && options.subsampling == Subsampling::s422) name += "_422";
   const std::string path = std::string(MJPEG_SOURCE_DIR) + "/docs/tuning/" + name + ".txt";
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);

@@ -232,7 +232,7 @@ const std::pair<Tune, Rdo> kPresetCases[] = {{Tune::psnr, Rdo::off},
 
 TEST(Presets, EveryQualityHasBaselineTablesEqualToTheDocsFile) {
   for (const auto& [tune, rdo] : kPresetCases)
-    for (Subsampling s : {Subsampling::s420, Subsampling::s444}) {
+    for (Subsampling s : {Subsampling::s420, Subsampling::s444, Subsampling::s422}) {
       for (int q = 1; q <= 100; ++q) {
         EncodeOptions o;
         o.tune = tune;
@@ -268,7 +268,7 @@ TEST(Presets, TheRdoModesTakeTheTablesFittedForADeadZone) {
 
 TEST(Presets, NeverFinerAtALowerQuality) {
   for (const auto& [tune, rdo] : kPresetCases)
-    for (Subsampling sampling : {Subsampling::s420, Subsampling::s444}) {
+    for (Subsampling sampling : {Subsampling::s420, Subsampling::s444, Subsampling::s422}) {
       for (int q = 99; q >= 1; --q) {
         EncodeOptions lower, higher;
         lower.tune = higher.tune = tune;
@@ -343,24 +343,27 @@ TEST(CustomTables, MatchCjpegProgram) {
 }
 
 // The PSNR-fitted presets (--tune psnr in every rdo mode, --tune ssim under the trellis) have
-// tables of their own at 4:4:4, fitted there (a chroma sample's error counts for one pixel, not
-// four): coarser chroma at the lowest frequencies than the 4:2:0 ones at every quality but the
-// extremes. 4:2:2 and gray take the 4:2:0 tables; the SSIM tables are the same at every
-// sampling.
-TEST(Presets, PsnrPresetsAreFittedAgainAtFourFourFour) {
+// tables of their own at 4:4:4 and at 4:2:2, fitted there (a chroma sample's error counts for
+// one or two pixels, not four): at 4:4:4 coarser chroma at the lowest frequencies than the 4:2:0
+// ones at every quality but the extremes. Gray takes the 4:2:0 tables; the SSIM tables are the
+// same at every sampling.
+TEST(Presets, PsnrPresetsAreFittedAgainAtFourFourFourAndFourTwoTwo) {
   int coarser = 0, cases = 0;
   for (const auto& [tune, rdo] : kPresetCases)
     for (int q : {10, 30, 50, 75, 90, 95}) {
       const PresetTables at420 = preset_tables(tune, q, rdo, Subsampling::s420);
-      EXPECT_EQ(preset_tables(tune, q, rdo, Subsampling::s422).tables, at420.tables);
       EXPECT_EQ(preset_tables(tune, q, rdo, Subsampling::gray).tables, at420.tables);
       const PresetTables at444 = preset_tables(tune, q, rdo, Subsampling::s444);
+      const PresetTables at422 = preset_tables(tune, q, rdo, Subsampling::s422);
       const bool psnr_fitted = tune == Tune::psnr || rdo == Rdo::trellis;
       if (!psnr_fitted) {
         EXPECT_EQ(at444.tables, at420.tables) << to_string(tune) << " " << to_string(rdo);
+        EXPECT_EQ(at422.tables, at420.tables) << to_string(tune) << " " << to_string(rdo);
         continue;
       }
       EXPECT_NE(at444.tables, at420.tables) << to_string(rdo) << " q" << q;
+      EXPECT_NE(at422.tables, at420.tables) << to_string(rdo) << " q" << q;
+      EXPECT_NE(at422.tables, at444.tables) << to_string(rdo) << " q" << q;
       // The chroma DC and the first AC positions (natural order 1, 8, 9).
       int low444 = 0, low420 = 0;
       for (int i : {0, 1, 8, 9}) low444 += at444.tables[1][i], low420 += at420.tables[1][i];
