@@ -198,31 +198,29 @@ PRESETS = {
                  "args": ["--metric", "psnr", "--shared-chroma", "--chroma-weight", "0.8",
                           "--ac-rounding", "3"],
                  "lambdas": (0.05, 2000), "rdo": "deadzone"},
-    # The same two PSNR presets fitted at 4:4:4 (a chroma sample there covers one pixel, not
-    # four, so its error weighs a quarter of what it weighs at 4:2:0 in the model's RGB PSNR):
-    # the model's statistics, the candidates' measurement and cjpeg's tables the quality scale
-    # is tied to, all at 4:4:4. mjpeg takes them at -s 444 (docs/tuning/README.md, "4:4:4").
-    # Chroma weight 1.2 of 0.5 / 0.8 / 1.2 / 1.6, each measured with the trellis at 4:4:4 on
-    # three clips against FFmpeg (1.2 and 1.6 alike; lower weights lose at -q:v 8).
-    "psnr_444": {"metric": "psnr", "figure": 1, "subsampling": "444",
-                 "args": ["--metric", "psnr", "--shared-chroma", "--chroma-weight", "1.2",
-                          "--subsampling", "444"],
-                 "lambdas": (0.05, 2000)},
-    "psnr_rdo_444": {"metric": "psnr", "figure": 1, "subsampling": "444",
-                     "args": ["--metric", "psnr", "--shared-chroma", "--chroma-weight", "1.2",
-                              "--ac-rounding", "3", "--subsampling", "444"],
-                     "lambdas": (0.05, 2000), "rdo": "deadzone"},
-    # And at 4:2:2 (a chroma sample covers two pixels): chroma weight 1.0 of 1.0 / 1.3, measured
-    # as above (alike; 0.3-0.6% smaller on average than the 4:2:0 tables).
-    "psnr_422": {"metric": "psnr", "figure": 1, "subsampling": "422",
-                 "args": ["--metric", "psnr", "--shared-chroma", "--chroma-weight", "1.0",
-                          "--subsampling", "422"],
-                 "lambdas": (0.05, 2000)},
-    "psnr_rdo_422": {"metric": "psnr", "figure": 1, "subsampling": "422",
-                     "args": ["--metric", "psnr", "--shared-chroma", "--chroma-weight", "1.0",
-                              "--ac-rounding", "3", "--subsampling", "422"],
-                     "lambdas": (0.05, 2000), "rdo": "deadzone"},
 }
+
+
+def fitted_at(sub, chroma_weight):
+    """The two PSNR presets ("psnr", "psnr_rdo") fitted again at the sampling `sub` ("444",
+    "422"): the model's statistics, the candidates' measurement and the cjpeg tables the quality
+    scale is tied to, all at that sampling, where a chroma sample covers one or two pixels, not
+    four, so its error weighs less than at 4:2:0 in the model's RGB PSNR. mjpeg takes them at
+    -s 444 / -s 422 (docs/tuning/README.md, "4:4:4")."""
+    args = ["--metric", "psnr", "--shared-chroma", "--chroma-weight", chroma_weight,
+            "--subsampling", sub]
+    common = {"metric": "psnr", "figure": 1, "subsampling": sub, "lambdas": (0.05, 2000)}
+    return {f"psnr_{sub}": dict(common, args=args),
+            f"psnr_rdo_{sub}": dict(common, args=args + ["--ac-rounding", "3"], rdo="deadzone")}
+
+
+# Chroma weight 1.2 at 4:4:4 of 0.5 / 0.8 / 1.2 / 1.6, and 1.0 at 4:2:2 of 1.0 / 1.3, each
+# measured with the trellis on three clips against FFmpeg (docs/tuning/README.md: at 4:4:4 1.2
+# and 1.6 alike, lower weights lose at -q:v 8; at 4:2:2 alike, 0.3-0.6% smaller on average than
+# the 4:2:0 tables).
+PRESETS.update(fitted_at("444", "1.2"))
+PRESETS.update(fitted_at("422", "1.0"))
+
 GRID = 48  # multipliers per preset, log-spaced
 
 
