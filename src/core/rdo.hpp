@@ -418,7 +418,8 @@ MJPEG_HD int dc_choice(int i, int n, const DcStep& last_prefix, const std::uint3
 /// nearest level, so that no segment depends on another's choice (the difference from the
 /// block before it is coded as usual, only not priced, and neither is a restart marker's reset
 /// of the predictor): segments are searched in any order, by any thread, with the same
-/// result. 32 leaves 1 block in 32 at its nearest level and is short enough for one GPU thread.
+/// result. 32 leaves 1 block in 32 at its nearest level and is a warp's lanes, a block each
+/// (the GPU's trellis_dc_segments).
 inline constexpr int kDcSegment = 32;
 
 /// The segments of MCU row `row` of `chain`.
