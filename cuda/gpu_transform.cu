@@ -238,6 +238,17 @@ __device__ void fill_dummies_from(std::int16_t* coeffs, const math::DcChain& cha
     for (int col = mcu * chain.h; col <= last; ++col) dc(y, col) = x;
 }
 
+// A DC step whose four entries each went through `shuffle` (a warp shuffle of one int64).
+template <class Shuffle>
+__device__ math::DcStep shuffle_step(const math::DcStep& x, const Shuffle& shuffle) {
+  math::DcStep r;
+#pragma unroll
+  for (int s = 0; s < 2; ++s)
+#pragma unroll
+    for (int u = 0; u < 2; ++u) r.cost[s][u] = shuffle(x.cost[s][u]);
+  return r;
+}
+
 // Rdo::trellis, after trellis_blocks (which left every DC as its FDCT output): a warp per
 // segment of an MCU row of a component (math::kDcSegment = 32 blocks, a lane each) chooses the
 // segment's DC levels as math::trellis_dc_values does on the CPU, in its parallel form
@@ -276,29 +287,17 @@ __global__ void __launch_bounds__(kDcThreads)
   math::DcStep prefix = step;
 #pragma unroll
   for (int delta = 1; delta < 32; delta *= 2) {
-    math::DcStep before;
-#pragma unroll
-    for (int s = 0; s < 2; ++s)
-#pragma unroll
-      for (int u = 0; u < 2; ++u)
-        before.cost[s][u] = __shfl_up_sync(0xffffffffu, prefix.cost[s][u], delta);
+    const math::DcStep before = shuffle_step(
+        prefix, [delta](std::int64_t x) { return __shfl_up_sync(0xffffffffu, x, delta); });
     if (lane >= delta) prefix = math::dc_then(before, prefix);
   }
-  math::DcStep prev_prefix;
-#pragma unroll
-  for (int s = 0; s < 2; ++s)
-#pragma unroll
-    for (int u = 0; u < 2; ++u)
-      prev_prefix.cost[s][u] = __shfl_up_sync(0xffffffffu, prefix.cost[s][u], 1);
+  const math::DcStep prev_prefix =
+      shuffle_step(prefix, [](std::int64_t x) { return __shfl_up_sync(0xffffffffu, x, 1); });
   const int back = lane == 0 || !real ? 0 : math::dc_back_pointers(prev_prefix, step);
   const std::uint32_t backs[2] = {__ballot_sync(0xffffffffu, back & 1),
                                   __ballot_sync(0xffffffffu, back & 2)};
-  math::DcStep last_prefix;
-#pragma unroll
-  for (int s = 0; s < 2; ++s)
-#pragma unroll
-    for (int u = 0; u < 2; ++u)
-      last_prefix.cost[s][u] = __shfl_sync(0xffffffffu, prefix.cost[s][u], n - 1);
+  const math::DcStep last_prefix =
+      shuffle_step(prefix, [n](std::int64_t x) { return __shfl_sync(0xffffffffu, x, n - 1); });
   if (!real) return;
   const std::int16_t x =
       static_cast<std::int16_t>(lo + math::dc_choice(lane, n, last_prefix, backs));
