@@ -438,9 +438,30 @@ void join_parts(std::vector<Part>& parts, bool aligned, std::vector<std::uint8_t
   sink.finish(s.out);
 }
 
-/// Runs code_part(k) for every part but the first on threads of their own and the first here.
-template <typename CodePart>
-void run_on_threads(std::vector<Part>& parts, CodePart&& code_part) {
+/// Codes every part, the first on this thread and the others on threads of their own:
+/// code(k, state, space) codes part k from an empty state into its scratch; an aligned part
+/// is then padded to a byte, as before the next part's marker or at the end of the scan. What
+/// a part throws is kept in its `error`.
+template <typename Code>
+void code_parts(std::vector<Part>& parts, bool aligned, Code&& code) {
+  const auto code_part = [&](std::size_t k) {
+    Part& p = parts[k];
+    try {
+      Sink space(p.scratch);
+      CoderState s;
+      s.out = space.ensure(space.data(), 0);
+      code(k, s, space);
+      if (aligned) {
+        s.out = space.ensure(s.out, 16);
+        flush_to_byte(s, true);
+      }
+      p.bytes = static_cast<std::size_t>(s.out - space.data());
+      p.acc = s.acc;
+      p.nbits = s.nbits;
+    } catch (...) {
+      p.error = std::current_exception();
+    }
+  };
   std::vector<std::thread> pool;
   for (std::size_t k = 1; k < parts.size(); ++k) pool.emplace_back(code_part, k);
   code_part(0);
@@ -466,23 +487,8 @@ void encode_slots_parallel(const Variant& v, const TokenView& tokens,
   auto begin_of = [&](std::size_t k) {
     return k + 1 == rows.size() ? tokens.count : std::size_t{tokens.row_start[rows[k]]};
   };
-  run_on_threads(parts, [&](std::size_t k) {
-    Part& p = parts[k];
-    try {
-      Sink space(p.scratch);
-      CoderState s;
-      s.out = space.ensure(space.data(), 0);
-      (aligned ? v.code : v.unstuffed)(tokens.slots, begin_of(k), begin_of(k + 1), t, s, space);
-      if (aligned) {  // as before the next part's marker, or at the end of the scan
-        s.out = space.ensure(s.out, 16);
-        flush_to_byte(s, true);
-      }
-      p.bytes = static_cast<std::size_t>(s.out - space.data());
-      p.acc = s.acc;
-      p.nbits = s.nbits;
-    } catch (...) {
-      p.error = std::current_exception();
-    }
+  code_parts(parts, aligned, [&](std::size_t k, CoderState& s, Sink& space) {
+    (aligned ? v.code : v.unstuffed)(tokens.slots, begin_of(k), begin_of(k + 1), t, s, space);
   });
   join_parts(parts, aligned, out, at);
 }
@@ -620,24 +626,9 @@ void encode_blocks_parallel(const Variant& v, const FrameGeometry& g, int restar
   const PackArgs a = pack_args(g, tokens, tables);
   const bool aligned = restart_interval != 0;
   std::vector<Part> parts(rows.size() - 1);
-  run_on_threads(parts, [&](std::size_t k) {
-    Part& p = parts[k];
-    try {
-      Sink space(p.scratch);
-      CoderState s;
-      s.out = space.ensure(space.data(), 0);
-      pack_rows(v, a, g, tokens, restart_interval, rows[k], rows[k + 1], aligned, s, space,
-                band_buffer());
-      if (aligned) {  // as before the next part's marker, or at the end of the scan
-        s.out = space.ensure(s.out, 16);
-        flush_to_byte(s, true);
-      }
-      p.bytes = static_cast<std::size_t>(s.out - space.data());
-      p.acc = s.acc;
-      p.nbits = s.nbits;
-    } catch (...) {
-      p.error = std::current_exception();
-    }
+  code_parts(parts, aligned, [&](std::size_t k, CoderState& s, Sink& space) {
+    pack_rows(v, a, g, tokens, restart_interval, rows[k], rows[k + 1], aligned, s, space,
+              band_buffer());
   });
   join_parts(parts, aligned, out, at);
 }
