@@ -295,6 +295,10 @@ MJPEG_HD std::int64_t dc_difference_cost(std::int32_t d, const std::uint8_t* bit
   return lambda * bits[d == 0 ? 0 : size_of_level(d < 0 ? -d : d)];
 }
 
+/// A DC search's cost for a choice that cannot be made (block 0's upper level; what the warp's
+/// products are held at): no sum of two passes 2^62.
+inline constexpr std::int64_t kDcFar = std::int64_t{1} << 60;
+
 /// The DC levels of n blocks coded one after another: at(i) is block i's DC (a reference to an
 /// int16), its FDCT output on entry and its level on return (working values in between).
 /// `div` is the component's DC divisor, `comp` picks the code lengths and lambda. Each block
@@ -313,13 +317,12 @@ template <class At>
 MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
                                 const TrellisModel& m, int comp) {
   if (n <= 0) return;
-  constexpr std::int64_t kFar = std::int64_t{1} << 60;  // a state that cannot be reached
   const std::uint8_t* bits = m.dc_bits[comp == 0 ? 0 : 1];
   const std::int64_t lambda = m.lambda[comp];
   const std::int32_t step = div.step;
   std::int32_t prev = quantize(at(0), div);  // block 0: the lower level, the upper unreachable
   at(0) = static_cast<std::int16_t>(4 * prev);
-  std::int64_t cost_lo = 0, cost_hi = kFar;
+  std::int64_t cost_lo = 0, cost_hi = kDcFar;
   for (int i = 1; i < n; ++i) {
     std::int16_t& dc = at(i);
     const std::int32_t c = dc;
@@ -362,7 +365,6 @@ MJPEG_HD void trellis_dc_values(int n, const At& at, const QuantDivisor& div,
 struct DcStep {
   std::int64_t cost[2][2];
 };
-inline constexpr std::int64_t kDcFar = std::int64_t{1} << 60;
 
 MJPEG_HD DcStep dc_identity_step() { return DcStep{{{0, kDcFar}, {kDcFar, 0}}}; }
 
