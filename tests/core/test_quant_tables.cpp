@@ -412,21 +412,21 @@ TEST(CustomTables, EveryCpuTransformVariantUsesEachComponentsTable) {
   for (const std::vector<int>& slots : {std::vector<int>{0, 2, 1}, {2, 1, 0}, {1, 0}}) {
     o.qslots = slots;
     for (Subsampling s : {Subsampling::s444, Subsampling::s422, Subsampling::s420}) {
-        const FrameGeometry g = make_geometry(img.width, img.height, s);
-        const QuantTables t = make_quant_tables(o, 3);
-        std::vector<std::int16_t> ref(g.coefficient_count());
-        transform_cpu("scalar", img.view(), g, t, ref.data());
-        // The reference itself uses the slots: component 2 differs from a 0,1,1 encode.
-        EncodeOptions plain = o;
-        plain.qslots = {};
-        std::vector<std::int16_t> other(g.coefficient_count());
-        transform_cpu("scalar", img.view(), g, make_quant_tables(plain, 3), other.data());
-        EXPECT_NE(ref, other);
-        for (const std::string& v : transform_variants()) {
-          std::vector<std::int16_t> got(g.coefficient_count(), 0x5A5A);
-          transform_cpu(v, img.view(), g, t, got.data());
-          EXPECT_TRUE(got == ref) << v << " " << to_string(s) << " slots " << slots[0];
-        }
+      const FrameGeometry g = make_geometry(img.width, img.height, s);
+      const QuantTables t = make_quant_tables(o, 3);
+      std::vector<std::int16_t> ref(g.coefficient_count());
+      transform_cpu("scalar", img.view(), g, t, ref.data());
+      // The reference itself uses the slots: component 2 differs from a 0,1,1 encode.
+      EncodeOptions plain = o;
+      plain.qslots = {};
+      std::vector<std::int16_t> other(g.coefficient_count());
+      transform_cpu("scalar", img.view(), g, make_quant_tables(plain, 3), other.data());
+      EXPECT_NE(ref, other);
+      for (const std::string& v : transform_variants()) {
+        std::vector<std::int16_t> got(g.coefficient_count(), 0x5A5A);
+        transform_cpu(v, img.view(), g, t, got.data());
+        EXPECT_TRUE(got == ref) << v << " " << to_string(s) << " slots " << slots[0];
+      }
     }
   }
 }
